@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs everything duet needs to build, test and demo on Debian 12 (root).
+# Idempotent: a second run installs nothing and changes nothing.
+set -euo pipefail
+
+PACKAGES=(
+  # toolchain
+  build-essential autoconf automake libtool pkg-config ccache git
+  # scheduler: learned policy
+  libtorch-dev libopenblas0-serial libeigen3-dev
+  nlohmann-json3-dev libcli11-dev libfmt-dev gnuplot-nox
+  # vmha: transport and VMs
+  libucx-dev ucx-utils libibverbs-dev rdma-core libvirt-dev busybox-static
+  iproute2
+  # tests
+  check
+  # Slurm cluster (one host, loopback)
+  slurmctld slurmd slurmdbd slurm-client libslurm-dev libpmi0-dev
+  munge libmunge-dev mariadb-server mariadb-client
+  # Slurm internal headers: apt-get source + configure
+  dpkg-dev quilt
+  # process handling in the test cluster
+  procps psmisc
+)
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "contrib/setup.sh: must run as root (it installs Debian packages)" >&2
+  exit 1
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' \
+    || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${#missing[@]} packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  # Debian's daemons try to start through invoke-rc.d; there is no init here.
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all ${#PACKAGES[@]} packages present"
+fi

@@ -1,0 +1,65 @@
+# Shared helpers for integration tests (sourced). Each test runs its own
+# cluster in a private directory and tears it down on exit, whatever happens.
+set -euo pipefail
+: "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+TESTCLUSTER="$top_srcdir/contrib/testcluster"
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+note() { echo "# $*"; }
+
+require_cluster_tools() {
+  [ "$(id -u)" -eq 0 ] || skip "needs root to run Slurm daemons (run the README's test command as root)"
+  local t
+  for t in slurmctld slurmd slurmdbd munged mariadbd sbatch sacct; do
+    command -v "$t" >/dev/null || skip "$t not installed (contrib/setup.sh installs it)"
+  done
+}
+
+# cluster_up ARGS...: start a cluster in $CLUSTER_DIR, export SLURM_CONF
+cluster_up() {
+  CLUSTER_DIR=$(mktemp -d /tmp/duet-test.XXXXXX)
+  trap cluster_down EXIT
+  local t0 t1 envline
+  t0=$(date +%s.%N)
+  envline=$("$TESTCLUSTER" up --dir "$CLUSTER_DIR" "$@") || fail "cluster did not come up (logs: $CLUSTER_DIR/log)"
+  t1=$(date +%s.%N)
+  eval "$envline"
+  CLUSTER_UP_S=$(echo "$t1 - $t0" | bc)
+  note "cluster up in ${CLUSTER_UP_S} s"
+}
+
+cluster_down() {
+  [ -n "${CLUSTER_DIR:-}" ] || return 0
+  "$TESTCLUSTER" down --dir "$CLUSTER_DIR" >/dev/null 2>&1 || true
+  if [ -z "${KEEP_CLUSTER:-}" ]; then rm -rf "$CLUSTER_DIR"; fi
+}
+
+# wait_jobs_done SECS JOBID...: until sacct shows a final state for every job
+wait_jobs_done() {
+  local secs=$1 i j st done; shift
+  for i in $(seq $((secs * 2))); do
+    done=1
+    for j in "$@"; do
+      st=$(timeout 10 sacct -X -n -P -j "$j" --format=State 2>/dev/null | head -n1)
+      case "$st" in COMPLETED|FAILED|CANCELLED*|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) ;; *) done=0 ;; esac
+    done
+    [ $done = 1 ] && return 0
+    sleep 0.5
+  done
+  timeout 10 squeue || true
+  fail "jobs $* not finished in accounting after ${secs}s"
+}
+
+# live_daemons DIR: PIDs of live (non-zombie) processes that belong to the cluster in DIR
+live_daemons() {
+  local p st
+  for p in /proc/[0-9]*; do
+    [ "${p#/proc/}" = $$ ] && continue
+    if { tr '\0' ' ' < "$p/cmdline"; } 2>/dev/null | grep -q -- "$1" \
+       || grep -qsz "^SLURM_CONF=$1/" "$p/environ" 2>/dev/null; then
+      st=$(sed 's/^.*) //' "$p/stat" 2>/dev/null | cut -d' ' -f1)
+      case "$st" in Z|X|"") ;; *) echo "${p#/proc/}" ;; esac
+    fi
+  done
+}
