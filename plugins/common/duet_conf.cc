@@ -1,0 +1,239 @@
+// duet.conf parser: a table of keys, each with a setter that validates.
+#include "plugins/common/duet_conf.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+namespace duet::plugin {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+std::string dir_of(const std::string& file) {
+  auto slash = file.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : file.substr(0, slash);
+}
+
+std::string absolute(const std::string& value, const std::string& file) {
+  if (value.empty() || value[0] == '/') return value;
+  return dir_of(file) + "/" + value;
+}
+
+// A setter returns "" on success or what was expected.
+using Setter = std::function<std::string(DuetConf&, const std::string& value,
+                                         const std::string& file)>;
+
+std::string set_int(int& out, const std::string& v, int lo, int hi) {
+  int x = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (ec != std::errc() || p != v.data() + v.size() || x < lo || x > hi)
+    return "an integer " + std::to_string(lo) + ".." + std::to_string(hi);
+  out = x;
+  return "";
+}
+
+std::string set_weight(double& out, const std::string& v) {
+  char* end = nullptr;
+  errno = 0;
+  double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || errno || *end || !std::isfinite(x) || x < 0 || x > 1e6)
+    return "a number 0..1000000";
+  out = x;
+  return "";
+}
+
+std::string set_choice(std::string& out, const std::string& v,
+                       std::initializer_list<const char*> choices) {
+  std::string lv = lower(v);
+  std::string all;
+  for (const char* c : choices) {
+    if (lv == c) { out = lv; return ""; }
+    all += all.empty() ? "" : " | ";
+    all += c;
+  }
+  return "one of " + all;
+}
+
+std::string set_bool(bool& out, const std::string& v) {
+  std::string lv = lower(v);
+  if (lv == "yes" || lv == "true" || lv == "1") { out = true; return ""; }
+  if (lv == "no" || lv == "false" || lv == "0") { out = false; return ""; }
+  return "yes or no";
+}
+
+std::string set_path(std::string& out, const std::string& v, const std::string& file) {
+  if (v.empty()) return "a path";
+  out = absolute(v, file);
+  return "";
+}
+
+struct Key {
+  const char* name;
+  Setter set;
+};
+
+const std::vector<Key>& keys() {
+  static const std::vector<Key> table = {
+      {"Scorer", [](DuetConf& c, const std::string& v, const std::string&) {
+         return set_choice(c.scorer, v, {"model", "small-first", "fallback"});
+       }},
+      {"ModelPath", [](DuetConf& c, const std::string& v, const std::string& f) {
+         return set_path(c.model_path, v, f);
+       }},
+      {"RescoreInterval", [](DuetConf& c, const std::string& v, const std::string&) {
+         return set_int(c.rescore_interval_s, v, 1, 3600);
+       }},
+      {"FallbackAgeWeight", [](DuetConf& c, const std::string& v, const std::string&) {
+         return set_weight(c.fallback_age_weight, v);
+       }},
+      {"FallbackSizeWeight", [](DuetConf& c, const std::string& v, const std::string&) {
+         return set_weight(c.fallback_size_weight, v);
+       }},
+      {"FallbackMaxAge", [](DuetConf& c, const std::string& v, const std::string&) {
+         return set_int(c.fallback_max_age_s, v, 1, 365 * 86400);
+       }},
+      {"Ranker", [](DuetConf& c, const std::string& v, const std::string&) {
+         return set_choice(c.ranker, v, {"model", "prefer-fast", "none"});
+       }},
+      {"PlacementModelPath", [](DuetConf& c, const std::string& v, const std::string& f) {
+         return set_path(c.placement_model_path, v, f);
+       }},
+      {"NodeSpeedsFile", [](DuetConf& c, const std::string& v, const std::string& f) {
+         return set_path(c.node_speeds_file, v, f);
+       }},
+      {"Observer", [](DuetConf& c, const std::string& v, const std::string&) {
+         return set_choice(c.observer, v, {"node-stats", "none"});
+       }},
+      {"Explain", [](DuetConf& c, const std::string& v, const std::string&) {
+         return set_bool(c.explain, v);
+       }},
+      {"LogLevel", [](DuetConf& c, const std::string& v, const std::string&) {
+         std::string s;
+         std::string err = set_choice(s, v, {"quiet", "info", "verbose", "debug"});
+         if (!err.empty()) return err;
+         c.log_level = s == "quiet" ? LogLevel::kQuiet
+                       : s == "info" ? LogLevel::kInfo
+                       : s == "verbose" ? LogLevel::kVerbose : LogLevel::kDebug;
+         return std::string();
+       }},
+  };
+  return table;
+}
+
+std::string known_keys() {
+  std::string all;
+  for (const Key& k : keys()) all += (all.empty() ? "" : ", ") + std::string(k.name);
+  return all;
+}
+
+}  // namespace
+
+std::string ConfError::text() const {
+  return file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + message;
+}
+
+std::string to_string(LogLevel level) {
+  switch (level) {
+    case LogLevel::kQuiet: return "quiet";
+    case LogLevel::kInfo: return "info";
+    case LogLevel::kVerbose: return "verbose";
+    case LogLevel::kDebug: return "debug";
+  }
+  return "info";
+}
+
+ConfResult parse_duet_conf(std::string_view text, const std::string& file) {
+  ConfResult r;
+  r.path = file;
+  r.file_found = true;
+  std::vector<bool> seen(keys().size(), false);
+  int lineno = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string_view line = text.substr(pos, nl == std::string_view::npos ? text.npos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
+    ++lineno;
+    if (auto hash = line.find('#'); hash != line.npos) line = line.substr(0, hash);
+    size_t b = 0;
+    while (b < line.size() && is_space(line[b])) ++b;
+    size_t e = line.size();
+    while (e > b && is_space(line[e - 1])) --e;
+    if (b == e) continue;
+    std::string_view body = line.substr(b, e - b);
+    auto add = [&](int col, std::string msg) {
+      r.errors.push_back({file, lineno, col, std::move(msg)});
+    };
+    size_t eq = body.find('=');
+    if (eq == body.npos) {
+      add(static_cast<int>(b) + 1, "expected Key=Value, got '" + std::string(body) + "'");
+      continue;
+    }
+    std::string_view key = body.substr(0, eq);
+    while (!key.empty() && is_space(key.back())) key.remove_suffix(1);
+    size_t vb = eq + 1;
+    while (vb < body.size() && is_space(body[vb])) ++vb;
+    std::string value(body.substr(vb));
+    int value_col = static_cast<int>(b + vb) + 1;
+    auto it = std::find_if(keys().begin(), keys().end(),
+                           [&](const Key& k) { return lower(k.name) == lower(key); });
+    if (it == keys().end()) {
+      add(static_cast<int>(b) + 1,
+          "unknown key '" + std::string(key) + "' (known keys: " + known_keys() + ")");
+      continue;
+    }
+    size_t idx = static_cast<size_t>(it - keys().begin());
+    if (seen[idx]) {
+      add(static_cast<int>(b) + 1, std::string("key ") + it->name + " given twice (the last wins)");
+    }
+    seen[idx] = true;
+    std::string expected = it->set(r.conf, value, file);
+    if (!expected.empty())
+      add(value_col, std::string(it->name) + ": expected " + expected + ", got '" + value +
+                         "' (default kept)");
+  }
+  if (r.conf.model_path.empty()) r.conf.model_path = absolute("duet-ordering.model", file);
+  if (r.conf.placement_model_path.empty())
+    r.conf.placement_model_path = absolute("duet-placement.model", file);
+  return r;
+}
+
+ConfResult load_duet_conf(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    int err = errno;
+    ConfResult r = parse_duet_conf("", path);
+    r.file_found = false;
+    if (err != ENOENT)
+      r.errors.push_back({path, 0, 0, std::string("cannot read: ") + std::strerror(err)});
+    return r;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) {
+    ConfResult r = parse_duet_conf("", path);
+    r.errors.push_back({path, 0, 0, "read error"});
+    return r;
+  }
+  return parse_duet_conf(ss.str(), path);
+}
+
+std::string duet_conf_path_for(const std::string& slurm_conf_path) {
+  return dir_of(slurm_conf_path) + "/duet.conf";
+}
+
+}  // namespace duet::plugin

@@ -1,0 +1,33 @@
+// The placement agent as select/duet sees it: a preference over nodes for one
+// job. select/duet turns it into cons_tres's node order (sched_weight), so
+// cons_tres still decides what fits (cores, memory, GRES) and the admin's node
+// Weight still comes first.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "plugins/common/duet_conf.h"
+#include "plugins/common/views.h"
+
+namespace duet::plugin {
+
+class NodeRanker {
+ public:
+  virtual ~NodeRanker() = default;
+  virtual std::string name() const = 0;
+  // Fills `preference` with one value per cluster.nodes entry: higher = use
+  // first; equal values = no preference between them. Sets *reason to a short
+  // human text (goes into the job's explanation). Returns "" or an error.
+  virtual std::string rank(const JobInfo& job, const ClusterInfo& cluster,
+                           std::vector<double>& preference, std::string* reason) = 0;
+};
+
+// Test hook: nodes by their speed factor from a CSV with a header row and
+// columns `node` and `speed` (the test cluster's nodes.csv). Fails (nullptr,
+// *error set) if the file cannot be read or parsed.
+std::unique_ptr<NodeRanker> make_prefer_fast_ranker(const std::string& csv_path,
+                                                    std::string* error);
+
+}  // namespace duet::plugin

@@ -1,0 +1,55 @@
+// The ordering agent as priority/duet sees it.
+//
+// Contract: score() fills one value per job, higher = should run earlier, and
+// returns "" on success or an error text. Scores must be comparable across
+// calls made at about the same time: a newly submitted job is scored alone and
+// slotted between the jobs of the last re-score (its final place comes at the
+// next re-score). score() is called from several slurmctld threads, one call
+// at a time (the plugin serialises calls). It must not throw; the plugin still
+// catches anything and falls back to the age+size scorer.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+
+#include "plugins/common/duet_conf.h"
+#include "plugins/common/views.h"
+
+namespace duet::plugin {
+
+class OrderScorer {
+ public:
+  virtual ~OrderScorer() = default;
+  virtual std::string name() const = 0;
+  virtual std::string score(std::span<const JobInfo> jobs, const ClusterInfo& cluster,
+                            std::span<double> scores) = 0;
+};
+
+// Age+size priority (like Slurm multifactor with PriorityFavorSmall):
+// age_weight * min(wait / max_age, 1) + size_weight * (1 - gpus / cluster GPUs).
+std::unique_ptr<OrderScorer> make_fallback_scorer(const DuetConf& conf);
+
+// Test hook: fewer GPUs first, then longer wait.
+std::unique_ptr<OrderScorer> make_small_first_scorer();
+
+// Builds the scorer named by conf.scorer. On failure (model missing,
+// unreadable, of another version, or no agent built in) returns nullptr and
+// sets *error to one line naming the file and the cause; the caller then uses
+// make_fallback_scorer(). Never throws.
+std::unique_ptr<OrderScorer> make_order_scorer(const DuetConf& conf, std::string* error);
+
+// THE SEAM for the learned ordering agent (plugins/common/agent_factory.cc):
+// `Scorer=model` calls the registered loader with conf.model_path. A loader
+// returns nullptr and sets *error ("<path>: bad magic", "<path>: format
+// version 3, expected 2", ...) when it cannot load the model; it may throw
+// (caught and reported). Register from the adapter's own .cc, linked into
+// priority_duet.la only (it may include LibTorch; this library never does):
+//   static const bool registered =
+//       (duet::plugin::register_order_model_loader(&load_ordering_agent), true);
+using OrderModelLoader = std::unique_ptr<OrderScorer> (*)(const std::string& model_path,
+                                                          const DuetConf& conf,
+                                                          std::string* error);
+void register_order_model_loader(OrderModelLoader loader);
+
+}  // namespace duet::plugin

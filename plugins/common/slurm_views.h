@@ -1,0 +1,25 @@
+// Translating slurmctld records into the policy's plain views. Callers hold
+// the slurmctld locks the records need (job read, node read).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "plugins/common/views.h"
+
+struct job_record;
+
+namespace duet::plugin {
+
+// GPUs the job asks for (sum over its gres/gpu requests) and their type ("" =
+// any). Returns false for jobs without a GPU request.
+bool job_gpu_request(const struct job_record* job, uint32_t* gpus, std::string* type);
+
+JobInfo job_info(const struct job_record* job, int64_t now);
+
+ClusterInfo cluster_info(int64_t now);
+
+// Node names of a job's allocation (from job->node_bitmap).
+std::vector<std::string> job_node_names(const struct job_record* job);
+
+}  // namespace duet::plugin

@@ -1,0 +1,50 @@
+// What the plugins show a policy: plain, Slurm-free copies of pending jobs and
+// nodes, built under slurmctld's locks and valid only during the call.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace duet::plugin {
+
+inline constexpr double kNoLimit = -1.0;
+
+// One pending (or about-to-start) GPU job.
+struct JobInfo {
+  uint32_t job_id = 0;
+  uint32_t user_id = 0;
+  std::string name;       // job name (duet-emujob encodes its type there)
+  std::string partition;
+  std::string account;
+  std::string comment;    // user's --comment
+  int64_t submit_time = 0;  // Unix seconds
+  double wait_s = 0;        // now - eligible/submit time
+  uint32_t gpus = 0;        // total GPUs asked for (all nodes)
+  std::string gpu_type;     // "" = any type
+  uint32_t min_nodes = 1;
+  uint32_t cpus = 1;
+  double time_limit_s = kNoLimit;
+};
+
+// One node as the scheduler sees it now.
+struct NodeInfo {
+  std::string name;
+  std::string gpu_type;    // first configured GPU type, "" if untyped
+  uint32_t gpus_total = 0;
+  uint32_t gpus_alloc = 0;
+  uint32_t cpus_total = 0;
+  bool usable = true;      // not down, drained or failing
+};
+
+struct ClusterInfo {
+  int64_t now = 0;  // Unix seconds
+  std::vector<NodeInfo> nodes;
+  uint32_t total_gpus() const {
+    uint32_t n = 0;
+    for (const NodeInfo& node : nodes) n += node.gpus_total;
+    return n;
+  }
+};
+
+}  // namespace duet::plugin

@@ -1,0 +1,307 @@
+// select/duet's steering: node bias from the placement agent, explanations,
+// observations and their saved state (man duet.conf(5)).
+//
+// Locking: slurmctld calls job_test / job_begin / job_fini with its job and
+// node locks held; `g.mu` is always taken after them, never before.
+#include "plugins/select/duet/steering.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string>
+
+#include "plugins/common/duet_conf.h"
+#include "plugins/common/explain.h"
+#include "plugins/common/placement_agent.h"
+#include "plugins/common/slurm_log.h"
+#include "plugins/common/slurm_views.h"
+
+namespace duet::plugin {
+namespace {
+
+constexpr const char* kTag = "select/duet";
+constexpr const char* kStateFile = "duet_select_state";
+constexpr const char* kStateMagic = "duet-select-state";
+constexpr int kStateVersion = 1;
+// Tier bits inserted between the admin's Weight (bits 8..39, flags 40/41)
+// and cons_tres's low byte: sched_weight = weight&flags | tier | low byte.
+constexpr int kTierBits = 16;
+constexpr uint64_t kMaxTier = (1u << kTierBits) - 1;
+
+struct State {
+  std::mutex mu;
+  bool active = false;  // slurmctld, after init
+  DuetConf conf;
+  PlacementAgent agent;
+  std::string agent_error;               // why there is no ranker
+  std::map<uint32_t, std::string> reasons;  // job id -> why its nodes
+  std::string last_error;                   // of the ranker, logged once a minute
+  time_t last_error_time = 0;
+};
+State g;
+
+LogLevel level() { return g.conf.log_level; }
+
+template <class F>
+void guarded(const char* what, F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    error("%s: %s: %s", kTag, what, e.what());
+  } catch (...) {
+    error("%s: %s: unknown exception", kTag, what);
+  }
+}
+
+std::string state_path(const char* dir) {
+  return std::string(dir ? dir : ".") + "/" + kStateFile;
+}
+
+// Writes the observer's state next to Slurm's (tmp + rename). Holds g.mu.
+void save_locked(const char* dir) {
+  if (!g.agent.observer || !dir) return;
+  std::string path = state_path(dir), tmp = path + ".new";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << kStateMagic << ' ' << kStateVersion << '\n'
+        << "observer " << g.agent.observer->name() << '\n'
+        << g.agent.observer->save();
+    out.flush();
+    if (!out) {
+      error("%s: cannot write %s: %s", kTag, tmp.c_str(), std::strerror(errno));
+      return;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    error("%s: cannot rename %s to %s: %s", kTag, tmp.c_str(), path.c_str(), std::strerror(errno));
+}
+
+// Reads the saved observer state into the current observer. Holds g.mu.
+void restore_locked(const char* dir) {
+  if (!g.agent.observer) return;
+  std::string path = state_path(dir);
+  std::ifstream in(path);
+  if (!in) {
+    DUET_INFO(level(), "%s: no saved state in %s (%s), observer starts empty", kTag, path.c_str(),
+              std::strerror(errno));
+    return;
+  }
+  std::string magic, word, name;
+  int version = 0;
+  in >> magic >> version >> word >> name;
+  in.ignore(1);  // the newline after the name
+  if (magic != kStateMagic || version != kStateVersion || word != "observer") {
+    error("%s: %s: not a %s version %d file; observer starts empty", kTag, path.c_str(),
+          kStateMagic, kStateVersion);
+    return;
+  }
+  if (name != g.agent.observer->name()) {
+    error("%s: %s holds state of observer '%s', configured is '%s'; observer starts empty", kTag,
+          path.c_str(), name.c_str(), g.agent.observer->name().c_str());
+    return;
+  }
+  std::stringstream rest;
+  rest << in.rdbuf();
+  std::string err = g.agent.observer->restore(rest.str());
+  if (!err.empty()) {
+    error("%s: %s: %s; observer starts empty", kTag, path.c_str(), err.c_str());
+    g.agent.observer->restore("");
+    return;
+  }
+  DUET_INFO(level(), "%s: observer %s restored from %s: %s", kTag, name.c_str(), path.c_str(),
+            g.agent.observer->summary().c_str());
+}
+
+// (Re)reads duet.conf and builds the agent; carries the observer's state
+// over when the new one is of the same kind. Holds g.mu.
+void load_locked() {
+  std::string path = duet_conf_path_for(slurm_conf.slurm_conf ? slurm_conf.slurm_conf : "");
+  ConfResult r = load_duet_conf(path);
+  g.conf = r.conf;
+  for (const auto& e : r.errors) error("%s: %s", kTag, e.text().c_str());
+  std::vector<std::string> errors;
+  PlacementAgent fresh = make_placement_agent(g.conf, &errors);
+  g.agent_error.clear();
+  for (const std::string& e : errors) {
+    error("%s: %s; placing by cons_tres's own order", kTag, e.c_str());
+    g.agent_error += (g.agent_error.empty() ? "" : "; ") + e;
+  }
+  if (g.agent.observer && fresh.observer && g.agent.observer->name() == fresh.observer->name()) {
+    std::string err = fresh.observer->restore(g.agent.observer->save());
+    if (!err.empty()) error("%s: carrying observer state over: %s", kTag, err.c_str());
+  }
+  g.agent = std::move(fresh);
+  DUET_INFO(level(), "%s: ranker %s, observer %s, config %s%s", kTag,
+            g.agent.ranker ? g.agent.ranker->name().c_str() : "none (cons_tres order)",
+            g.agent.observer ? g.agent.observer->name().c_str() : "none", path.c_str(),
+            r.file_found ? "" : " (not found, defaults)");
+}
+
+std::string fmt_pref(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+}  // namespace
+
+void steering_init() {
+  guarded("init", [] {
+    std::lock_guard<std::mutex> lk(g.mu);
+    load_locked();
+    g.active = true;
+  });
+}
+
+void steering_fini() {
+  guarded("fini", [] {
+    std::lock_guard<std::mutex> lk(g.mu);
+    g.active = false;
+    g.agent = {};
+    g.reasons.clear();
+  });
+}
+
+void steering_reconfigure() {
+  guarded("reconfigure", [] {
+    std::lock_guard<std::mutex> lk(g.mu);
+    if (g.active) load_locked();
+  });
+}
+
+void steering_state_save(const char* dir) {
+  guarded("state save", [dir] {
+    std::lock_guard<std::mutex> lk(g.mu);
+    if (g.active) save_locked(dir);
+  });
+}
+
+void steering_state_restore(const char* dir) {
+  guarded("state restore", [dir] {
+    std::lock_guard<std::mutex> lk(g.mu);
+    if (g.active) restore_locked(dir);
+  });
+}
+
+void steering_job_begin(job_record_t* job) {
+  guarded("job begin", [job] {
+    std::lock_guard<std::mutex> lk(g.mu);
+    if (!g.active) return;
+    auto it = g.reasons.find(job->job_id);
+    std::string reason = it != g.reasons.end() ? it->second : "cons_tres order";
+    if (it != g.reasons.end()) g.reasons.erase(it);
+    uint32_t gpus;
+    std::string type;
+    if (!job_gpu_request(job, &gpus, &type)) return;  // CPU-only: plain Slurm
+    std::vector<std::string> nodes = job_node_names(job);
+    if (g.conf.explain && explain_owned(job->system_comment)) {
+      std::string text = explain_placement(job->system_comment, nodes, reason);
+      xfree(job->system_comment);
+      job->system_comment = xstrdup(text.c_str());
+    }
+    DUET_DEBUG(level(), "%s: %pJ started: %s", kTag, job, reason.c_str());
+  });
+}
+
+void steering_job_fini(job_record_t* job) {
+  guarded("job fini", [job] {
+    std::lock_guard<std::mutex> lk(g.mu);
+    if (!g.active) return;
+    g.reasons.erase(job->job_id);
+    if (!g.agent.observer || job->start_time <= 0) return;
+    JobOutcome o;
+    o.job = job_info(job, time(nullptr));
+    if (o.job.gpus == 0) return;  // the agents learn GPU jobs only
+    time_t end = job->end_time > job->start_time ? job->end_time : time(nullptr);
+    o.run_s = static_cast<double>(end - job->start_time);
+    o.nodes = job_node_names(job);
+    o.completed = IS_JOB_COMPLETE(job);
+    g.agent.observer->observe(o);
+    save_locked(slurm_conf.state_save_location);  // a SIGKILL loses nothing
+    DUET_VERBOSE(level(), "%s: observer %s updated by %pJ (%.0f s): %s", kTag,
+                 g.agent.observer->name().c_str(), job, o.run_s,
+                 g.agent.observer->summary().c_str());
+  });
+}
+
+NodeBias::NodeBias(job_record_t* job, bitstr_t* candidates, uint16_t mode)
+    : job_(job), mode_(mode) {
+  guarded("job test", [&] {
+    std::lock_guard<std::mutex> lk(g.mu);
+    if (!g.active || !job || !candidates) return;
+    if (!g.agent.ranker) {
+      reason_ = g.agent_error.empty() ? "cons_tres order (no ranker configured)"
+                                      : "cons_tres order (placement agent unavailable)";
+      return;
+    }
+    time_t now = time(nullptr);
+    JobInfo info = job_info(job, now);
+    if (info.gpus == 0) return;
+    ClusterInfo cluster = cluster_info(now);
+    std::vector<node_record_t*> records;  // same order as cluster.nodes
+    node_record_t* node;
+    for (int i = 0; (node = next_node(&i)); i++) records.push_back(node);
+    if (records.size() != cluster.nodes.size()) return;
+
+    std::vector<double> pref;
+    std::string why;
+    std::string err = g.agent.ranker->rank(info, cluster, pref, &why);
+    if (err.empty() && pref.size() != records.size()) err = "wrong number of preferences";
+    for (size_t i = 0; err.empty() && i < pref.size(); ++i)
+      if (!std::isfinite(pref[i])) err = "non-finite preference for " + cluster.nodes[i].name;
+    if (!err.empty()) {
+      if (err != g.last_error || now - g.last_error_time >= 60) {
+        error("%s: ranker %s failed for %pJ: %s; cons_tres order", kTag,
+              g.agent.ranker->name().c_str(), job, err.c_str());
+        g.last_error = err;
+        g.last_error_time = now;
+      }
+      reason_ = "cons_tres order (ranker failed: " + err + ")";
+      return;
+    }
+    // Distinct preferences among the candidates, best first, become tiers.
+    std::vector<double> levels;
+    for (size_t i = 0; i < records.size(); ++i)
+      if (bit_test(candidates, records[i]->index)) levels.push_back(pref[i]);
+    std::sort(levels.begin(), levels.end(), std::greater<>());
+    levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
+    for (size_t i = 0; i < records.size(); ++i) {
+      if (!bit_test(candidates, records[i]->index)) continue;
+      uint64_t tier = std::min<uint64_t>(
+          std::lower_bound(levels.begin(), levels.end(), pref[i], std::greater<>()) - levels.begin(),
+          kMaxTier);
+      uint64_t w = records[i]->sched_weight;
+      saved_.emplace_back(records[i], w);
+      records[i]->sched_weight = ((w >> 8) << (8 + kTierBits)) | (tier << 8) | (w & 0xff);
+    }
+    std::string prefs;
+    for (size_t i = 0; i < records.size(); ++i)
+      if (bit_test(candidates, records[i]->index))
+        prefs += (prefs.empty() ? "" : " ") + cluster.nodes[i].name + "=" + fmt_pref(pref[i]);
+    reason_ = why + " [" + prefs + "]";
+    DUET_DEBUG(level(), "%s: %pJ mode %u: %s", kTag, job, mode, reason_.c_str());
+  });
+}
+
+void NodeBias::done(bool selected) {
+  guarded("job test", [&] {
+    if (!selected || !SELECT_IS_MODE_RUN_NOW(mode_) || reason_.empty()) return;
+    std::lock_guard<std::mutex> lk(g.mu);
+    if (!g.active) return;
+    if (g.reasons.size() > 10000) g.reasons.clear();  // jobs selected but never begun
+    g.reasons[job_->job_id] = reason_;
+  });
+}
+
+NodeBias::~NodeBias() {
+  // Keep cons_tres's low byte (GPU co-location), put back the rest.
+  for (auto& [node, w] : saved_) node->sched_weight = (w & ~uint64_t{0xff}) | (node->sched_weight & 0xff);
+}
+
+}  // namespace duet::plugin

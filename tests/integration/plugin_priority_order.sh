@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# priority/duet: pending GPU jobs get priorities in the scorer's order
+# (`squeue -o %Q`), the order follows the configured scorer, and held jobs,
+# admin-set priorities and CPU-only jobs keep Slurm's semantics.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/plugin_lib.sh"
+require_duet_plugins
+
+duet_cluster_up --nodes 2 --mix v100:4
+write_duet_conf Scorer=small-first RescoreInterval=1 Ranker=none
+blocker=$(block_gpus 2 4)  # jobs pend and are re-scored, none starts
+
+sub() { sbatch --parsable -o /dev/null "$@" --wrap 'sleep 1' || fail "sbatch $*"; }
+big=$(sub --gres=gpu:4)
+mid=$(sub --gres=gpu:2)
+small=$(sub --gres=gpu:1)
+held=$(sub --gres=gpu:1 --hold)
+admin=$(sub --gres=gpu:4)
+cpu=$(sub -n1)
+timeout 10 scontrol update JobId="$admin" Priority=777 || fail "admin priority"
+wait_order 10 "$small $mid $big" $big $mid $small
+[ "$(pending_order | tr ' ' '\n' | grep -E "^($big|$mid|$small)\$" | paste -sd' ')" = "$small $mid $big" ] \
+  || fail "squeue %Q order: $(timeout 10 squeue -h -o '%i %Q %b')"
+for j in $big $mid $small $held $admin $cpu; do note "job $j priority $(prio "$j") $(explanation "$j")"; done
+[ "$(prio "$held")" = 0 ] || fail "held job priority $(prio "$held"), expected 0"
+[ "$(prio "$admin")" = 777 ] || fail "admin-set priority became $(prio "$admin")"
+[ "$(prio "$cpu")" -gt 2147483648 ] || fail "CPU-only job not FIFO above the GPU ladder: $(prio "$cpu")"
+for i in $(seq 50); do [[ "$(explanation "$small")" == "duet: rank 1/3 score"*"by small-first" ]] && break; sleep 0.2; done
+[[ "$(explanation "$small")" == "duet: rank 1/3 score"*"by small-first" ]] \
+  || fail "explanation of $small: $(explanation "$small")"
+
+# the same jobs under another scorer: age only = oldest first
+write_duet_conf Scorer=fallback FallbackSizeWeight=0 FallbackAgeWeight=1000 RescoreInterval=1 Ranker=none
+wait_order 10 "$big $mid $small" $big $mid $small
+
+# a new job is slotted at submit, before the next re-score
+write_duet_conf Scorer=small-first RescoreInterval=3600 Ranker=none
+tiny=$(sub --gres=gpu:1)
+[ "$(prio "$tiny")" -gt "$(prio "$big")" ] || fail "new 1-GPU job $(prio "$tiny") not above 4-GPU job $(prio "$big")"
+
+# released and scheduled: jobs run and the plugin keeps going
+timeout 10 scancel "$blocker"
+timeout 10 scontrol release "$held" || fail "release"
+wait_state 40 COMPLETED "$small" "$mid" "$big" "$held" "$cpu" "$tiny"
+ctld_alive || fail "slurmctld died"
+echo "PASS: priorities follow the scorer (small-first, then age), held/admin/CPU jobs keep Slurm semantics"

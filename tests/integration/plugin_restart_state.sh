@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# select/duet's observer learns from finished jobs; its state is saved in
+# StateSaveLocation and is the same after a slurmctld restart; learning then
+# continues from it.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/plugin_lib.sh"
+require_duet_plugins
+
+duet_cluster_up --nodes 2 --mix v100:4
+write_duet_conf Scorer=small-first Ranker=none Observer=node-stats LogLevel=verbose
+
+js=()
+for g in 1 2 4; do js+=("$(sbatch --parsable -o /dev/null --gres=gpu:$g --wrap 'sleep 1')"); done
+wait_state 30 COMPLETED "${js[@]}"
+sleep 0.5
+last_summary() { grep 'select/duet: observer node-stats updated by' "$CTLD_LOG" | tail -n1 | sed 's/.* s): //'; }
+before=$(last_summary)
+note "learned before restart: $before"
+[ "$(grep -o 'jobs=[0-9]*' <<<"$before" | cut -d= -f2 | paste -sd+ | bc)" -ge 3 ] || fail "3 jobs not observed: $before"
+[ -s "$CLUSTER_DIR/state/duet_select_state" ] || fail "no state file in StateSaveLocation"
+
+# restart slurmctld (SIGTERM, SIGKILL after 5 s)
+mark=$(wc -l < "$CTLD_LOG")
+"$TESTCLUSTER" restart-ctld --dir "$CLUSTER_DIR" 2>/dev/null || fail "slurmctld did not restart"
+wait_log_after "$mark" 'select/duet: observer node-stats restored from' 10
+after=$(tail -n +"$((mark + 1))" "$CTLD_LOG" | grep 'select/duet: observer node-stats restored from' | tail -n1 | sed 's/.*duet_select_state: //')
+note "restored after restart:  $after"
+[ "$after" = "$before" ] || fail "state changed over the restart: '$before' vs '$after'"
+
+# learning continues from the restored state
+for i in $(seq 50); do [ "$(timeout 5 sinfo -h -o %T | sort -u | paste -sd,)" = idle ] && break; sleep 0.2; done
+j=$(sbatch --parsable -o /dev/null -w node1 --gres=gpu:1 --wrap 'sleep 1') || fail sbatch
+wait_state 30 COMPLETED "$j"
+sleep 0.5
+n_before=$(grep -o 'node1:jobs=[0-9]*' <<<"$before" | cut -d= -f2); n_before=${n_before:-0}
+n_now=$(last_summary | grep -o 'node1:jobs=[0-9]*' | cut -d= -f2)
+[ "$n_now" = $((n_before + 1)) ] || fail "node1 jobs $n_before -> $n_now after one more job"
+echo "PASS: observer state identical across a slurmctld restart ($after), then grows"

@@ -1,0 +1,230 @@
+// The plugins' Slurm-free policy pieces: priority ladder, builtin scorers,
+// prefer-fast ranker, node-stats observer, explanation text, the seams.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <unistd.h>
+
+#include "plugins/common/explain.h"
+#include "plugins/common/order_scorer.h"
+#include "plugins/common/placement_agent.h"
+#include "plugins/common/priority_ladder.h"
+
+#include <check.h>  // last: it defines a fail() macro
+
+using namespace duet::plugin;
+
+// Compares std::string values (ck_assert_str_eq would keep a dangling c_str()).
+#define CK_STR_EQ(a, b)                                                            \
+  do {                                                                             \
+    std::string _a = (a), _b = (b);                                                \
+    ck_assert_msg(_a == _b, "'%s' != '%s'", _a.c_str(), _b.c_str());               \
+  } while (0)
+#define CK_STR_NE(a, b)                                                            \
+  do {                                                                             \
+    std::string _a = (a), _b = (b);                                                \
+    ck_assert_msg(_a != _b, "both '%s'", _a.c_str());                              \
+  } while (0)
+
+START_TEST(test_ladder_monotone_and_slot) {
+  PriorityLadder ladder;
+  std::vector<double> scores = {0.5, 2.0, -1.0, 2.0};
+  std::vector<uint32_t> p = ladder.assign(scores);
+  ck_assert_uint_gt(p[1], p[3]);  // tie: earlier input first
+  ck_assert_uint_gt(p[3], p[0]);
+  ck_assert_uint_gt(p[0], p[2]);
+  ck_assert_uint_eq(p[2], kLadderBase);
+  uint32_t between = ladder.slot(1.0);
+  ck_assert(between < p[3] && between > p[0]);
+  ck_assert_uint_gt(ladder.slot(5.0), p[1]);
+  ck_assert_uint_lt(ladder.slot(-5.0), p[2]);
+  ck_assert(ladder.slot(0.5) < p[0] && ladder.slot(0.5) > p[2]);  // after equals
+  PriorityLadder empty;
+  ck_assert_uint_eq(empty.slot(1.0), kLadderBase);
+}
+END_TEST
+
+START_TEST(test_scorers) {
+  std::vector<JobInfo> jobs(3);
+  jobs[0].gpus = 8; jobs[0].wait_s = 100;
+  jobs[1].gpus = 1; jobs[1].wait_s = 0;
+  jobs[2].gpus = 1; jobs[2].wait_s = 50;
+  ClusterInfo cluster;
+  cluster.nodes.resize(2);
+  cluster.nodes[0].gpus_total = cluster.nodes[1].gpus_total = 8;
+  std::vector<double> s(3);
+  auto small = make_small_first_scorer();
+  CK_STR_EQ(small->score(jobs, cluster, s), "");
+  ck_assert(s[2] > s[1] && s[1] > s[0]);
+  DuetConf conf;
+  conf.fallback_age_weight = 0;  // size only
+  auto fb = make_fallback_scorer(conf);
+  CK_STR_EQ(fb->score(jobs, cluster, s), "");
+  ck_assert(s[1] > s[0]);
+  ck_assert(s[1] == s[2]);
+  conf.fallback_age_weight = 1000; conf.fallback_size_weight = 0; conf.fallback_max_age_s = 100;
+  fb = make_fallback_scorer(conf);
+  fb->score(jobs, cluster, s);
+  ck_assert(s[0] == 1000 && s[2] == 500 && s[1] == 0);
+}
+END_TEST
+
+START_TEST(test_factory_seams) {
+  DuetConf conf;
+  conf.scorer = "model";
+  conf.model_path = "/nonexistent/duet-ordering.model";
+  std::string err;
+  ck_assert_ptr_null(make_order_scorer(conf, &err).get());
+  ck_assert_msg(err.find("/nonexistent/duet-ordering.model") != std::string::npos, "%s", err.c_str());
+  conf.scorer = "small-first";
+  auto s = make_order_scorer(conf, &err);
+  ck_assert_ptr_nonnull(s.get());
+  CK_STR_EQ(s->name(), "small-first");
+
+  conf.ranker = "model";
+  conf.placement_model_path = "/nonexistent/p.model";
+  std::vector<std::string> errors;
+  PlacementAgent a = make_placement_agent(conf, &errors);
+  ck_assert_ptr_null(a.ranker.get());
+  ck_assert_ptr_nonnull(a.observer.get());  // builtin observer still learns
+  ck_assert_int_eq(errors.size(), 1);
+  conf.ranker = "prefer-fast";
+  conf.node_speeds_file = "";
+  errors.clear();
+  a = make_placement_agent(conf, &errors);
+  ck_assert_ptr_null(a.ranker.get());
+  ck_assert_int_eq(errors.size(), 1);
+}
+END_TEST
+
+// Loaders as the agents' adapters would register them.
+std::unique_ptr<OrderScorer> good_loader(const std::string&, const DuetConf&, std::string*) {
+  return make_small_first_scorer();
+}
+std::unique_ptr<OrderScorer> bad_loader(const std::string&, const DuetConf&, std::string* e) {
+  *e = "bad magic";
+  return nullptr;
+}
+std::unique_ptr<OrderScorer> throwing_loader(const std::string&, const DuetConf&, std::string*) {
+  throw std::runtime_error("torch says no");
+}
+PlacementAgent placement_loader(const std::string&, const DuetConf&, std::string*) {
+  PlacementAgent a;
+  a.observer = make_node_stats_observer();
+  return a;  // no ranker: counts as a failure
+}
+
+START_TEST(test_registered_loaders) {
+  char path[] = "/tmp/check_loader.XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(write(fd, "x", 1), 1);
+  close(fd);
+  DuetConf conf;
+  conf.scorer = "model";
+  conf.model_path = path;
+  std::string err;
+  register_order_model_loader(&good_loader);
+  auto s = make_order_scorer(conf, &err);
+  ck_assert_ptr_nonnull(s.get());
+  register_order_model_loader(&bad_loader);
+  ck_assert_ptr_null(make_order_scorer(conf, &err).get());
+  CK_STR_EQ(err, "ModelPath " + std::string(path) + ": bad magic");
+  register_order_model_loader(&throwing_loader);
+  ck_assert_ptr_null(make_order_scorer(conf, &err).get());
+  ck_assert_msg(err.find("torch says no") != std::string::npos, "%s", err.c_str());
+  register_order_model_loader(nullptr);
+
+  conf.ranker = "model";
+  conf.placement_model_path = path;
+  register_placement_model_loader(&placement_loader);
+  std::vector<std::string> errors;
+  PlacementAgent a = make_placement_agent(conf, &errors);
+  ck_assert_ptr_null(a.ranker.get());
+  ck_assert_ptr_nonnull(a.observer.get());
+  ck_assert_int_eq(errors.size(), 1);
+  register_placement_model_loader(nullptr);
+  unlink(path);
+}
+END_TEST
+
+START_TEST(test_prefer_fast) {
+  char path[] = "/tmp/check_prefer_fast.XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  std::ofstream(path) << "node,gpu_type,num_gpus,speed\nnode1,v100,4,1.0\nnode2,v100,4,0.5\n";
+  std::string err;
+  auto r = make_prefer_fast_ranker(path, &err);
+  ck_assert_msg(r != nullptr, "%s", err.c_str());
+  ClusterInfo c;
+  c.nodes.resize(3);
+  c.nodes[0].name = "node2"; c.nodes[1].name = "node1"; c.nodes[2].name = "node9";
+  std::vector<double> pref;
+  std::string why;
+  CK_STR_EQ(r->rank(JobInfo{}, c, pref, &why), "");
+  ck_assert_int_eq(pref.size(), 3);
+  ck_assert(pref[1] > pref[0] && pref[0] > pref[2]);
+  std::ofstream(path) << "node,speed\nnode1,fast\n";
+  ck_assert_ptr_null(make_prefer_fast_ranker(path, &err).get());
+  ck_assert_msg(err.find(std::string(path) + ":2: speed") == 0, "%s", err.c_str());
+  unlink(path);
+}
+END_TEST
+
+START_TEST(test_node_stats_roundtrip) {
+  auto o = make_node_stats_observer();
+  JobOutcome x;
+  x.job.gpus = 2;
+  x.nodes = {"node1", "node2"};
+  x.run_s = 10;
+  o->observe(x);
+  x.nodes = {"node1"};
+  x.run_s = 20;
+  o->observe(x);
+  CK_STR_EQ(o->summary(),
+                   "node1:jobs=2,mean_run_s=15.000 node2:jobs=1,mean_run_s=10.000");
+  auto p = make_node_stats_observer();
+  CK_STR_EQ(p->restore(o->save()), "");
+  CK_STR_EQ(p->summary(), o->summary());
+  CK_STR_NE(p->restore("node1 x y\n"), "");
+  CK_STR_EQ(p->summary(), o->summary());  // bad input changes nothing
+}
+END_TEST
+
+START_TEST(test_explain) {
+  ck_assert(explain_owned(nullptr));
+  ck_assert(explain_owned(""));
+  ck_assert(explain_owned("duet: rank 1/2"));
+  ck_assert(!explain_owned("burst buffer: stage-in failed"));
+  std::string r = explain_rank(2, 5, 0.25, "small-first");
+  CK_STR_EQ(r, "duet: rank 2/5 score 0.25 by small-first");
+  CK_STR_EQ(explain_rank(0, 0, -3, "x"), "duet: score -3 at submit by x");
+  std::string p = explain_placement(r.c_str(), {"node1", "node3"}, "prefer-fast");
+  CK_STR_EQ(p, "duet: rank 2/5 score 0.25 by small-first; nodes node1,node3: prefer-fast");
+  std::string q = explain_placement(p.c_str(), {"node2"}, "again");
+  CK_STR_EQ(q, "duet: rank 2/5 score 0.25 by small-first; nodes node2: again");
+  std::string z = explain_placement(nullptr, {"n"}, "x");
+  CK_STR_EQ(z, "duet:; nodes n: x");
+}
+END_TEST
+
+int main() {
+  Suite* s = suite_create("plugin_policies");
+  TCase* tc = tcase_create("policies");
+  tcase_add_test(tc, test_ladder_monotone_and_slot);
+  tcase_add_test(tc, test_scorers);
+  tcase_add_test(tc, test_factory_seams);
+  tcase_add_test(tc, test_registered_loaders);
+  tcase_add_test(tc, test_prefer_fast);
+  tcase_add_test(tc, test_node_stats_roundtrip);
+  tcase_add_test(tc, test_explain);
+  suite_add_tcase(s, tc);
+  SRunner* sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
