@@ -11,6 +11,7 @@ PACKAGES=(
   nlohmann-json3-dev libcli11-dev libfmt-dev gnuplot-nox
   # vmha: transport and VMs
   libucx-dev ucx-utils libibverbs-dev rdma-core libvirt-dev busybox-static
+  nettle-dev
   iproute2
   # tests
   check

@@ -1,0 +1,67 @@
+// duet convert philly|pai IN -o OUT: real data into duet's trace/cluster CSVs.
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "policy/cli/common.h"
+#include "policy/io/pai.h"
+#include "policy/io/philly.h"
+
+namespace duet::cli {
+namespace {
+
+struct ConvertArgs {
+  std::string in, out;
+  double fraction = 1;
+  uint64_t seed = 1;
+};
+
+void write_to(const std::string& out, const std::function<void(std::ostream&)>& w) {
+  if (out.empty() || out == "-") {
+    w(std::cout);
+    return;
+  }
+  std::string tmp = out + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw std::runtime_error("cannot write " + tmp);
+    w(f);
+    if (!f.flush()) throw std::runtime_error("write error on " + tmp);
+  }
+  if (std::rename(tmp.c_str(), out.c_str()) != 0) throw std::runtime_error("cannot rename " + tmp + " to " + out);
+}
+
+void setup(CLI::App& parent) {
+  CLI::App* app = parent.add_subcommand("convert", "convert real data (Philly jobs, PAI machines) to duet's formats");
+  app->require_subcommand(1);
+  auto pa = std::make_shared<ConvertArgs>();
+  CLI::App* philly = app->add_subcommand("philly", "Philly jobs CSV (timestamp,duration,num_gpus,gpu_time,cluster) -> duet-trace(5)");
+  philly->add_option("IN", pa->in, "Philly CSV")->required();
+  philly->add_option("-o,--output", pa->out, "output trace CSV ('-' = stdout)")->required();
+  philly->callback([pa] {
+    Trace t = read_philly(pa->in);
+    write_to(pa->out, [&](std::ostream& o) { write_trace(o, t); });
+    std::cerr << fmt::format("duet convert philly: {} jobs\n", t.jobs.size());
+  });
+  auto ca = std::make_shared<ConvertArgs>();
+  CLI::App* pai = app->add_subcommand("pai", "PAI pai_machine_spec.csv (no header) -> duet-cluster(5)");
+  pai->add_option("IN", ca->in, "PAI machine spec CSV")->required();
+  pai->add_option("-o,--output", ca->out, "output cluster CSV ('-' = stdout)")->required();
+  pai->add_option("--fraction", ca->fraction, "keep this fraction of each GPU type's machines (seeded sample)")
+      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  pai->add_option("--seed", ca->seed, "seed of the sample")->capture_default_str();
+  pai->callback([ca] {
+    PaiResult r = read_pai(ca->in);
+    if (ca->fraction <= 0) throw std::invalid_argument("--fraction must be > 0");
+    if (ca->fraction < 1) r.cluster = sample_cluster(r.cluster, ca->fraction, ca->seed);
+    write_to(ca->out, [&](std::ostream& o) { write_cluster(o, r.cluster); });
+    std::cerr << fmt::format("duet convert pai: {} GPU machines, {} GPUs; {} CPU-only machines left out\n",
+                             r.cluster.machines.size(), r.cluster.total_gpus(), r.cpu_only_machines);
+  });
+}
+
+const CommandRegistrar reg(30, setup);
+
+}  // namespace
+}  // namespace duet::cli

@@ -1,0 +1,55 @@
+// Shared pieces of the duet subcommands: finding installed data, loading the
+// inputs, a progress bar on stderr when it is a terminal.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "policy/io/trace.h"
+#include "policy/model/cluster_model.h"
+#include "policy/model/prices.h"
+#include "policy/model/throughput.h"
+
+namespace duet::cli {
+
+// `rel` (e.g. "data/gavel/simulation_throughputs.json") under $DUET_DATA_DIR,
+// the installed data directory, or the source tree; "" if none has it.
+std::string find_data(const std::string& rel);
+// `name` (e.g. "gpu-prices.csv") under $DUET_ETC_DIR, SYSCONFDIR/duet, or the
+// source tree's etc/; "" if none has it.
+std::string find_etc(const std::string& name);
+
+// Options every simulating command shares.
+struct Inputs {
+  std::string trace, cluster, throughputs, prices;
+  uint64_t seed = 1;
+  bool ideal = false, drop_oversized = false;
+  double period = 300;
+  void add_options(CLI::App& app);
+};
+
+struct Loaded {
+  Trace trace;
+  ThroughputTable table;
+  ClusterModel cluster;
+  PriceTable prices;
+};
+// Reads and checks every input; throws InputError / std::runtime_error.
+std::unique_ptr<Loaded> load(const Inputs& in);
+
+// A progress bar on stderr, only when stderr is a terminal; a no-op otherwise.
+std::function<void(double)> progress_bar(const std::string& label);
+void progress_done();
+
+// Registers a subcommand: `setup` adds it to the parent app. Used by
+// subcommand files (also outside policy/cli) through a static CommandRegistrar.
+using CommandSetup = void (*)(CLI::App& parent);
+struct CommandRegistrar {
+  CommandRegistrar(int order, CommandSetup setup);
+};
+void setup_commands(CLI::App& app);
+
+}  // namespace duet::cli

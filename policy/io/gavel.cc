@@ -1,0 +1,95 @@
+#include "policy/io/gavel.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "policy/io/csv.h"
+
+namespace duet {
+
+bool parse_gavel_key(const std::string& key, std::string& name, int& scale) {
+  if (key.size() < 7 || key.compare(0, 2, "('") != 0 || key.back() != ')') return false;
+  size_t q = key.rfind("', ");
+  if (q == std::string::npos || q < 2) return false;
+  name = key.substr(2, q - 2);
+  std::string num = key.substr(q + 3, key.size() - q - 4);
+  if (num.empty() || num.find_first_not_of("0123456789") != std::string::npos || num.size() > 4) return false;
+  scale = std::stoi(num);
+  return scale >= 1 && !name.empty();
+}
+
+ThroughputTable read_gavel(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw InputError(path, 0, 0, "cannot open file for reading");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string text = ss.str();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    int line = 1, col = 1;
+    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+      if (text[i] == '\n') ++line, col = 1; else ++col;
+    }
+    throw InputError(path, line, col, std::string("invalid JSON: ") + e.what());
+  }
+  auto bad = [&](const std::string& where, const std::string& what) -> InputError {
+    return InputError(path, 0, 0, "at " + where + ": expected " + what);
+  };
+  if (!j.is_object()) throw bad("top level", "an object keyed by GPU type");
+
+  std::vector<std::string> gpus;
+  for (auto& [k, v] : j.items())
+    if (k.find("_unconsolidated") == std::string::npos) gpus.push_back(k);
+  int ref = -1;
+  for (size_t i = 0; i < gpus.size(); ++i)
+    if (gpus[i] == "v100") ref = static_cast<int>(i);
+  if (ref < 0) throw bad("top level", "the reference GPU type key \"v100\"");
+
+  ThroughputTable t;
+  t.set_gpu_types(gpus, ref);
+  // Pass 1: job types and alone throughputs at scale 1.
+  for (size_t g = 0; g < gpus.size(); ++g) {
+    const auto& tab = j[gpus[g]];
+    if (!tab.is_object()) throw bad("\"" + gpus[g] + "\"", "an object keyed by job type");
+    for (auto& [k, v] : tab.items()) {
+      std::string name;
+      int scale = 0;
+      if (!parse_gavel_key(k, name, scale)) throw bad("\"" + gpus[g] + "\"", "keys like \"('Model', 1)\", got \"" + k + "\"");
+      if (!v.is_object() || !v.contains("null") || !v["null"].is_number())
+        throw bad("\"" + gpus[g] + "\"/\"" + k + "\"", "an object with a numeric \"null\" entry");
+      if (scale == 1) t.set_alone(t.add_job_type(name), static_cast<int>(g), v["null"].get<double>());
+    }
+  }
+  // Pass 2: pairs at scale 1 and (un)consolidated throughput at larger scales.
+  for (size_t g = 0; g < gpus.size(); ++g) {
+    const auto& tab = j[gpus[g]];
+    const auto unc = j.contains(gpus[g] + "_unconsolidated") ? j[gpus[g] + "_unconsolidated"] : nlohmann::json::object();
+    for (auto& [k, v] : tab.items()) {
+      std::string name, oname;
+      int scale = 0, oscale = 0;
+      parse_gavel_key(k, name, scale);
+      int jt = t.find_job_type(name);
+      if (jt < 0) continue;  // a multi-GPU entry of a model never measured alone: no ratio possible
+      if (scale == 1) {
+        for (auto& [ok, ov] : v.items()) {
+          if (ok == "null") continue;
+          if (!parse_gavel_key(ok, oname, oscale) || !ov.is_array() || ov.size() != 2 || !ov[0].is_number())
+            throw bad("\"" + gpus[g] + "\"/\"" + k + "\"/\"" + ok + "\"", "a pair [throughput, other's throughput]");
+          int o = t.find_job_type(oname);
+          if (o >= 0 && oscale == 1) t.set_pair(jt, o, static_cast<int>(g), ov[0].get<double>());
+        }
+      } else if (unc.contains(k) && unc[k].contains("null") && unc[k]["null"].is_number()) {
+        t.set_scaled(jt, ThroughputTable::scale_index(scale), static_cast<int>(g), v["null"].get<double>(),
+                     unc[k]["null"].get<double>());
+      }
+    }
+  }
+  t.finish();
+  return t;
+}
+
+}  // namespace duet

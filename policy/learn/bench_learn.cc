@@ -1,0 +1,126 @@
+// bench_learn: inference cost of the learned scheduler's building blocks on
+// one thread: scoring N pending jobs with the ordering network, and ranking
+// M machines for one job (GP statistics + placement head + sort). Also the
+// cost of one online GP update and of an exact GP refresh.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "policy/learn/gp_likelihood.h"
+#include "policy/learn/model_init.h"
+#include "policy/learn/ordering_agent.h"
+#include "policy/learn/performance_gp.h"
+#include "policy/learn/placement_features.h"
+#include "policy/learn/placement_head.h"
+
+using namespace duet::learn;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Stats {
+  double median, p90, min;
+};
+
+template <typename F>
+Stats time_us(int reps, F&& f) {
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    auto a = Clock::now();
+    f();
+    t.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
+  }
+  std::sort(t.begin(), t.end());
+  return {t[t.size() / 2], t[std::min(t.size() - 1, t.size() * 9 / 10)], t[0]};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"bench_learn: one-thread inference cost of the ordering network and the RWGP placement agent"};
+  std::size_t jobs = 10000, machines = 2000, window = 256;
+  std::uint32_t types = 8;
+  int reps = 50;
+  std::uint64_t seed = 1;
+  app.add_option("--jobs", jobs, "pending jobs to score")->capture_default_str();
+  app.add_option("--machines", machines, "machines to rank for one job")->capture_default_str();
+  app.add_option("--types", types, "job types known to the GP")->capture_default_str();
+  app.add_option("--window", window, "GP observation window")->capture_default_str();
+  app.add_option("--reps", reps, "repetitions per measurement")->capture_default_str()->check(CLI::Range(1, 100000));
+  app.add_option("--seed", seed, "random seed")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  Model model = make_initial_model(NetConfig{}, GpHyper{}, seed);
+  const auto& cfg = model.nets;
+
+  // ordering: N jobs
+  OrderingAgent agent(model);
+  std::vector<float> job_rows(jobs * cfg.ordering.job_features), cluster(cfg.ordering.cluster_features), scores;
+  for (float& x : job_rows) x = g(rng);
+  for (float& x : cluster) x = g(rng);
+  agent.score(job_rows, jobs, cluster, {}, scores);  // warm-up
+  Stats ordering = time_us(reps, [&] { agent.score(job_rows, jobs, cluster, {}, scores); });
+
+  // GP over M machines: 6 GPU types, 40 machines per rack
+  std::vector<MachineDesc> descs;
+  const char* gpu[] = {"V100", "P100", "T4", "A100", "K80", "MISC"};
+  for (std::size_t i = 0; i < machines; ++i)
+    descs.push_back({"node" + std::to_string(i), gpu[rng() % 6], "rack" + std::to_string(i / 40), {}});
+  PerformanceGp::Options opt;
+  opt.window = window;
+  auto t0 = Clock::now();
+  PerformanceGp gp(descs, types, GpHyper{}, opt);
+  const double build_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  std::normal_distribution<double> resid(0.0, 0.05);
+  // fill the window, then time steady-state updates (add + drop oldest)
+  for (std::size_t i = 0; i < window; ++i)
+    gp.observe({static_cast<std::uint32_t>(rng() % machines), static_cast<std::uint32_t>(rng() % types), resid(rng)});
+  const int updates = std::max(reps, 100);
+  t0 = Clock::now();
+  for (int i = 0; i < updates; ++i)
+    gp.observe({static_cast<std::uint32_t>(rng() % machines), static_cast<std::uint32_t>(rng() % types), resid(rng)});
+  const double update_us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / updates;
+  Stats refresh = time_us(std::max(3, reps / 10), [&] { gp.refresh(); });
+  // one likelihood evaluation as hyper-parameter fitting does it (400 observations)
+  std::vector<GpObservation> fit_obs;
+  for (int i = 0; i < 400; ++i)
+    fit_obs.push_back({static_cast<std::uint32_t>(rng() % machines), static_cast<std::uint32_t>(rng() % (types + 1)), resid(rng)});
+  Stats lml = time_us(std::max(3, reps / 10), [&] { (void)log_marginal_likelihood(*gp.kernel(), gp.hyper(), fit_obs); });
+
+  // placement: rank all M machines for one 4-GPU job
+  PlacementHead head(model);
+  std::vector<MachineState> state(machines);
+  for (std::size_t i = 0; i < machines; ++i)
+    state[i] = {static_cast<std::uint32_t>(i), static_cast<std::uint16_t>(rng() % 9), 8,
+                static_cast<std::uint16_t>(rng() % 3), 1.0f + 0.1f * static_cast<float>(rng() % 10),
+                static_cast<float>(rng() % 2)};
+  std::vector<float> rows, mscores, omsg(cfg.ordering.order_message, 0.1f);
+  std::vector<std::uint32_t> order;
+  PlacementJob job{3, 4};
+  auto rank = [&] {
+    placement_features(gp, job, state, rows);
+    head.score(rows, machines, omsg, mscores);
+    PlacementHead::rank(mscores, order);
+  };
+  rank();
+  Stats place = time_us(reps * 10, rank);
+
+  std::printf("bench_learn (one thread; %d reps)\n", reps);
+  std::printf("  ordering: score %zu jobs           median %8.3f ms  p90 %8.3f ms  min %8.3f ms  (target <= 5 ms)\n",
+              jobs, ordering.median / 1e3, ordering.p90 / 1e3, ordering.min / 1e3);
+  std::printf("  placement: rank %zu machines        median %8.3f ms  p90 %8.3f ms  min %8.3f ms  (target <= 0.5 ms)\n",
+              machines, place.median / 1e3, place.p90 / 1e3, place.min / 1e3);
+  std::printf("  GP: build %zu machines x %u types   %8.1f ms\n", machines, types + 1, build_ms);
+  std::printf("  GP: online update, window %zu        %8.3f ms per observation (add + drop oldest, refresh every %zu)\n",
+              window, update_us / 1e3, opt.refresh_every);
+  std::printf("  GP: exact refresh, window %zu        median %8.1f ms\n", window, refresh.median / 1e3);
+  std::printf("  GP: log marginal likelihood, 400 obs  median %8.1f ms (one fitting evaluation)\n", lml.median / 1e3);
+  return 0;
+}

@@ -1,0 +1,44 @@
+// Per-machine features that the placement head scores, for one job.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace duet::learn {
+
+class PerformanceGp;
+
+// Feature row layout (kPlacementFeatures floats per candidate machine):
+//   0 GP posterior mean of log(speed / expected) for the job's type
+//   1 GP posterior standard deviation (risk)
+//   2 relative speed of the machine's GPU type (reference type = 1)
+//   3 predicted log speed: log(relative speed) + GP mean
+//   4 free GPUs / total GPUs
+//   5 min(free GPUs, GPUs asked) / GPUs asked (share of the job this machine can hold)
+//   6 (free GPUs - GPUs asked) / total GPUs (negative: needs other machines;
+//     small non-negative: a tight, best-fit placement)
+//   7 jobs already running on the machine (co-location)
+//   8 locality in [0, 1] (1: same rack as the job's other machines / data)
+inline constexpr std::uint32_t kPlacementFeatures = 9;
+
+// One candidate machine's current state, as the scheduler sees it.
+struct MachineState {
+  std::uint32_t machine = 0;        // index into the GP's machine list
+  std::uint16_t free_gpus = 0;
+  std::uint16_t total_gpus = 1;
+  std::uint16_t colocated_jobs = 0;
+  float rel_speed = 1.0f;           // GPU type speed; unknown types: cluster `speed`
+  float locality = 0.0f;
+};
+
+struct PlacementJob {
+  std::uint32_t job_type = 0;       // GP job-type index (unknown: any value >= count)
+  std::uint16_t gpus = 1;
+};
+
+// Fills rows (resized to machines.size() * kPlacementFeatures, row-major).
+void placement_features(const PerformanceGp& gp, const PlacementJob& job, std::span<const MachineState> machines,
+                        std::vector<float>& rows);
+
+}  // namespace duet::learn

@@ -1,0 +1,78 @@
+#include "policy/model/cluster_model.h"
+
+#include <cctype>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "policy/io/csv.h"
+
+namespace duet {
+
+static bool iequal(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  return true;
+}
+
+int ClusterModel::find_type(std::string_view name) const {
+  for (size_t i = 0; i < gpu_types.size(); ++i)
+    if (gpu_types[i].name == name) return static_cast<int>(i);
+  for (size_t i = 0; i < gpu_types.size(); ++i)
+    if (iequal(gpu_types[i].name, name)) return static_cast<int>(i);
+  return -1;
+}
+
+ClusterModel build_cluster(const ClusterSpec& spec, const ThroughputTable& table) {
+  ClusterModel c;
+  c.source = spec.source;
+  std::map<std::string, int> rack_ids;
+  std::vector<int> type_line;
+  for (const MachineSpec& ms : spec.machines) {
+    int t = -1;
+    for (size_t i = 0; i < c.gpu_types.size(); ++i)
+      if (c.gpu_types[i].name == ms.gpu_type) t = static_cast<int>(i);
+    if (t < 0) {
+      GpuType g;
+      g.name = ms.gpu_type;
+      g.flat_speed = ms.speed;
+      g.table_gpu = ms.speed > 0 ? -1 : table.find_gpu(ms.gpu_type);
+      if (g.table_gpu < 0 && ms.speed <= 0) {
+        std::string known;
+        for (auto& k : table.gpu_types()) known += (known.empty() ? "" : ", ") + k;
+        throw InputError(spec.source, ms.line, 0,
+                         fmt::format("GPU type '{}' is not in the throughput table (known: {}); give its 'speed' column", ms.gpu_type, known));
+      }
+      if (c.gpu_types.size() >= 64)
+        throw InputError(spec.source, ms.line, 0, "more than 64 GPU types in one cluster");
+      if (g.table_gpu >= 0) {
+        double lg = 0;
+        for (int jt = 0; jt < table.job_types(); ++jt) lg += std::log(std::max(1e-6, table.speed_ratio(jt, g.table_gpu)));
+        g.mean_speed = table.job_types() ? std::exp(lg / table.job_types()) : 1.0;
+      } else {
+        g.mean_speed = g.flat_speed;
+      }
+      t = static_cast<int>(c.gpu_types.size());
+      c.gpu_types.push_back(g);
+      type_line.push_back(ms.line);
+    } else if (c.gpu_types[t].flat_speed != ms.speed) {
+      throw InputError(spec.source, ms.line, 0,
+                       fmt::format("machine '{}': speed differs from other {} machines (line {}); a type has one speed", ms.name, ms.gpu_type, type_line[t]));
+    }
+    Machine m;
+    m.name = ms.name;
+    m.type = t;
+    m.gpus = ms.gpus;
+    std::string rack = ms.rack.empty() ? "~" + ms.name : ms.rack;  // no rack: its own
+    auto [it, fresh] = rack_ids.emplace(rack, static_cast<int>(c.racks.size()));
+    if (fresh) c.racks.push_back(rack);
+    m.rack = it->second;
+    c.total_gpus += m.gpus;
+    c.machines.push_back(std::move(m));
+  }
+  return c;
+}
+
+}  // namespace duet

@@ -1,0 +1,193 @@
+// Unit tests of the model file (policy/learn/model_file.h): round trip, and a
+// clear error for a wrong version, a truncated or corrupt file, and wrong
+// shapes. Torch-free translation unit (the initial model comes from
+// libduetlearn_torch).
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "policy/learn/binary_io.h"
+#include "policy/learn/model_file.h"
+#include "policy/learn/model_init.h"
+#include "policy/learn/ordering_agent.h"
+#include "policy/learn/placement_head.h"
+
+#include <check.h>  // last: it defines a fail() macro
+
+using namespace duet::learn;
+
+namespace {
+
+std::string temp_path(const char* tag) { return "/tmp/check_model_file_" + std::to_string(getpid()) + "_" + tag; }
+
+Model sample_model() {
+  GpHyper gp;
+  gp.beta = 0.3;
+  gp.walk_weights = {0.1, 0.6, 0.3};
+  gp.noise_var = 0.004;
+  Model m = make_initial_model(NetConfig{}, gp, 7);
+  m.job_types = {"resnet50", "transformer", "lm"};
+  m.provenance = "duet train --seed 7 (test)";
+  m.job_norm.mean[3] = 12.5f;
+  m.job_norm.scale[3] = 0.25f;
+  return m;
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_all(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+void expect_load_error(const std::string& path, const char* needle) {
+  try {
+    load_model(path);
+    ck_abort_msg("bad model file loaded (expected an error with \"%s\")", needle);
+  } catch (const FormatError& e) {
+    const std::string msg = e.what();
+    ck_assert_msg(msg.find(needle) != std::string::npos, "message \"%s\" lacks \"%s\"", msg.c_str(), needle);
+    ck_assert_msg(msg.find(path) != std::string::npos, "message \"%s\" does not name the file", msg.c_str());
+  }
+}
+
+}  // namespace
+
+START_TEST(round_trip) {
+  const std::string path = temp_path("rt");
+  Model m = sample_model();
+  save_model(m, path);
+  Model b = load_model(path);
+  ck_assert_uint_eq(b.weights.size(), m.weights.size());
+  for (std::size_t i = 0; i < m.weights.size(); ++i) {
+    ck_assert_str_eq(b.weights[i].name.c_str(), m.weights[i].name.c_str());
+    ck_assert(b.weights[i].shape == m.weights[i].shape && b.weights[i].data == m.weights[i].data);
+  }
+  ck_assert(b.job_norm.mean == m.job_norm.mean && b.job_norm.scale == m.job_norm.scale);
+  ck_assert(b.machine_norm.scale == m.machine_norm.scale && b.cluster_norm.mean == m.cluster_norm.mean);
+  ck_assert(b.job_types == m.job_types && b.provenance == m.provenance);
+  ck_assert(b.gp.beta == 0.3 && b.gp.walk_weights == m.gp.walk_weights && b.gp.noise_var == 0.004);
+  ck_assert(b.nets.ordering.embed == m.nets.ordering.embed && b.nets.critic.hidden == m.nets.critic.hidden);
+
+  // the loaded model drives both agents exactly like the original
+  std::vector<float> jobs(5 * m.nets.ordering.job_features, 0.3f), cluster(m.nets.ordering.cluster_features, 1.0f);
+  for (std::size_t i = 0; i < jobs.size(); ++i) jobs[i] = std::sin(static_cast<float>(i));
+  std::vector<float> s1, s2, p1, p2;
+  OrderingAgent(m).score(jobs, 5, cluster, {}, s1);
+  OrderingAgent(b).score(jobs, 5, cluster, {}, s2);
+  ck_assert(s1 == s2);
+  std::vector<float> rows(7 * m.nets.placement.machine_features);
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = std::cos(static_cast<float>(i));
+  PlacementHead(m).score(rows, 7, {}, p1);
+  PlacementHead(b).score(rows, 7, {}, p2);
+  ck_assert(p1 == p2);
+  std::remove(path.c_str());
+}
+END_TEST
+
+START_TEST(wrong_version_truncated_corrupt) {
+  const std::string path = temp_path("bad");
+  save_model(sample_model(), path);
+  const std::string good = read_all(path);
+
+  std::string v = good;
+  v[8] = 9;  // format version field
+  write_all(path, v);
+  expect_load_error(path, "format version 9, this build reads version 1");
+
+  write_all(path, good.substr(0, good.size() / 2));
+  expect_load_error(path, "truncated");
+  write_all(path, good.substr(0, 10));
+  expect_load_error(path, "truncated");
+  write_all(path, "");
+  expect_load_error(path, "truncated");
+
+  std::string flipped = good;
+  flipped[good.size() - 3] ^= 0x10;
+  write_all(path, flipped);
+  expect_load_error(path, "checksum");
+
+  std::string magic = good;
+  magic.replace(0, 8, "DUETGPST");
+  write_all(path, magic);
+  expect_load_error(path, "not a duet model file");
+
+  write_all(path, good + "x");
+  expect_load_error(path, "trailing bytes");
+
+  try {
+    load_model(path + ".does-not-exist");
+    ck_abort_msg("missing file loaded");
+  } catch (const FormatError& e) {
+    ck_assert(std::string(e.what()).find("cannot open") != std::string::npos);
+  }
+  std::remove(path.c_str());
+}
+END_TEST
+
+START_TEST(wrong_shapes) {
+  const std::string path = temp_path("shape");
+  save_model(sample_model(), path);
+  // A file whose declared job feature count (first size field) disagrees with
+  // its weights, with a valid checksum: the shape check must catch it.
+  auto payload = read_container(path, std::string_view(kModelMagic, 8), kModelVersion, "duet model file");
+  payload[0] = 17;
+  write_container(path, std::string_view(kModelMagic, 8), kModelVersion, payload);
+  expect_load_error(path, "job_norm: 16 means and 16 scales, the networks need 17");
+  payload[0] = 16;
+  payload[8] = 40;  // ordering.hidden 48 -> 40
+  write_container(path, std::string_view(kModelMagic, 8), kModelVersion, payload);
+  expect_load_error(path, "ordering.enc1.weight: shape [48,16], the networks declared in the model need [40,16]");
+
+  // weights shaped for another network
+  Model m = sample_model();
+  for (auto& a : m.weights)
+    if (a.name == "ordering.enc2.weight") a.shape = {a.shape[1], a.shape[0]};
+  try {
+    save_model(m, path);
+    ck_abort_msg("a mis-shaped model was saved");
+  } catch (const FormatError& e) {
+    ck_assert_msg(std::string(e.what()).find("ordering.enc2.weight: shape [48,32], the networks declared in the model need [32,48]") !=
+                      std::string::npos, "%s", e.what());
+  }
+  Model missing = sample_model();
+  missing.weights.pop_back();
+  ck_assert_int_eq([&] { try { missing.validate(); } catch (const std::invalid_argument& e) {
+    return std::string(e.what()).find("critic.v2.bias missing") != std::string::npos ? 1 : 2; } return 0; }(), 1);
+
+  // a model built for other feature extractors
+  Model good = sample_model();
+  try {
+    good.check_inputs(good.nets.ordering.job_features + 1, good.nets.ordering.cluster_features,
+                      good.nets.placement.machine_features);
+    ck_abort_msg("input width mismatch accepted");
+  } catch (const std::invalid_argument& e) {
+    ck_assert(std::string(e.what()).find("model expects 16 job features, this build produces 17") != std::string::npos);
+  }
+  good.check_inputs(16, 8, 9);
+  std::remove(path.c_str());
+}
+END_TEST
+
+int main() {
+  Suite* s = suite_create("model_file");
+  TCase* tc = tcase_create("core");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, round_trip);
+  tcase_add_test(tc, wrong_version_truncated_corrupt);
+  tcase_add_test(tc, wrong_shapes);
+  suite_add_tcase(s, tc);
+  SRunner* sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,164 @@
+// Baseline policies through the public interfaces only (policy/core/policy.h),
+// as the Slurm plugins and trainers call them.
+#include <string>
+#include <vector>
+
+#include "policy/baselines/placement.h"
+#include "policy/core/policy.h"
+
+// Last: check.h defines a fail() macro that breaks <ios>.
+#include <check.h>
+
+using namespace duet;
+
+static JobView job(int64_t id, int gpus, double submit, double dur = 100, const char* user = "u") {
+  JobView j;
+  j.id = id;
+  j.gpus = gpus;
+  j.submit_s = submit;
+  j.oracle_duration_s = dur;
+  j.oracle_remaining_s = dur;
+  j.user = user;
+  return j;
+}
+
+struct Cluster {
+  std::vector<std::string> types{"V100", "K80"};
+  std::vector<MachineView> machines;
+  ClusterView view(double now = 0) {
+    ClusterView c;
+    c.now_s = now;
+    c.gpu_types = types;
+    c.machines = machines;
+    for (auto& m : machines) c.total_gpus += m.total_gpus, c.free_gpus += m.free_gpus;
+    return c;
+  }
+  void add(const char* name, int type, int total, int free, double speed = 1, int jobs = 0) {
+    MachineView m;
+    m.name = name;
+    m.gpu_type = type;
+    m.total_gpus = total;
+    m.free_gpus = free;
+    m.speed = speed;
+    m.jobs = jobs;
+    machines.push_back(m);
+  }
+};
+
+static std::vector<size_t> rank(const char* name, const std::vector<JobView>& jobs, const ClusterView& c) {
+  auto p = make_ordering(name);
+  std::vector<size_t> order;
+  p->rank(jobs, c, order);
+  return order;
+}
+
+START_TEST(registry_knows_every_baseline) {
+  for (const char* n : {"fifo", "sjf-oracle", "srtf-oracle", "qssf", "tiresias-las", "multifactor"})
+    ck_assert_str_eq(make_ordering(n)->name().c_str(), n);
+  for (const char* n : {"first-fit", "best-fit", "least-loaded", "random", "fastest-first"})
+    ck_assert_str_eq(make_placement(n, 1)->name().c_str(), n);
+  bool threw = false;
+  try {
+    make_ordering("nope");
+  } catch (const std::invalid_argument& e) {
+    threw = std::string(e.what()).find("fifo") != std::string::npos;
+  }
+  ck_assert(threw);
+  ck_assert(make_ordering("fifo")->blocking());
+  ck_assert(make_ordering("sjf-oracle")->oracle());
+  ck_assert(make_ordering("srtf-oracle")->preemptive());
+  ck_assert(make_ordering("tiresias-las")->preemptive());
+  ck_assert(!make_ordering("qssf")->oracle());
+}
+END_TEST
+
+START_TEST(orderings_rank_as_documented) {
+  Cluster cl;
+  cl.add("a", 0, 8, 8);
+  std::vector<JobView> jobs{job(1, 1, 10, 300), job(2, 8, 5, 50), job(3, 2, 20, 10)};
+  jobs[2].oracle_remaining_s = 200;  // ran long ago? remaining differs from duration
+  auto fifo = rank("fifo", jobs, cl.view());
+  ck_assert(fifo == (std::vector<size_t>{1, 0, 2}));
+  auto sjf = rank("sjf-oracle", jobs, cl.view());
+  ck_assert(sjf == (std::vector<size_t>{2, 1, 0}));
+  auto srtf = rank("srtf-oracle", jobs, cl.view());
+  ck_assert(srtf == (std::vector<size_t>{1, 2, 0}));
+  // LAS: job 1 attained past the first threshold falls behind.
+  jobs[0].attained_gpu_s = 0;
+  jobs[1].attained_gpu_s = 4000;
+  jobs[2].attained_gpu_s = 100;
+  auto las = rank("tiresias-las", jobs, cl.view());
+  ck_assert(las == (std::vector<size_t>{0, 2, 1}));
+  // Multifactor at now = 7 days: ages saturate equally, small jobs first.
+  auto mf = rank("multifactor", jobs, cl.view(7 * 86400.0 + 20));
+  ck_assert(mf == (std::vector<size_t>{0, 2, 1}));
+}
+END_TEST
+
+START_TEST(qssf_learns_from_history) {
+  auto q = make_ordering("qssf");
+  Cluster cl;
+  cl.add("a", 0, 8, 8);
+  q->on_finish(job(10, 1, 0, 0, "alice"), 1000);  // alice's 1-GPU jobs are long
+  q->on_finish(job(11, 1, 0, 0, "bob"), 10);      // bob's are short
+  std::vector<JobView> jobs{job(1, 1, 0, 0, "alice"), job(2, 1, 5, 0, "bob")};
+  std::vector<size_t> order;
+  q->rank(jobs, cl.view(), order);
+  ck_assert(order == (std::vector<size_t>{1, 0}));
+  // Unknown user: falls back to same GPU count (mean 505 s) x 1 GPU vs alice 1000.
+  jobs.push_back(job(3, 1, 9, 0, "carol"));
+  q->rank(jobs, cl.view(), order);
+  ck_assert(order == (std::vector<size_t>{1, 2, 0}));
+}
+END_TEST
+
+START_TEST(placements_choose_as_documented) {
+  Cluster cl;
+  cl.add("a", 0, 8, 3, 1.0, 2);
+  cl.add("b", 0, 8, 2, 1.0, 1);
+  cl.add("c", 1, 8, 8, 0.3, 0);
+  cl.add("d", 0, 8, 6, 1.2, 1);
+  ClusterView v = cl.view();
+  JobView j = job(1, 2, 0);
+  ck_assert_int_eq((*make_placement("first-fit")->place(j, v))[0].machine, 0);
+  ck_assert_int_eq((*make_placement("best-fit")->place(j, v))[0].machine, 1);
+  ck_assert_int_eq((*make_placement("least-loaded")->place(j, v))[0].machine, 2);
+  ck_assert_int_eq((*make_placement("fastest-first")->place(j, v))[0].machine, 3);
+  // Type constraint: V100 only (bit 0) keeps least-loaded off the K80 machine.
+  j.type_mask = 1;
+  ck_assert_int_eq((*make_placement("least-loaded")->place(j, v))[0].machine, 3);
+  // Random stays on machines that fit and is seeded.
+  auto r1 = make_placement("random", 9), r2 = make_placement("random", 9);
+  for (int i = 0; i < 20; ++i) {
+    Placement a = *r1->place(j, v), b = *r2->place(j, v);
+    ck_assert(a == b);
+    ck_assert(a[0].machine != 2);
+  }
+  // Spread: 10 V100 GPUs over a, b, d (11 free) in first-fit order.
+  JobView big = job(2, 10, 0);
+  big.type_mask = 1;
+  Placement p = *make_placement("first-fit")->place(big, v);
+  ck_assert_int_eq(p.size(), 3);
+  ck_assert(p[0] == (PlacementPart{0, 3}) && p[1] == (PlacementPart{1, 2}) && p[2] == (PlacementPart{3, 5}));
+  // best-fit spreads over the most-free machines first: d (6), a (3), b (1).
+  Placement q = *make_placement("best-fit")->place(big, v);
+  ck_assert(q[0] == (PlacementPart{3, 6}) && q[1] == (PlacementPart{0, 3}) && q[2] == (PlacementPart{1, 1}));
+  big.gpus = 12;
+  ck_assert(!make_placement("first-fit")->place(big, v).has_value());
+}
+END_TEST
+
+int main() {
+  Suite* s = suite_create("policy_baselines");
+  TCase* tc = tcase_create("baselines");
+  tcase_add_test(tc, registry_knows_every_baseline);
+  tcase_add_test(tc, orderings_rank_as_documented);
+  tcase_add_test(tc, qssf_learns_from_history);
+  tcase_add_test(tc, placements_choose_as_documented);
+  suite_add_tcase(s, tc);
+  SRunner* r = srunner_create(s);
+  srunner_run_all(r, CK_NORMAL);
+  int failed = srunner_ntests_failed(r);
+  srunner_free(r);
+  return failed ? 1 : 0;
+}

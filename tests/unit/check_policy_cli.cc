@@ -1,0 +1,167 @@
+// The duet command end to end: help, convert, sim --json determinism, errors
+// naming file and line, eval outputs.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+// Last: check.h defines a fail() macro that breaks <ios>.
+#include <check.h>
+
+namespace fs = std::filesystem;
+
+static std::string env(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v ? v : fallback;
+}
+static std::string srcdir() { return env("top_srcdir", "."); }
+static std::string duet() { return env("top_builddir", ".") + "/duet"; }
+
+static std::string tmpdir() {
+  static std::string d = [] {
+    char t[] = "/tmp/duet-check-cli-XXXXXX";
+    ck_assert(mkdtemp(t) != nullptr);
+    return std::string(t);
+  }();
+  return d;
+}
+
+static std::string slurp(const std::string& p) {
+  std::ifstream f(p);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+struct Out {
+  int rc;
+  std::string out, err;
+};
+
+// Runs duet with args (a shell fragment), data found through the environment.
+static Out run(const std::string& args) {
+  std::string o = tmpdir() + "/stdout", e = tmpdir() + "/stderr";
+  std::string cmd = "DUET_DATA_DIR='" + srcdir() + "' DUET_ETC_DIR='" + srcdir() + "/etc' '" + duet() + "' " + args +
+                    " >'" + o + "' 2>'" + e + "'";
+  int rc = std::system(cmd.c_str());
+  return Out{WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(o), slurp(e)};
+}
+
+static void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+START_TEST(help_everywhere) {
+  for (const char* sub : {"", "sim ", "eval ", "convert ", "convert philly ", "convert pai ", "bench "}) {
+    Out r = run(std::string(sub) + "--help");
+    ck_assert_msg(r.rc == 0, "duet %s--help exited %d", sub, r.rc);
+    ck_assert(r.out.find("Usage") != std::string::npos);
+  }
+}
+END_TEST
+
+START_TEST(convert_then_sim_json_is_deterministic) {
+  const std::string d = tmpdir();
+  write(d + "/philly.csv",
+        "timestamp,duration,num_gpus,gpu_time,cluster\n"
+        "2017-10-01 00:00:10,100.0,1,100.0,vcA\n"
+        "2017-10-01 00:00:00,50.0,2,100.0,vcB\n"
+        "2017-10-01 00:01:00,3000.0,4,12000.0,vcA\n"
+        "2017-10-01 00:01:30,20.0,1,20.0,vcB\n");
+  Out c = run("convert philly '" + d + "/philly.csv' -o '" + d + "/trace.csv'");
+  ck_assert_msg(c.rc == 0, "%s", c.err.c_str());
+  std::string trace = slurp(d + "/trace.csv");
+  const std::string header = trace.substr(0, trace.find('\n'));
+  ck_assert_str_eq(header.c_str(), "job_id,submit,duration,num_gpus,gpu_type,job_type,user,vc");
+  ck_assert(trace.find("\n2,0,50,2,,,,vcB\n1,10,100,1,,,,vcA\n") != std::string::npos);
+  write(d + "/pai.csv", "a,V100,96,512,8\nb,CPU,96,512,0\nc,T4,64,256,2\n");
+  Out p = run("convert pai '" + d + "/pai.csv' -o '" + d + "/cluster.csv'");
+  ck_assert_msg(p.rc == 0, "%s", p.err.c_str());
+  ck_assert(p.err.find("1 CPU-only") != std::string::npos);
+  const std::string cluster = slurp(d + "/cluster.csv");
+  ck_assert_str_eq(cluster.c_str(),
+                   "machine,gpu_type,num_gpus,rack,speed\na,V100,8,V100-r000,\nc,T4,2,T4-r000,0.52\n");
+  const std::string sim = "sim --trace '" + d + "/trace.csv' --cluster '" + d + "/cluster.csv' --order qssf --place best-fit --json --seed 9";
+  Out a = run(sim), b = run(sim);
+  ck_assert_msg(a.rc == 0, "%s", a.err.c_str());
+  auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  for (const char* k : {"jobs", "avg_jct_s", "p50_jct_s", "p95_jct_s", "p99_jct_s", "avg_queue_s", "makespan_s",
+                        "fees_usd", "energy_kwh", "gpu_util", "events", "wall_s"})
+    ck_assert_msg(ja.contains(k), "sim --json lacks %s", k);
+  ck_assert_int_eq(ja["jobs"].get<int>(), 4);
+  ck_assert(ja["fees_usd"].get<double>() > 0 && ja["energy_kwh"].get<double>() > 0);
+  for (auto* j : {&ja, &jb}) j->erase("wall_s"), j->erase("events_per_s");
+  const std::string sa = ja.dump(), sb = jb.dump();
+  ck_assert_str_eq(sa.c_str(), sb.c_str());
+  // Ideal mode: JCTs are durations on an idle cluster.
+  Out i = run("sim --trace '" + d + "/trace.csv' --cluster '" + d + "/cluster.csv' --ideal --json");
+  auto ji = nlohmann::json::parse(i.out);
+  ck_assert_double_eq(ji["avg_jct_s"].get<double>(), (100 + 50 + 3000 + 20) / 4.0);
+}
+END_TEST
+
+START_TEST(errors_name_file_and_line) {
+  const std::string d = tmpdir();
+  write(d + "/bad.csv", "job_id,submit,duration,num_gpus\n1,0,10,1\n2,0,ten,1\n");
+  write(d + "/c.csv", "machine,gpu_type,num_gpus\nm,V100,8\n");
+  Out r = run("sim --trace '" + d + "/bad.csv' --cluster '" + d + "/c.csv'");
+  ck_assert_int_eq(r.rc, 1);
+  ck_assert_msg(r.err.find("bad.csv:3:5: field 'duration': expected a number, got 'ten'") != std::string::npos, "%s",
+                r.err.c_str());
+  Out u = run("sim --trace '" + d + "/c.csv' --cluster '" + d + "/c.csv'");
+  ck_assert_int_eq(u.rc, 1);
+  ck_assert(u.err.find("c.csv:1:1: unknown column 'machine'") != std::string::npos);
+  Out p = run("sim --trace '" + d + "/bad.csv' --cluster '" + d + "/c.csv' --order nope");
+  ck_assert_int_eq(p.rc, 1);
+  ck_assert(p.err.find("unknown ordering policy 'nope'") != std::string::npos);
+}
+END_TEST
+
+START_TEST(eval_writes_table_json_and_plots) {
+  const std::string d = tmpdir();
+  write(d + "/t.csv", "job_id,submit,duration,num_gpus\n1,0,100,4\n2,0,50,8\n3,10,20,2\n4,12,5,1\n");
+  write(d + "/c.csv", "machine,gpu_type,num_gpus\nm0,V100,4\nm1,P100,4\n");
+  Out r = run("eval --trace '" + d + "/t.csv' --cluster '" + d + "/c.csv' --policies 'fifo/*,sjf-oracle/best-fit' --out '" +
+              d + "/ev'");
+  ck_assert_msg(r.rc == 0, "%s", r.err.c_str());
+  std::string md = slurp(d + "/ev/summary.md");
+  ck_assert(md.find("| fifo | first-fit |") != std::string::npos);
+  ck_assert(md.find("| sjf-oracle *oracle* | best-fit |") != std::string::npos);
+  ck_assert(md.find("**best**") != std::string::npos);
+  auto j = nlohmann::json::parse(slurp(d + "/ev/summary.json"));
+  ck_assert_int_eq(j["results"].size(), 6);
+  ck_assert(j["best"].get<std::string>().rfind("fifo/", 0) == 0);
+  if (access("/usr/bin/gnuplot", X_OK) == 0 || r.out.find(".png") != std::string::npos)
+    for (const char* png : {"jct_cdf.png", "queue.png", "gpu_util.png"}) {
+      ck_assert_msg(fs::exists(d + "/ev/" + png), "%s missing", png);
+      ck_assert_int_gt(fs::file_size(d + "/ev/" + png), 1000);
+    }
+}
+END_TEST
+
+int main() {
+  if (access(duet().c_str(), X_OK) != 0) {
+    std::printf("SKIP: %s not built\n", duet().c_str());
+    return 77;
+  }
+  Suite* s = suite_create("policy_cli");
+  TCase* tc = tcase_create("cli");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, help_everywhere);
+  tcase_add_test(tc, convert_then_sim_json_is_deterministic);
+  tcase_add_test(tc, errors_name_file_and_line);
+  tcase_add_test(tc, eval_writes_table_json_and_plots);
+  suite_add_tcase(s, tc);
+  SRunner* r = srunner_create(s);
+  srunner_set_fork_status(r, CK_NOFORK);
+  srunner_run_all(r, CK_NORMAL);
+  int failed = srunner_ntests_failed(r);
+  srunner_free(r);
+  fs::remove_all(tmpdir());
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,321 @@
+// Backup side without a network: the image store (staging, atomic commit,
+// abort, resync), the lease rule, and the checkpoint receiver driven by the
+// primary's CheckpointSender over an in-memory channel.
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vmha/backup/checkpoint_receiver.h"
+#include "vmha/backup/image_store.h"
+#include "vmha/backup/lease.h"
+#include "vmha/protocol/checkpoint_sender.h"
+#include "vmha/protocol/crc32c.h"
+
+// Check defines macros (fail, ...) that clash with C++ headers: include it last.
+#include <check.h>
+
+using namespace vmha;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr std::size_t kPage = 4096;
+
+bool has(const Status& s, const char* what) { return s.message().find(what) != std::string::npos; }
+
+void fill(std::uint8_t* p, std::uint8_t v) { std::memset(p, v, kPage); }
+
+std::uint8_t committed_byte(const ImageStore& st, std::uint64_t page) {
+  std::uint8_t b = 0;
+  st.read_committed([&](const CommittedImage& img) { b = img.memory[page * kPage]; });
+  return b;
+}
+
+// Two in-memory channel ends; pull() reads the other end's "registered" memory.
+struct Pipe {
+  std::deque<std::vector<std::uint8_t>> to_backup, to_primary;
+};
+
+class FakeChannel final : public Channel {
+ public:
+  FakeChannel(Pipe& pipe, bool primary) : pipe_(pipe), primary_(primary) {}
+  Status send_encoded(std::span<const std::uint8_t> b) override {
+    (primary_ ? pipe_.to_backup : pipe_.to_primary).emplace_back(b.begin(), b.end());
+    return {};
+  }
+  Result<Frame> receive(std::chrono::milliseconds) override {
+    auto& q = primary_ ? pipe_.to_primary : pipe_.to_backup;
+    if (q.empty()) return Status::error("timeout: nothing queued");
+    auto bytes = std::move(q.front());
+    q.pop_front();
+    return decode_frame(bytes);
+  }
+  Status pull(std::span<const PullOp> ops) override {
+    for (const auto& op : ops) {
+      if (op.region >= regions_.size() || op.offset + op.length > regions_[op.region].length)
+        return Status::error("pull outside region");
+      std::memcpy(op.dest, reinterpret_cast<const std::uint8_t*>(regions_[op.region].base) + op.offset,
+                  op.length);
+      ++reads;
+    }
+    return {};
+  }
+  const std::vector<RegionInfo>& remote_regions() const override { return regions_; }
+  bool connected() const override { return true; }
+  std::string peer() const override { return "fake"; }
+  void close() override {}
+
+  void expose(std::uint8_t* base, std::size_t len) {
+    regions_.push_back(RegionInfo{0, reinterpret_cast<std::uint64_t>(base), len, {}});
+  }
+  std::size_t reads = 0;
+
+ private:
+  Pipe& pipe_;
+  bool primary_;
+  std::vector<RegionInfo> regions_;
+};
+
+// Runs the receiver until nothing is queued; returns the last step or error.
+Result<CheckpointReceiver::Step> drain(CheckpointReceiver& rx) {
+  Result<CheckpointReceiver::Step> last = CheckpointReceiver::Step{};
+  for (int i = 0; i < 10000; ++i) {
+    auto s = rx.step(0ms);
+    if (!s.ok()) return s;
+    if (s.value().event == CheckpointReceiver::Event::kIdle) return last;
+    last = s;
+  }
+  return Status::error("receiver did not go idle");
+}
+
+}  // namespace
+
+START_TEST(store_commits_atomically_and_resyncs) {
+  ImageStore st(kPage, 16);
+  ck_assert_uint_eq(st.committed_epoch(), 0);
+  ck_assert(st.begin(1).ok());
+  fill(st.stage_page(3).value(), 0x33);
+  fill(st.stage_page(4).value(), 0x44);
+  ck_assert(st.stage_page(4).value() == st.stage_page(3).value() + kPage);  // contiguous
+  ck_assert_uint_eq(st.staged_pages(), 2);
+  // Staged but not committed: invisible.
+  ck_assert_uint_eq(committed_byte(st, 3), 0);
+  ck_assert(st.stage_state({1, 2, 3}).ok());
+  std::vector<std::uint8_t> state{1, 2, 3};
+  ck_assert(st.commit({1, 2, 3, crc32c(state)}).ok());
+  ck_assert_uint_eq(st.committed_epoch(), 1);
+  ck_assert_uint_eq(committed_byte(st, 3), 0x33);
+  ck_assert_uint_eq(committed_byte(st, 4), 0x44);
+
+  // Checkpoint 2 touches only page 5: pages 3, 4 must survive the swap.
+  ck_assert(st.begin(2).ok());
+  fill(st.stage_page(5).value(), 0x55);
+  ck_assert(st.stage_state({9}).ok());
+  std::vector<std::uint8_t> s2{9};
+  ck_assert(st.commit({2, 1, 1, crc32c(s2)}).ok());
+  ck_assert_uint_eq(committed_byte(st, 3), 0x33);
+  ck_assert_uint_eq(committed_byte(st, 5), 0x55);
+  st.read_committed([](const CommittedImage& img) {
+    ck_assert_uint_eq(img.epoch, 2);
+    ck_assert_uint_eq(img.state.size(), 1);
+    ck_assert_uint_eq(img.state[0], 9);
+  });
+  // Checkpoint 3 starts from the committed image (staging resynced).
+  ck_assert(st.begin(3).ok());
+  ck_assert_uint_eq(st.stage_page(3).value()[0], 0x33);
+  ck_assert_uint_eq(st.stage_page(5).value()[0], 0x55);
+}
+END_TEST
+
+START_TEST(store_never_commits_a_partial_checkpoint) {
+  ImageStore st(kPage, 8);
+  ck_assert(st.begin(1).ok());
+  fill(st.stage_page(1).value(), 0x11);
+  ck_assert(st.stage_state({}).ok());
+  ck_assert(st.commit({1, 1, 0, crc32c({})}).ok());
+
+  // Wrong page count, missing state, wrong state crc, wrong epoch: all refused.
+  struct Case { CheckpointSummary sum; bool with_state; const char* why; };
+  std::vector<std::uint8_t> blob{7, 7};
+  Case cases[] = {
+      {{2, 2, 2, crc32c(blob)}, true, "received 1 distinct pages, primary sent 2"},
+      {{2, 1, 2, crc32c(blob)}, false, "no state blob received"},
+      {{2, 1, 2, 0x1234}, true, "state blob checksum mismatch"},
+      {{2, 1, 3, crc32c(blob)}, true, "state blob has 2 bytes, primary sent 3"},
+      {{5, 1, 2, crc32c(blob)}, true, "End names checkpoint 5, receiving 2"},
+  };
+  for (const auto& c : cases) {
+    ck_assert(st.begin(2).ok());
+    fill(st.stage_page(1).value(), 0x99);
+    if (c.with_state) ck_assert(st.stage_state(blob).ok());
+    Status s = st.commit(c.sum);
+    ck_assert_msg(!s.ok() && has(s, c.why), "%s", s.message().c_str());
+    ck_assert_msg(has(s, "the image stays at checkpoint 1"), "%s", s.message().c_str());
+    ck_assert_uint_eq(st.committed_epoch(), 1);
+    ck_assert_uint_eq(committed_byte(st, 1), 0x11);
+  }
+  // An abandoned checkpoint (no End) leaves staging resynced for the next one.
+  ck_assert(st.begin(2).ok());
+  fill(st.stage_page(1).value(), 0x98);
+  st.abort("connection lost");
+  ck_assert_msg(has(Status::error(st.last_abort_reason()), "checkpoint 2 discarded: connection lost"), "%s",
+                st.last_abort_reason().c_str());
+  ck_assert(st.begin(3).ok());
+  ck_assert_uint_eq(st.stage_page(1).value()[0], 0x11);
+  ck_assert_uint_eq(committed_byte(st, 1), 0x11);
+}
+END_TEST
+
+START_TEST(store_on_caller_memory) {
+  std::vector<std::uint8_t> a(4 * kPage), b(4 * kPage);
+  ImageStore st(kPage, 4, a, b);
+  ck_assert(st.begin(1).ok());
+  fill(st.stage_page(2).value(), 0x22);
+  ck_assert(st.stage_state({}).ok());
+  ck_assert(st.commit({1, 1, 0, crc32c({})}).ok());
+  // The committed image is now the second buffer; the first one is staging.
+  ck_assert_uint_eq(b[2 * kPage], 0x22);
+  ck_assert_uint_eq(committed_byte(st, 2), 0x22);
+}
+END_TEST
+
+START_TEST(store_rejects_bad_requests) {
+  ImageStore st(kPage, 8);
+  ck_assert(has(st.stage_page(0).status(), "outside a checkpoint"));
+  ck_assert(st.begin(3).ok());
+  ck_assert_msg(has(st.stage_page(8).status(), "page 8 is outside the guest image (8 pages)"), "%s",
+                st.stage_page(8).status().message().c_str());
+  ck_assert(st.stage_state({}).ok());
+  ck_assert(st.commit({3, 0, 0, crc32c({})}).ok());
+  Status old = st.begin(3);
+  ck_assert_msg(has(old, "checkpoint 3 is not newer than the committed checkpoint 3"), "%s",
+                old.message().c_str());
+}
+END_TEST
+
+START_TEST(lease_needs_both_loss_and_silence) {
+  auto t0 = Lease::Clock::time_point{} + 100s;
+  Lease lease(500ms, t0);
+  lease.connection_up(t0);
+  ck_assert(!lease.peer_lost(t0 + 10s));  // silent but connected: a pause, not a loss
+  lease.heard(t0 + 10s);
+  lease.connection_lost();
+  ck_assert(!lease.peer_lost(t0 + 10s + 400ms));  // gone, but heard recently
+  ck_assert(lease.peer_lost(t0 + 10s + 600ms));   // gone and silent past the lease
+  lease.connection_up(t0 + 11s);                  // reconnected
+  ck_assert(!lease.peer_lost(t0 + 20s));
+  lease.heard(t0);  // time never goes back
+  ck_assert(lease.silence(t0 + 11s) == 0s);
+
+  HeartbeatTimer hb(100ms, t0);
+  ck_assert(!hb.due(t0 + 50ms));
+  ck_assert(hb.due(t0 + 100ms));
+  hb.sent(t0 + 100ms);
+  ck_assert(!hb.due(t0 + 150ms));
+}
+END_TEST
+
+START_TEST(receiver_commits_what_sender_sends) {
+  const std::uint64_t pages = 64;
+  std::vector<std::uint8_t> guest(pages * kPage);
+  Pipe pipe;
+  FakeChannel prim(pipe, true), back(pipe, false);
+  back.expose(guest.data(), guest.size());
+  ImageStore st(kPage, pages);
+  Lease lease(1s, Lease::Clock::now());
+  CheckpointReceiver rx(back, st, lease);
+  CheckpointSender tx(prim, pages);
+
+  for (std::uint64_t p = 0; p < pages; ++p) fill(&guest[p * kPage], static_cast<std::uint8_t>(p));
+  ck_assert(tx.begin(1).ok());
+  std::vector<PageRef> run;  // pages 10..19: one coalesced read
+  for (std::uint64_t p = 10; p < 20; ++p) run.push_back({p, p * kPage});
+  ck_assert(tx.send_pages(0, run).ok());
+  ck_assert(drain(rx).ok());
+  ck_assert_uint_eq(back.reads, 1);
+  // Page 12 changes again; the residual list re-sends it with its checksum.
+  fill(&guest[12 * kPage], 0xee);
+  std::vector<PageRef> residual{{12, 12 * kPage}, {40, 40 * kPage}};
+  std::vector<std::uint32_t> crcs{crc32c(0, &guest[12 * kPage], kPage), crc32c(0, &guest[40 * kPage], kPage)};
+  std::uint32_t seq = 0;
+  ck_assert(tx.send_pages(0, residual, crcs, true, &seq).ok());
+  std::vector<std::uint8_t> state{42};
+  ck_assert(tx.send_state(state).ok());
+  ck_assert(tx.end().ok());
+  ck_assert_uint_eq(tx.distinct_pages(), 11);
+  auto last = drain(rx);
+  ck_assert_msg(last.ok(), "%s", last.status().message().c_str());
+  ck_assert(last.value().event == CheckpointReceiver::Event::kCommitted);
+  ck_assert(tx.wait_pulled(seq, 0ms).ok());
+  ck_assert(tx.wait_ack(1, 0ms).ok());
+  ck_assert_uint_eq(committed_byte(st, 12), 0xee);
+  ck_assert_uint_eq(committed_byte(st, 19), 19);
+  ck_assert_uint_eq(committed_byte(st, 40), 40);
+  ck_assert_uint_eq(committed_byte(st, 41), 0);  // never sent
+
+  // Heartbeats are echoed with the committed epoch.
+  ck_assert(tx.heartbeat().ok());
+  ck_assert(drain(rx).ok());
+  ck_assert(tx.poll(0ms).ok());
+  ck_assert_uint_eq(rx.stats().heartbeats, 1);
+}
+END_TEST
+
+START_TEST(receiver_rejects_torn_pages_and_protocol_errors) {
+  const std::uint64_t pages = 16;
+  std::vector<std::uint8_t> guest(pages * kPage, 1);
+  for (int c = 0; c < 4; ++c) {
+    Pipe pipe;
+    FakeChannel prim(pipe, true), back(pipe, false);
+    back.expose(guest.data(), guest.size());
+    ImageStore st(kPage, pages);
+    Lease lease(1s, Lease::Clock::now());
+    CheckpointReceiver rx(back, st, lease);
+    CheckpointSender tx(prim, pages);
+    ck_assert(tx.begin(1).ok());
+    const char* why = "";
+    if (c == 0) {  // checksum taken before the page changed: a torn read
+      std::vector<PageRef> p{{2, 2 * kPage}};
+      std::vector<std::uint32_t> crc{crc32c(0, &guest[2 * kPage], kPage) ^ 1};
+      ck_assert(tx.send_pages(0, p, crc).ok());
+      why = "page 2 read from the primary does not match its checksum";
+    } else if (c == 1) {  // page outside the image
+      (void)prim.send(PageListMsg{1, 1, 0, 0, {{99, 0}}, {}}.to_frame());
+      why = "page 99 is outside the guest image";
+    } else if (c == 2) {  // page list of another epoch
+      (void)prim.send(PageListMsg{7, 1, 0, 0, {{1, 0}}, {}}.to_frame());
+      why = "PageList for checkpoint 7 while receiving 1";
+    } else {  // a message the backup never expects
+      (void)prim.send(AckMsg{1}.to_frame());
+      why = "unexpected Ack message from the primary";
+    }
+    auto r = drain(rx);
+    ck_assert_msg(!r.ok() && has(r.status(), why), "case %d: %s", c, r.status().message().c_str());
+    ck_assert_uint_eq(st.committed_epoch(), 0);
+    ck_assert_uint_eq(st.staging_epoch(), 0);  // the partial checkpoint was discarded
+    // The primary is told why.
+    auto reply = prim.receive(0ms);
+    ck_assert(reply.ok() && reply.value().type == MessageType::kError);
+  }
+}
+END_TEST
+
+int main() {
+  Suite* s = suite_create("vmha_backup");
+  TCase* tc = tcase_create("store");
+  tcase_add_test(tc, store_commits_atomically_and_resyncs);
+  tcase_add_test(tc, store_never_commits_a_partial_checkpoint);
+  tcase_add_test(tc, store_on_caller_memory);
+  tcase_add_test(tc, store_rejects_bad_requests);
+  tcase_add_test(tc, lease_needs_both_loss_and_silence);
+  tcase_add_test(tc, receiver_commits_what_sender_sends);
+  tcase_add_test(tc, receiver_rejects_torn_pages_and_protocol_errors);
+  suite_add_tcase(s, tc);
+  SRunner* sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,163 @@
+// Dirty tracking is exact: a guest that writes a known set of pages per step
+// (tests/vmha/dirty_steps.c) is reported exactly that set plus the page the
+// VMM wrote for it, under the dirty ring and the dirty bitmap.
+#include <elf.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/vmha/vmha_test_util.h"
+#include "vmha/vmm/vm.h"
+
+#include <check.h>
+
+using namespace vmha;
+
+namespace {
+
+// Address of a symbol in an ELF executable's symbol table (0 if absent).
+uint64_t symbol_address(const std::string& path, const char* name) {
+  std::string b = vmha_test::slurp(path);
+  if (b.size() < sizeof(Elf64_Ehdr)) return 0;
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, b.data(), sizeof eh);
+  for (int i = 0; i < eh.e_shnum; ++i) {
+    Elf64_Shdr sh;
+    std::memcpy(&sh, b.data() + eh.e_shoff + i * sizeof sh, sizeof sh);
+    if (sh.sh_type != SHT_SYMTAB) continue;
+    Elf64_Shdr strtab;
+    std::memcpy(&strtab, b.data() + eh.e_shoff + sh.sh_link * sizeof strtab, sizeof strtab);
+    for (uint64_t off = 0; off + sizeof(Elf64_Sym) <= sh.sh_size; off += sizeof(Elf64_Sym)) {
+      Elf64_Sym sym;
+      std::memcpy(&sym, b.data() + sh.sh_offset + off, sizeof sym);
+      if (std::strcmp(b.data() + strtab.sh_offset + sym.st_name, name) == 0) return sym.st_value;
+    }
+  }
+  return 0;
+}
+
+struct StepReport {
+  int steps_checked = 0;
+  std::vector<std::string> problems;
+};
+
+StepReport run_steps(TrackerKind kind) {
+  StepReport rep;
+  std::string prog = vmha_test::builddir() + "/tests/vmha/dirty_steps";
+  uint64_t buffer = symbol_address(prog, "dirty_buffer");
+  ck_assert_msg(buffer != 0, "no dirty_buffer symbol in %s", prog.c_str());
+  ElfImage img;
+  Status s = read_elf_file(prog, &img);
+  ck_assert_msg(s.ok(), "%s", s.message().c_str());
+  VmOptions o;
+  o.tracker = kind;
+  o.memory_bytes = 256 << 20;
+  std::unique_ptr<Vm> vm;
+  s = Vm::create(o, &vm);
+  ck_assert_msg(s.ok(), "%s", s.message().c_str());
+  s = vm->load(img, prog, {prog}, {});
+  ck_assert_msg(s.ok(), "%s", s.message().c_str());
+  int step = 0;
+  vm->set_syscall_hook([&](Vm& v, uint64_t nr, uint64_t) {
+    if (nr != 110) return HookAction::kContinue;  // getppid marks the end of a step
+    ++step;
+    std::vector<uint64_t> got;
+    Status h = v.tracker().harvest(got);
+    if (!h.ok()) rep.problems.push_back(h.message());
+    if (step < 2) return HookAction::kContinue;  // step 1 also holds the loader's writes
+    std::set<uint64_t> want;
+    for (uint64_t p = 0; p < 64; ++p)
+      if ((p * 7 + step * 3) % 5 == 0) want.insert(v.guest_physical(buffer + p * 4096) >> 12);
+    want.insert(v.guest_physical(buffer + ((step * 11) % 64) * 4096) >> 12);  // the VMM's getrandom write
+    std::set<uint64_t> have(got.begin(), got.end());
+    if (have != want) {
+      std::string msg = "step " + std::to_string(step) + ": expected " + std::to_string(want.size()) + " pages, got " +
+                        std::to_string(have.size()) + "; extra:";
+      for (uint64_t p : have) if (!want.count(p)) msg += " " + std::to_string(p);
+      msg += "; missing:";
+      for (uint64_t p : want) if (!have.count(p)) msg += " " + std::to_string(p);
+      rep.problems.push_back(msg);
+    }
+    ++rep.steps_checked;
+    return HookAction::kContinue;
+  });
+  RunResult r = vm->run();
+  ck_assert_msg(r.end == RunResult::End::kExited && r.code == 0, "guest did not exit 0: %s", r.message.c_str());
+  return rep;
+}
+
+void check_exact(TrackerKind kind) {
+  StepReport rep = run_steps(kind);
+  ck_assert_int_eq(rep.steps_checked, 15);
+  ck_assert_msg(rep.problems.empty(), "%s tracker: %s", tracker_name(kind), rep.problems.empty() ? "" : rep.problems[0].c_str());
+}
+
+START_TEST(ring_is_exact) { check_exact(TrackerKind::kRing); }
+END_TEST
+
+START_TEST(bitmap_is_exact) { check_exact(TrackerKind::kBitmap); }
+END_TEST
+
+START_TEST(none_reports_only_vmm_writes) {
+  StepReport rep = run_steps(TrackerKind::kNone);
+  // Without a KVM log only the VMM's page is known: every step misses guest pages.
+  ck_assert_int_eq(rep.steps_checked, 15);
+  ck_assert_int_eq(static_cast<int>(rep.problems.size()), 15);
+  ck_assert_msg(rep.problems[0].find("extra:;") != std::string::npos, "none tracker invented pages: %s", rep.problems[0].c_str());
+}
+END_TEST
+
+START_TEST(ring_harvest_from_another_thread) {
+  // A harvester thread drains the ring while the vCPU runs a page-writing
+  // workload; the union of its harvests covers every page the guest wrote.
+  std::string prog = vmha_test::workload("page_writer");
+  ElfImage img;
+  ck_assert(read_elf_file(prog, &img).ok());
+  VmOptions o;
+  o.memory_bytes = 256 << 20;
+  std::unique_ptr<Vm> vm;
+  Status s = Vm::create(o, &vm);
+  ck_assert_msg(s.ok(), "%s", s.message().c_str());
+  ck_assert(vm->load(img, prog, {prog, "512", "40"}, {}).ok());
+  std::atomic<bool> done{false};
+  std::atomic<uint64_t> harvested{0}, harvests{0};
+  std::thread harvester([&] {
+    std::vector<uint64_t> pages;
+    while (!done.load()) {
+      if (vm->tracker().harvest(pages).ok()) harvested += pages.size(), ++harvests;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  RunResult r = vm->run();
+  done = true;
+  harvester.join();
+  ck_assert_int_eq(static_cast<int>(r.end), static_cast<int>(RunResult::End::kExited));
+  ck_assert_msg(harvests.load() > 2, "harvester ran %llu times", (unsigned long long)harvests.load());
+  ck_assert_msg(harvested.load() >= 512, "harvested only %llu pages", (unsigned long long)harvested.load());
+}
+END_TEST
+
+}  // namespace
+
+int main() {
+  vmha_test::require_kvm();
+  Suite* s = suite_create("vmha_dirty");
+  TCase* tc = tcase_create("exact");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, ring_is_exact);
+  tcase_add_test(tc, bitmap_is_exact);
+  tcase_add_test(tc, none_reports_only_vmm_writes);
+  tcase_add_test(tc, ring_harvest_from_another_thread);
+  suite_add_tcase(s, tc);
+  SRunner* sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

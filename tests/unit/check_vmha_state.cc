@@ -1,0 +1,170 @@
+// The VM state format: a saved VM restores into a fresh one that saves back
+// to the same bytes; damaged, truncated or future-version states are refused
+// with the byte offset and what was expected.
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <string>
+#include <vector>
+
+#include "tests/vmha/vmha_test_util.h"
+#include "vmha/state/byte_stream.h"
+#include "vmha/state/vm_state.h"
+#include "vmha/vmm/vm.h"
+
+#include <check.h>
+
+using namespace vmha;
+
+namespace {
+
+bool contains(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
+
+bool have_kvm() {
+  int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+  if (fd < 0) return false;
+  close(fd);
+  return true;
+}
+
+START_TEST(reader_reports_offset_and_expectation) {
+  std::vector<uint8_t> bytes = {1, 2, 3};
+  ByteReader r(bytes);
+  (void)r.u64("frame count");
+  ck_assert(!r.ok());
+  ck_assert_msg(contains(r.error(), "at byte 0") && contains(r.error(), "frame count"), "%s", r.error().c_str());
+}
+END_TEST
+
+START_TEST(wrong_magic_and_version_are_refused) {
+  std::vector<uint8_t> junk(64, 0xab);
+  std::unique_ptr<Vm> vm;
+  Status s = Vm::restore(VmOptions{}, junk, &vm);
+  ck_assert(contains(s.message(), "not a vmha VM state"));
+  std::vector<uint8_t> future;
+  ByteWriter w(future);
+  w.bytes(kStateMagic, 8);
+  w.u32(kStateVersion + 1);
+  s = Vm::restore(VmOptions{}, future, &vm);
+  ck_assert_msg(contains(s.message(), "version 2 is not supported"), "%s", s.message().c_str());
+}
+END_TEST
+
+std::vector<uint8_t> saved_state(const std::string& dir) {
+  std::string prog = vmha_test::workload("hashtable");
+  ElfImage img;
+  ck_assert(read_elf_file(prog, &img).ok());
+  VmOptions o;
+  o.memory_bytes = 256 << 20;
+  o.workdir = dir;
+  std::unique_ptr<Vm> vm;
+  Status s = Vm::create(o, &vm);
+  ck_assert_msg(s.ok(), "%s", s.message().c_str());
+  ck_assert(vm->load(img, prog, {prog, "4096", "1000"}, {}).ok());
+  vm->set_syscall_hook([](Vm&, uint64_t, uint64_t n) { return n == 6 ? HookAction::kStop : HookAction::kContinue; });
+  ck_assert(vm->run().end == RunResult::End::kStopped);
+  std::vector<uint8_t> bytes;
+  s = vm->save(&bytes);
+  ck_assert_msg(s.ok(), "%s", s.message().c_str());
+  return bytes;
+}
+
+START_TEST(round_trip_is_identical) {
+  if (!have_kvm()) { std::printf("(no /dev/kvm: round trip not run)\n"); return; }
+  std::string dir = vmha_test::make_temp_dir();
+  std::vector<uint8_t> a = saved_state(dir);
+  VmOptions o;
+  o.workdir = dir;
+  std::unique_ptr<Vm> vm;
+  Status s = Vm::restore(o, a, &vm);
+  ck_assert_msg(s.ok(), "%s", s.message().c_str());
+  std::vector<uint8_t> b;
+  ck_assert(vm->save(&b).ok());
+  ck_assert_int_eq(a.size(), b.size());
+  ck_assert(a == b);
+}
+END_TEST
+
+START_TEST(truncated_state_is_refused) {
+  if (!have_kvm()) return;
+  std::string dir = vmha_test::make_temp_dir();
+  std::vector<uint8_t> a = saved_state(dir);
+  VmOptions o;
+  o.workdir = dir;
+  std::unique_ptr<Vm> vm;
+  for (size_t cut : {size_t(20), size_t(500), a.size() / 2, a.size() - 1}) {
+    std::vector<uint8_t> t(a.begin(), a.begin() + cut);
+    Status s = Vm::restore(o, t, &vm);
+    ck_assert_msg(!s.ok(), "truncated at %zu accepted", cut);
+    ck_assert_msg(contains(s.message(), "at byte") && contains(s.message(), "expected"), "%s", s.message().c_str());
+  }
+  std::vector<uint8_t> extra = a;
+  extra.push_back(0);
+  Status s = Vm::restore(o, extra, &vm);
+  ck_assert_msg(contains(s.message(), "nothing after the end marker"), "%s", s.message().c_str());
+}
+END_TEST
+
+START_TEST(pause_save_resume_from_another_thread) {
+  // The replication seam: another thread pauses the running vCPU, saves the
+  // VM, resumes it; the guest finishes as if nothing happened, and the saved
+  // bytes restore into a VM that finishes the same way.
+  if (!have_kvm()) return;
+  std::string dir = vmha_test::make_temp_dir();
+  std::vector<std::string> argv = {vmha_test::workload("stream"), "500000", "40"};
+  vmha_test::Captured native = vmha_test::run_capture(argv, dir);
+  int out = open((dir + "/vm.out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int out2 = open((dir + "/restored.out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ElfImage img;
+  ck_assert(read_elf_file(argv[0], &img).ok());
+  VmOptions o;
+  o.memory_bytes = 256 << 20;
+  o.workdir = dir;
+  o.std_fds[1] = out;
+  std::unique_ptr<Vm> vm;
+  ck_assert(Vm::create(o, &vm).ok());
+  ck_assert(vm->load(img, argv[0], argv, {}).ok());
+  RunResult result;
+  std::thread runner([&] { result = vm->run(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  vm->request_pause();
+  vm->wait_paused();
+  std::vector<uint8_t> bytes;
+  Status s = vm->save(&bytes);
+  vm->resume();
+  runner.join();
+  ck_assert_msg(s.ok(), "%s", s.message().c_str());
+  ck_assert(result.end == RunResult::End::kExited && result.code == 0);
+  std::string paused_out = vmha_test::slurp(dir + "/vm.out");
+  ck_assert_str_eq(paused_out.c_str(), native.out.c_str());
+  o.std_fds[1] = out2;
+  std::unique_ptr<Vm> restored;
+  s = Vm::restore(o, bytes, &restored);
+  ck_assert_msg(s.ok(), "%s", s.message().c_str());
+  result = restored->run();
+  ck_assert(result.end == RunResult::End::kExited && result.code == 0);
+  std::string restored_out = vmha_test::slurp(dir + "/restored.out");
+  ck_assert_str_eq(restored_out.c_str(), native.out.c_str());
+  close(out);
+  close(out2);
+}
+END_TEST
+
+}  // namespace
+
+int main() {
+  Suite* s = suite_create("vmha_state");
+  TCase* tc = tcase_create("format");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, reader_reports_offset_and_expectation);
+  tcase_add_test(tc, wrong_magic_and_version_are_refused);
+  tcase_add_test(tc, round_trip_is_identical);
+  tcase_add_test(tc, truncated_state_is_refused);
+  tcase_add_test(tc, pause_save_resume_from_another_thread);
+  suite_add_tcase(s, tc);
+  SRunner* sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,96 @@
+// Helpers for the vmha Check suites: is KVM here, where the build put vmha
+// and the workloads, and running a command with its output captured.
+#pragma once
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace vmha_test {
+
+// Exits 77 (Automake SKIP) with a reason when /dev/kvm cannot be opened.
+inline void require_kvm() {
+  int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    std::printf("SKIP: /dev/kvm is not usable here (%s); vmha needs KVM\n", std::strerror(errno));
+    std::exit(77);
+  }
+  close(fd);
+}
+
+// Exits 77 when the busybox-static applets the suite runs are missing.
+inline void require_busybox() {
+  if (access("/bin/busybox", X_OK) != 0) {
+    std::printf("SKIP: /bin/busybox is missing (Debian: apt-get install busybox-static)\n");
+    std::exit(77);
+  }
+}
+
+inline std::string builddir() {
+  const char* b = std::getenv("top_builddir");
+  return b ? b : ".";
+}
+inline std::string srcdir() {
+  const char* s = std::getenv("top_srcdir");
+  return s ? s : ".";
+}
+inline std::string vmha_bin() { return builddir() + "/vmha/vmha"; }
+inline std::string workload(const std::string& name) { return builddir() + "/vmha/workloads/" + name; }
+
+inline std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+struct Captured {
+  std::string out, err;
+  int status = -1;  // raw wait status
+  int exit_code() const { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+  int term_signal() const { return WIFSIGNALED(status) ? WTERMSIG(status) : 0; }
+};
+
+// Runs argv in dir with stdout/stderr captured to files in dir.
+inline Captured run_capture(const std::vector<std::string>& argv, const std::string& dir) {
+  Captured c;
+  std::string out = dir + "/.cap.out", err = dir + "/.cap.err";
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (chdir(dir.c_str()) != 0) _exit(126);
+    int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(o, 1);
+    dup2(e, 2);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  waitpid(pid, &c.status, 0);
+  c.out = slurp(out);
+  c.err = slurp(err);
+  return c;
+}
+
+// A fresh directory under $TMPDIR (or /tmp) for one test.
+inline std::string make_temp_dir() {
+  const char* t = std::getenv("TMPDIR");
+  std::string tmpl = std::string(t ? t : "/tmp") + "/vmha-test-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (!mkdtemp(buf.data())) { std::perror("mkdtemp"); std::exit(99); }
+  char real[PATH_MAX];
+  return realpath(buf.data(), real) ? real : buf.data();
+}
+
+}  // namespace vmha_test

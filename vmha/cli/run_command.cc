@@ -1,0 +1,127 @@
+#include "vmha/cli/run_command.h"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <cstdio>
+#include <fstream>
+
+#include "vmha/vmm/vm.h"
+
+extern char** environ;
+
+namespace vmha {
+
+namespace {
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "vmha: %s\n", message.c_str());
+  return 125;
+}
+
+// Ends vmha the way the guest ended, so a shell sees the same status.
+int finish(const RunResult& r) {
+  switch (r.end) {
+    case RunResult::End::kExited:
+      return r.code;
+    case RunResult::End::kSignaled: {
+      if (!r.message.empty()) std::fprintf(stderr, "vmha: guest killed by %s\n", r.message.c_str());
+      std::fflush(nullptr);
+      rlimit no_core{0, 0};
+      setrlimit(RLIMIT_CORE, &no_core);
+      signal(r.code, SIG_DFL);
+      sigset_t set;
+      sigemptyset(&set);
+      sigaddset(&set, r.code);
+      sigprocmask(SIG_UNBLOCK, &set, nullptr);
+      raise(r.code);
+      return 128 + r.code;
+    }
+    case RunResult::End::kStopped:
+      return fail("guest stopped before it finished");
+    case RunResult::End::kFailed:
+      break;
+  }
+  return fail(r.message);
+}
+
+}  // namespace
+
+int run_command(const RunCommandOptions& o) {
+  if (o.argv.empty()) return fail("run: no program given (usage: vmha run [options] -- PROGRAM ARGS...)");
+  signal(SIGPIPE, SIG_IGN);  // the guest gets EPIPE and SIGPIPE's default action from the VMM
+  VmOptions vo;
+  if (Status s = parse_tracker_kind(o.tracker, &vo.tracker); !s.ok()) return fail(s.message());
+  vo.workdir = o.workdir;
+  vo.memory_bytes = o.memory_mib << 20;
+  ElfImage image;
+  if (Status s = read_elf_file(o.argv[0], &image); !s.ok()) return fail(s.message());
+  std::unique_ptr<Vm> vm;
+  if (Status s = Vm::create(vo, &vm); !s.ok()) return fail(s.message());
+  std::vector<std::string> envp;
+  for (char** e = environ; *e; ++e) envp.push_back(*e);
+  if (Status s = vm->load(image, o.argv[0], o.argv, envp); !s.ok()) return fail(s.message());
+
+  auto t0 = std::chrono::steady_clock::now();
+  if (o.snapshot_at_syscall)
+    vm->set_syscall_hook([&](Vm&, uint64_t, uint64_t count) {
+      return count == o.snapshot_at_syscall ? HookAction::kStop : HookAction::kContinue;
+    });
+  std::thread stopper;
+  std::mutex stop_mu;
+  std::condition_variable stop_cv;
+  bool run_over = false;
+  if (o.snapshot_after_ms) {
+    Vm* target = vm.get();
+    stopper = std::thread([&, target] {
+      std::unique_lock<std::mutex> lock(stop_mu);
+      if (!stop_cv.wait_for(lock, std::chrono::milliseconds(o.snapshot_after_ms), [&] { return run_over; }))
+        target->request_stop();
+    });
+  }
+  RunResult r = vm->run();
+  if (stopper.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(stop_mu);
+      run_over = true;
+    }
+    stop_cv.notify_all();
+    stopper.join();
+  }
+  uint64_t syscalls = vm->syscalls();
+  if (r.end == RunResult::End::kStopped) {
+    std::vector<uint8_t> bytes;
+    if (Status s = vm->save(&bytes); !s.ok()) return fail("snapshot: " + s.message());
+    if (!o.snapshot_file.empty()) {
+      std::ofstream f(o.snapshot_file, std::ios::binary);
+      f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+      if (!f) return fail("cannot write snapshot " + o.snapshot_file);
+    }
+    if (!o.restore) return fail("stopped after " + std::to_string(syscalls) + " system calls (use --restore to continue)");
+    vm.reset();  // the old VM is gone: the guest continues only from the bytes
+    if (Status s = Vm::restore(vo, bytes, &vm); !s.ok()) return fail("restore: " + s.message());
+    vm->set_syscall_hook(nullptr);
+    r = vm->run();
+    syscalls += vm->syscalls();
+  } else if ((o.snapshot_at_syscall || o.snapshot_after_ms) && r.end == RunResult::End::kExited) {
+    std::fprintf(stderr, "vmha: note: the guest finished after %llu system calls, before the snapshot point\n",
+                 static_cast<unsigned long long>(syscalls));
+  }
+  if (o.stats) {
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::vector<uint64_t> pages;
+    (void)vm->tracker().harvest(pages);
+    TrackerStats ts = vm->tracker().stats();
+    std::fprintf(stderr, "vmha: %.3f s, %llu system calls (%.0f/s), tracker %s: %llu guest + %llu VMM pages dirty in the last harvest window\n",
+                 s, static_cast<unsigned long long>(syscalls), syscalls / s, tracker_name(vm->tracker().kind()),
+                 static_cast<unsigned long long>(ts.guest_pages), static_cast<unsigned long long>(ts.vmm_pages));
+  }
+  return finish(r);
+}
+
+}  // namespace vmha

@@ -1,0 +1,25 @@
+// `vmha run`: runs one static program in a process VM, with the program's
+// exit status, stdout and stderr.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace vmha {
+
+struct RunCommandOptions {
+  std::string tracker = "ring";
+  std::string workdir = ".";
+  uint64_t memory_mib = 4096;
+  uint64_t snapshot_at_syscall = 0;  // 0: never
+  uint64_t snapshot_after_ms = 0;   // 0: never; else stop the vCPU after this long
+  bool restore = false;              // continue in a fresh VM restored from the snapshot
+  std::string snapshot_file;         // also write the snapshot here
+  bool stats = false;                // print syscalls, dirty pages, time to stderr
+  std::vector<std::string> argv;     // program and its arguments
+};
+
+// Returns the exit status vmha itself should exit with (or raises the
+// guest's fatal signal).
+int run_command(const RunCommandOptions& opts);
+
+}  // namespace vmha

@@ -1,0 +1,202 @@
+#include "vmha/protocol/checkpoint_sender.h"
+
+#include "vmha/protocol/crc32c.h"
+
+namespace vmha {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::chrono::milliseconds left(Clock::time_point deadline) {
+  auto d = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return d.count() > 0 ? d : std::chrono::milliseconds(0);
+}
+
+}  // namespace
+
+CheckpointSender::CheckpointSender(Channel& channel, std::uint64_t page_count)
+    : channel_(channel), page_count_(page_count), bits_((page_count + 63) / 64, 0) {}
+
+Status CheckpointSender::begin(std::uint64_t epoch) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (epoch <= epoch_)
+    return Status::error("checkpoint " + std::to_string(epoch) + " after " + std::to_string(epoch_));
+  for (auto w : touched_words_) bits_[w] = 0;
+  touched_words_.clear();
+  distinct_ = 0;
+  lists_ = 0;
+  have_state_ = false;
+  epoch_ = epoch;
+  open_ = true;
+  return channel_.send(BeginMsg{epoch}.to_frame());
+}
+
+Status CheckpointSender::send_pages(std::uint32_t region, std::span<const PageRef> pages,
+                                    std::span<const std::uint32_t> crcs, bool notify,
+                                    std::uint32_t* seq) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!open_) return Status::error("send_pages outside a checkpoint");
+  if (!crcs.empty() && crcs.size() != pages.size())
+    return Status::error("send_pages: " + std::to_string(crcs.size()) + " checksums for " +
+                         std::to_string(pages.size()) + " pages");
+  for (const auto& p : pages) {
+    if (p.page >= page_count_)
+      return Status::error("send_pages: page " + std::to_string(p.page) + " outside the image (" +
+                           std::to_string(page_count_) + " pages)");
+  }
+  for (std::size_t start = 0; start < pages.size() || (start == 0 && pages.empty()); start += kMaxPagesPerList) {
+    std::size_t n = std::min(kMaxPagesPerList, pages.size() - start);
+    bool last = start + n >= pages.size();
+    PageListMsg m;
+    m.epoch = epoch_;
+    m.seq = next_seq_++;
+    m.region = region;
+    m.pages.assign(pages.begin() + static_cast<std::ptrdiff_t>(start),
+                   pages.begin() + static_cast<std::ptrdiff_t>(start + n));
+    if (!crcs.empty()) {
+      m.flags |= PageListMsg::kHasChecksums;
+      m.crcs.assign(crcs.begin() + static_cast<std::ptrdiff_t>(start),
+                    crcs.begin() + static_cast<std::ptrdiff_t>(start + n));
+    }
+    if (notify && last) m.flags |= PageListMsg::kNotifyWhenPulled;
+    if (Status s = channel_.send(m.to_frame()); !s.ok()) return s;
+    ++lists_;
+    if (seq) *seq = m.seq;
+    if (pages.empty()) break;
+  }
+  for (const auto& p : pages) {
+    std::uint64_t& w = bits_[p.page / 64];
+    std::uint64_t bit = std::uint64_t{1} << (p.page % 64);
+    if (!(w & bit)) {
+      if (w == 0) touched_words_.push_back(p.page / 64);
+      w |= bit;
+      ++distinct_;
+    }
+  }
+  return {};
+}
+
+Status CheckpointSender::send_state(std::span<const std::uint8_t> blob) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!open_) return Status::error("send_state outside a checkpoint");
+  state_length_ = static_cast<std::uint32_t>(blob.size());
+  state_crc_ = crc32c(blob);
+  have_state_ = true;
+  return channel_.send(StateMsg{epoch_, {blob.begin(), blob.end()}}.to_frame());
+}
+
+Status CheckpointSender::end() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!open_) return Status::error("end outside a checkpoint");
+  if (!have_state_) return Status::error("checkpoint " + std::to_string(epoch_) + " has no state blob");
+  open_ = false;
+  return channel_.send(EndMsg{epoch_, distinct_, lists_, state_length_, state_crc_}.to_frame());
+}
+
+Status CheckpointSender::pump(std::chrono::milliseconds timeout) {
+  auto f = channel_.receive(timeout);
+  if (!f.ok()) return f.status();
+  last_heard_ = Clock::now();
+  const Frame& frame = f.value();
+  switch (frame.type) {
+    case MessageType::kAck: {
+      auto m = AckMsg::from(frame);
+      if (!m.ok()) return m.status();
+      if (m.value().epoch > acked_) acked_ = m.value().epoch;
+      return {};
+    }
+    case MessageType::kNack: {
+      auto m = NackMsg::from(frame);
+      refusal_ = "backup refused checkpoint " + std::to_string(frame.epoch) + ": " +
+                 (m.ok() ? m.value().reason : m.status().message());
+      return Status::error(refusal_);
+    }
+    case MessageType::kError: {
+      auto m = ErrorMsg::from(frame);
+      refusal_ = "backup reported an error: " + (m.ok() ? m.value().reason : m.status().message());
+      return Status::error(refusal_);
+    }
+    case MessageType::kPagesPulled: {
+      auto m = PagesPulledMsg::from(frame);
+      if (!m.ok()) return m.status();
+      if (m.value().seq > pulled_seq_) pulled_seq_ = m.value().seq;
+      return {};
+    }
+    case MessageType::kHeartbeat: {
+      auto m = HeartbeatMsg::from(frame);
+      return m.ok() ? Status{} : m.status();
+    }
+    default:
+      return Status::error("unexpected " + message_type_name(static_cast<std::uint16_t>(frame.type)) +
+                           " message from the backup");
+  }
+}
+
+Status CheckpointSender::wait_pulled(std::uint32_t seq, std::chrono::milliseconds timeout) {
+  std::lock_guard<std::mutex> lock(rx_mutex_);
+  auto deadline = Clock::now() + timeout;
+  while (pulled_seq_ < seq) {
+    if (!refusal_.empty()) return Status::error(refusal_);
+    Status s = pump(left(deadline));
+    if (!s.ok() && !Channel::timed_out(s)) return s;
+    if (pulled_seq_ < seq && Clock::now() >= deadline)
+      return Status::error("timeout: backup did not confirm page list " + std::to_string(seq));
+  }
+  return {};
+}
+
+Status CheckpointSender::wait_ack(std::uint64_t epoch, std::chrono::milliseconds timeout) {
+  std::lock_guard<std::mutex> lock(rx_mutex_);
+  auto deadline = Clock::now() + timeout;
+  while (acked_ < epoch) {
+    if (!refusal_.empty()) return Status::error(refusal_);
+    Status s = pump(left(deadline));
+    if (!s.ok() && !Channel::timed_out(s)) return s;
+    if (acked_ < epoch && Clock::now() >= deadline)
+      return Status::error("timeout: backup did not acknowledge checkpoint " + std::to_string(epoch));
+  }
+  return {};
+}
+
+Status CheckpointSender::heartbeat() {
+  std::uint64_t committed;
+  {
+    std::lock_guard<std::mutex> lock(rx_mutex_);
+    committed = acked_;
+  }
+  std::uint64_t seq;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    seq = ++heartbeat_seq_;
+  }
+  return channel_.send(HeartbeatMsg{seq, committed}.to_frame());
+}
+
+Status CheckpointSender::poll(std::chrono::milliseconds timeout) {
+  std::lock_guard<std::mutex> lock(rx_mutex_);
+  Status s = pump(timeout);
+  return Channel::timed_out(s) ? Status{} : s;
+}
+
+std::uint64_t CheckpointSender::epoch() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return epoch_;
+}
+std::uint64_t CheckpointSender::acked_epoch() const {
+  std::lock_guard<std::mutex> lock(rx_mutex_);
+  return acked_;
+}
+std::uint64_t CheckpointSender::distinct_pages() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return distinct_;
+}
+std::uint32_t CheckpointSender::page_lists() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return lists_;
+}
+std::chrono::steady_clock::time_point CheckpointSender::last_heard() const {
+  std::lock_guard<std::mutex> lock(rx_mutex_);
+  return last_heard_;
+}
+
+}  // namespace vmha

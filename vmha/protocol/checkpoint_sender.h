@@ -1,0 +1,84 @@
+// Primary side of the checkpoint protocol, for the epoch manager:
+//
+//   begin(e)                         a checkpoint starts
+//   send_pages(region, pages)        (prefetch thread, while the guest runs)
+//                                    the backup pulls these pages one-sided
+//   -- guest paused --
+//   send_pages(..., crcs, notify)    residual pages (dirty since their last pull)
+//   wait_pulled(seq)                 only if they are read from live guest memory
+//   send_state(blob)                 vCPU + VMM state
+//   end()                            counts for the backup to verify
+//   -- guest resumed --
+//   wait_ack(e)                      then release that epoch's output
+//
+// Thread-safe: the prefetch thread and the epoch thread may call concurrently.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "vmha/protocol/messages.h"
+#include "vmha/protocol/status.h"
+#include "vmha/transport/transport.h"
+
+namespace vmha {
+
+class CheckpointSender {
+ public:
+  // Page lists longer than this are split into several messages.
+  static constexpr std::size_t kMaxPagesPerList = 65536;
+
+  CheckpointSender(Channel& channel, std::uint64_t page_count);
+
+  Status begin(std::uint64_t epoch);
+  // Asks the backup to read `pages` from `region`. With `crcs` (one per page),
+  // the backup checks each page after reading it. With `notify`, the backup
+  // answers PagesPulled; `seq` receives the number to wait for.
+  Status send_pages(std::uint32_t region, std::span<const PageRef> pages,
+                    std::span<const std::uint32_t> crcs = {}, bool notify = false,
+                    std::uint32_t* seq = nullptr);
+  Status wait_pulled(std::uint32_t seq, std::chrono::milliseconds timeout);
+  Status send_state(std::span<const std::uint8_t> blob);
+  Status end();
+  // Ok once the backup committed `epoch`; error on Nack, peer Error, loss, timeout.
+  Status wait_ack(std::uint64_t epoch, std::chrono::milliseconds timeout);
+
+  Status heartbeat();
+  // Handles replies that are already there (heartbeat echoes, acks); never blocks long.
+  Status poll(std::chrono::milliseconds timeout);
+
+  std::uint64_t epoch() const;
+  std::uint64_t acked_epoch() const;
+  std::uint64_t distinct_pages() const;  // in the current checkpoint
+  std::uint32_t page_lists() const;      // sent in the current checkpoint
+  std::chrono::steady_clock::time_point last_heard() const;
+
+ private:
+  Status pump(std::chrono::milliseconds timeout);  // receives one reply; caller holds rx_mutex_
+
+  Channel& channel_;
+  std::uint64_t page_count_;
+  mutable std::mutex mutex_;  // checkpoint bookkeeping
+  std::uint64_t epoch_ = 0;
+  bool open_ = false;
+  std::vector<std::uint64_t> bits_;
+  std::vector<std::uint64_t> touched_words_;
+  std::uint64_t distinct_ = 0;
+  std::uint32_t lists_ = 0;
+  std::uint32_t next_seq_ = 1;
+  std::uint32_t state_length_ = 0;
+  std::uint32_t state_crc_ = 0;
+  bool have_state_ = false;
+
+  mutable std::mutex rx_mutex_;  // replies
+  std::uint64_t acked_ = 0;
+  std::uint32_t pulled_seq_ = 0;
+  std::uint64_t heartbeat_seq_ = 0;
+  std::string refusal_;  // Nack / Error text
+  std::chrono::steady_clock::time_point last_heard_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace vmha

@@ -1,0 +1,48 @@
+#include "vmha/sys/fd_table.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace vmha {
+
+FdTable::~FdTable() { close_all(); }
+
+FdEntry* FdTable::get(int fd) {
+  if (fd < 0 || fd >= static_cast<int>(slots_.size()) || slots_[fd].host_fd < 0) return nullptr;
+  return &slots_[fd];
+}
+
+int FdTable::install(const FdEntry& e, int min_fd) {
+  for (int fd = std::max(min_fd, 0); fd < kMaxFds; ++fd) {
+    if (fd >= static_cast<int>(slots_.size())) slots_.resize(fd + 1);
+    if (slots_[fd].host_fd < 0) {
+      slots_[fd] = e;
+      return fd;
+    }
+  }
+  return -EMFILE;
+}
+
+int FdTable::install_at(int fd, const FdEntry& e) {
+  if (fd < 0 || fd >= kMaxFds) return -EBADF;
+  close(fd);
+  if (fd >= static_cast<int>(slots_.size())) slots_.resize(fd + 1);
+  slots_[fd] = e;
+  return fd;
+}
+
+int FdTable::close(int fd) {
+  FdEntry* e = get(fd);
+  if (!e) return -EBADF;
+  ::close(e->host_fd);
+  *e = FdEntry{};
+  return 0;
+}
+
+void FdTable::close_all() {
+  for (int fd = 0; fd < static_cast<int>(slots_.size()); ++fd) close(fd);
+  slots_.clear();
+}
+
+}  // namespace vmha

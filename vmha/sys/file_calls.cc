@@ -1,0 +1,308 @@
+// File-descriptor system calls: read/write and friends, seek, stat of an fd,
+// directory listing, fcntl/dup, pipes and socketpairs inside the VM, poll.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <vector>
+
+#include "vmha/sys/guest_io.h"
+#include "vmha/sys/syscall_table.h"
+
+namespace vmha {
+
+namespace {
+
+int fd_arg(const SyscallArgs& a, int i) { return static_cast<int>(a.a[i]); }
+
+int64_t read_into(Process& p, int fd, std::vector<iovec>& iov, off_t offset) {
+  FdEntry* e = p.fds.get(fd);
+  if (!e) return -EBADF;
+  ssize_t n = offset < 0 ? readv(e->host_fd, iov.data(), static_cast<int>(iov.size()))
+                         : preadv(e->host_fd, iov.data(), static_cast<int>(iov.size()), offset);
+  if (n < 0) return -errno;
+  p.as.note_written(iov, n);
+  return n;
+}
+
+int64_t sys_read(Process& p, const SyscallArgs& a) {
+  std::vector<iovec> iov;
+  if (!p.fds.get(fd_arg(a, 0))) return -EBADF;
+  if (!p.as.gather(a.a[1], a.a[2], true, iov)) return -EFAULT;
+  if (iov.empty()) return 0;
+  return read_into(p, fd_arg(a, 0), iov, -1);
+}
+
+int64_t sys_pread64(Process& p, const SyscallArgs& a) {
+  std::vector<iovec> iov;
+  if (static_cast<int64_t>(a.a[3]) < 0) return -EINVAL;
+  if (!p.fds.get(fd_arg(a, 0))) return -EBADF;
+  if (!p.as.gather(a.a[1], a.a[2], true, iov)) return -EFAULT;
+  if (iov.empty()) return 0;
+  return read_into(p, fd_arg(a, 0), iov, static_cast<off_t>(a.a[3]));
+}
+
+int64_t sys_readv(Process& p, const SyscallArgs& a) {
+  std::vector<iovec> iov;
+  if (!p.fds.get(fd_arg(a, 0))) return -EBADF;
+  if (!gather_guest_iovec(p, a.a[1], a.a[2], true, iov)) return -EFAULT;
+  if (iov.empty()) return 0;
+  return read_into(p, fd_arg(a, 0), iov, -1);
+}
+
+int64_t sys_write(Process& p, const SyscallArgs& a) {
+  std::vector<iovec> iov;
+  if (!p.fds.get(fd_arg(a, 0))) return -EBADF;
+  if (!p.as.gather(a.a[1], a.a[2], false, iov)) return -EFAULT;
+  if (iov.empty()) return 0;
+  return write_for_guest(p, fd_arg(a, 0), iov, -1);
+}
+
+int64_t sys_pwrite64(Process& p, const SyscallArgs& a) {
+  std::vector<iovec> iov;
+  if (static_cast<int64_t>(a.a[3]) < 0) return -EINVAL;
+  if (!p.fds.get(fd_arg(a, 0))) return -EBADF;
+  if (!p.as.gather(a.a[1], a.a[2], false, iov)) return -EFAULT;
+  if (iov.empty()) return 0;
+  return write_for_guest(p, fd_arg(a, 0), iov, static_cast<off_t>(a.a[3]));
+}
+
+int64_t sys_writev(Process& p, const SyscallArgs& a) {
+  std::vector<iovec> iov;
+  if (!p.fds.get(fd_arg(a, 0))) return -EBADF;
+  if (!gather_guest_iovec(p, a.a[1], a.a[2], false, iov)) return -EFAULT;
+  if (iov.empty()) return 0;
+  return write_for_guest(p, fd_arg(a, 0), iov, -1);
+}
+
+int64_t sys_lseek(Process& p, const SyscallArgs& a) {
+  FdEntry* e = p.fds.get(fd_arg(a, 0));
+  if (!e) return -EBADF;
+  off_t r = lseek(e->host_fd, static_cast<off_t>(a.a[1]), static_cast<int>(a.a[2]));
+  return r < 0 ? -errno : r;
+}
+
+int64_t sys_close(Process& p, const SyscallArgs& a) { return p.fds.close(fd_arg(a, 0)); }
+
+int64_t sys_fstat(Process& p, const SyscallArgs& a) {
+  FdEntry* e = p.fds.get(fd_arg(a, 0));
+  if (!e) return -EBADF;
+  struct stat st;
+  if (fstat(e->host_fd, &st) < 0) return -errno;
+  return p.as.copy_out(a.a[1], &st, sizeof st) ? 0 : -EFAULT;
+}
+
+int64_t sys_getdents64(Process& p, const SyscallArgs& a) {
+  FdEntry* e = p.fds.get(fd_arg(a, 0));
+  if (!e) return -EBADF;
+  std::vector<char> buf(std::min<uint64_t>(a.a[2], 1 << 20));
+  long n = syscall(SYS_getdents64, e->host_fd, buf.data(), buf.size());
+  if (n < 0) return -errno;
+  return p.as.copy_out(a.a[1], buf.data(), n) ? n : -EFAULT;
+}
+
+int64_t sys_ioctl(Process& p, const SyscallArgs& a) {
+  FdEntry* e = p.fds.get(fd_arg(a, 0));
+  if (!e) return -EBADF;
+  // Only terminal queries (isatty, window size); the rest is not the guest's business.
+  uint64_t req = a.a[1];
+  if (req == TCGETS || req == TIOCGWINSZ) {
+    char buf[64];
+    if (ioctl(e->host_fd, req, buf) < 0) return -errno;
+    size_t size = req == TCGETS ? 36 : sizeof(winsize);  // kernel struct termios is 36 bytes
+    return p.as.copy_out(a.a[2], buf, size) ? 0 : -EFAULT;
+  }
+  if (req == FIONREAD) {
+    int n = 0;
+    if (ioctl(e->host_fd, FIONREAD, &n) < 0) return -errno;
+    return p.as.copy_out(a.a[2], &n, sizeof n) ? 0 : -EFAULT;
+  }
+  return -ENOTTY;
+}
+
+int64_t dup_to(Process& p, int oldfd, int newfd, bool cloexec, bool at_least) {
+  FdEntry* e = p.fds.get(oldfd);
+  if (!e) return -EBADF;
+  FdEntry copy = *e;
+  copy.host_fd = fcntl(e->host_fd, F_DUPFD_CLOEXEC, 0);
+  if (copy.host_fd < 0) return -errno;
+  copy.cloexec = cloexec;
+  int r = at_least ? p.fds.install(copy, newfd) : p.fds.install_at(newfd, copy);
+  if (r < 0) close(copy.host_fd);
+  return r;
+}
+
+int64_t sys_dup(Process& p, const SyscallArgs& a) { return dup_to(p, fd_arg(a, 0), 0, false, true); }
+
+int64_t sys_dup2(Process& p, const SyscallArgs& a) {
+  if (!p.fds.get(fd_arg(a, 0))) return -EBADF;
+  if (fd_arg(a, 0) == fd_arg(a, 1)) return fd_arg(a, 1);
+  return dup_to(p, fd_arg(a, 0), fd_arg(a, 1), false, false);
+}
+
+int64_t sys_dup3(Process& p, const SyscallArgs& a) {
+  if (fd_arg(a, 0) == fd_arg(a, 1)) return -EINVAL;
+  return dup_to(p, fd_arg(a, 0), fd_arg(a, 1), a.a[2] & O_CLOEXEC, false);
+}
+
+int64_t sys_fcntl(Process& p, const SyscallArgs& a) {
+  FdEntry* e = p.fds.get(fd_arg(a, 0));
+  if (!e) return -EBADF;
+  int cmd = static_cast<int>(a.a[1]);
+  switch (cmd) {
+    case F_DUPFD: return dup_to(p, fd_arg(a, 0), static_cast<int>(a.a[2]), false, true);
+    case F_DUPFD_CLOEXEC: return dup_to(p, fd_arg(a, 0), static_cast<int>(a.a[2]), true, true);
+    case F_GETFD: return e->cloexec ? FD_CLOEXEC : 0;
+    case F_SETFD: e->cloexec = a.a[2] & FD_CLOEXEC; return 0;
+    case F_GETFL: { int r = fcntl(e->host_fd, F_GETFL); return r < 0 ? -errno : r; }
+    case F_SETFL: { int r = fcntl(e->host_fd, F_SETFL, static_cast<int>(a.a[2])); return r < 0 ? -errno : r; }
+    case F_GETLK: case F_SETLK: case F_SETLKW: return 0;  // one process: locks always succeed
+    default: return -EINVAL;
+  }
+}
+
+int64_t make_pair(Process& p, uint64_t out_va, int host[2], FdKind kind, bool cloexec) {
+  int ch = p.fds.next_channel();
+  FdEntry e0{host[0], kind, "", 0, cloexec, -1, ch, 0};
+  FdEntry e1{host[1], kind, "", 0, cloexec, -1, ch, 1};
+  int g0 = p.fds.install(e0), g1 = g0 < 0 ? g0 : p.fds.install(e1);
+  if (g0 < 0 || g1 < 0) {
+    if (g0 >= 0) p.fds.close(g0); else close(host[0]);
+    close(host[1]);
+    return -EMFILE;
+  }
+  int guest[2] = {g0, g1};
+  if (!p.as.copy_out(out_va, guest, sizeof guest)) { p.fds.close(g0); p.fds.close(g1); return -EFAULT; }
+  return 0;
+}
+
+int64_t sys_pipe2(Process& p, const SyscallArgs& a) {
+  int host[2];
+  int flags = static_cast<int>(a.a[1]);
+  if (pipe2(host, (flags & ~O_CLOEXEC) | O_CLOEXEC) < 0) return -errno;
+  return make_pair(p, a.a[0], host, FdKind::kPipe, flags & O_CLOEXEC);
+}
+
+int64_t sys_pipe(Process& p, const SyscallArgs& a) {
+  SyscallArgs b = a;
+  b.a[1] = 0;
+  return sys_pipe2(p, b);
+}
+
+int64_t sys_socketpair(Process& p, const SyscallArgs& a) {
+  int domain = static_cast<int>(a.a[0]), type = static_cast<int>(a.a[1]);
+  if (domain != AF_UNIX) return -EAFNOSUPPORT;
+  int host[2];
+  if (socketpair(domain, type | SOCK_CLOEXEC, static_cast<int>(a.a[2]), host) < 0) return -errno;
+  return make_pair(p, a.a[3], host, FdKind::kSocket, type & SOCK_CLOEXEC);
+}
+
+int64_t sys_shutdown(Process& p, const SyscallArgs& a) {
+  FdEntry* e = p.fds.get(fd_arg(a, 0));
+  if (!e) return -EBADF;
+  return shutdown(e->host_fd, static_cast<int>(a.a[1])) < 0 ? -errno : 0;
+}
+
+int64_t sys_poll(Process& p, const SyscallArgs& a) {
+  uint64_t n = a.a[1];
+  if (n > FdTable::kMaxFds) return -EINVAL;
+  std::vector<pollfd> fds(n), host(n);
+  if (n && !p.as.copy_in(fds.data(), a.a[0], n * sizeof(pollfd))) return -EFAULT;
+  for (uint64_t i = 0; i < n; ++i) {
+    host[i] = fds[i];
+    FdEntry* e = fds[i].fd >= 0 ? p.fds.get(fds[i].fd) : nullptr;
+    host[i].fd = e ? e->host_fd : -1;
+  }
+  int r = poll(host.data(), n, static_cast<int>(a.a[2]));
+  if (r < 0) return -errno;
+  for (uint64_t i = 0; i < n; ++i) {
+    fds[i].revents = host[i].revents;
+    if (fds[i].fd >= 0 && !p.fds.get(fds[i].fd)) fds[i].revents = POLLNVAL, ++r;
+  }
+  return (n && !p.as.copy_out(a.a[0], fds.data(), n * sizeof(pollfd))) ? -EFAULT : r;
+}
+
+int64_t sys_sendfile(Process& p, const SyscallArgs& a) {
+  int out_fd = fd_arg(a, 0), in_fd = fd_arg(a, 1);
+  FdEntry* in = p.fds.get(in_fd);
+  if (!in || !p.fds.get(out_fd)) return -EBADF;
+  off_t off = 0;
+  bool has_off = a.a[2] != 0;
+  if (has_off && !p.as.copy_in(&off, a.a[2], sizeof off)) return -EFAULT;
+  std::vector<char> buf(std::min<uint64_t>(a.a[3], 1 << 20));
+  ssize_t n = has_off ? pread(in->host_fd, buf.data(), buf.size(), off) : read(in->host_fd, buf.data(), buf.size());
+  if (n <= 0) return n < 0 ? -errno : 0;
+  int64_t w = write_for_guest(p, out_fd, {{buf.data(), static_cast<size_t>(n)}}, -1);
+  if (w < 0) return w;
+  if (w < n && !has_off) lseek(in->host_fd, w - n, SEEK_CUR);
+  if (has_off) {
+    off += w;
+    if (!p.as.copy_out(a.a[2], &off, sizeof off)) return -EFAULT;
+  }
+  return w;
+}
+
+int64_t sys_ftruncate(Process& p, const SyscallArgs& a) {
+  FdEntry* e = p.fds.get(fd_arg(a, 0));
+  if (!e) return -EBADF;
+  int host = e->host_fd;
+  off_t len = static_cast<off_t>(a.a[1]);
+  return p.out->change("ftruncate " + e->path, [=] { return ftruncate(host, len) < 0 ? -errno : 0L; });
+}
+
+int64_t sys_fsync(Process& p, const SyscallArgs& a) {
+  FdEntry* e = p.fds.get(fd_arg(a, 0));
+  if (!e) return -EBADF;
+  return fsync(e->host_fd) < 0 && errno != EINVAL ? -errno : 0;
+}
+
+int64_t sys_fadvise64(Process& p, const SyscallArgs& a) { return p.fds.get(fd_arg(a, 0)) ? 0 : -EBADF; }
+
+int64_t sys_fchmod(Process& p, const SyscallArgs& a) {
+  FdEntry* e = p.fds.get(fd_arg(a, 0));
+  if (!e) return -EBADF;
+  int host = e->host_fd;
+  mode_t mode = static_cast<mode_t>(a.a[1]);
+  return p.out->change("fchmod " + e->path, [=] { return fchmod(host, mode) < 0 ? -errno : 0L; });
+}
+
+const SyscallDef kDefs[] = {
+    {SYS_read, "read", sys_read},
+    {SYS_write, "write", sys_write},
+    {SYS_pread64, "pread64", sys_pread64},
+    {SYS_pwrite64, "pwrite64", sys_pwrite64},
+    {SYS_readv, "readv", sys_readv},
+    {SYS_writev, "writev", sys_writev},
+    {SYS_lseek, "lseek", sys_lseek},
+    {SYS_close, "close", sys_close},
+    {SYS_fstat, "fstat", sys_fstat},
+    {SYS_getdents64, "getdents64", sys_getdents64},
+    {SYS_ioctl, "ioctl", sys_ioctl},
+    {SYS_dup, "dup", sys_dup},
+    {SYS_dup2, "dup2", sys_dup2},
+    {SYS_dup3, "dup3", sys_dup3},
+    {SYS_fcntl, "fcntl", sys_fcntl},
+    {SYS_pipe, "pipe", sys_pipe},
+    {SYS_pipe2, "pipe2", sys_pipe2},
+    {SYS_socketpair, "socketpair", sys_socketpair},
+    {SYS_shutdown, "shutdown", sys_shutdown},
+    {SYS_poll, "poll", sys_poll},
+    {SYS_sendfile, "sendfile", sys_sendfile},
+    {SYS_ftruncate, "ftruncate", sys_ftruncate},
+    {SYS_fsync, "fsync", sys_fsync},
+    {SYS_fdatasync, "fdatasync", sys_fsync},
+    {SYS_fadvise64, "fadvise64", sys_fadvise64},
+    {SYS_fchmod, "fchmod", sys_fchmod},
+};
+
+}  // namespace
+
+std::span<const SyscallDef> file_syscalls() { return kDefs; }
+
+}  // namespace vmha

@@ -1,0 +1,43 @@
+#include "vmha/sys/guest_io.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace vmha {
+
+bool gather_guest_iovec(Process& p, uint64_t iov_va, uint64_t count, bool write, std::vector<iovec>& out) {
+  out.clear();
+  if (count > 1024) return false;
+  std::vector<iovec> guest(count), piece;
+  if (count && !p.as.copy_in(guest.data(), iov_va, count * sizeof(iovec))) return false;
+  for (const iovec& g : guest) {
+    if (!g.iov_len) continue;
+    if (!p.as.gather(reinterpret_cast<uint64_t>(g.iov_base), g.iov_len, write, piece)) return false;
+    out.insert(out.end(), piece.begin(), piece.end());
+  }
+  return true;
+}
+
+int64_t write_for_guest(Process& p, int fd, const std::vector<iovec>& iov, off_t offset) {
+  FdEntry* e = p.fds.get(fd);
+  if (!e) return -EBADF;
+  ssize_t n;
+  if (e->kind == FdKind::kPipe || e->kind == FdKind::kSocket) {
+    n = offset < 0 ? writev(e->host_fd, iov.data(), static_cast<int>(iov.size()))
+                   : pwritev(e->host_fd, iov.data(), static_cast<int>(iov.size()), offset);
+    if (n < 0) n = -errno;
+  } else {
+    OutputTarget t{fd, e->host_fd, e->path};
+    n = p.out->write(t, iov, offset);
+  }
+  if (n == -EPIPE) {
+    const KernelSigaction& sa = p.sigactions[SIGPIPE];
+    if (sa.handler == reinterpret_cast<uint64_t>(SIG_DFL) && !(p.sigmask & (1ull << (SIGPIPE - 1))))
+      p.die_by_signal(SIGPIPE);
+  }
+  return n;
+}
+
+}  // namespace vmha

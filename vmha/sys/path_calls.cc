@@ -1,0 +1,306 @@
+// Path system calls, all confined beneath the working directory: open, stat,
+// unlink, rename, mkdir, readlink, access, getcwd, utimensat, chmod.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+
+#include "vmha/sys/syscall_table.h"
+
+namespace vmha {
+
+namespace {
+
+constexpr int kAtFdcwd = AT_FDCWD;
+
+// Where a guest (dirfd, path) pair points: a host directory fd (not owned)
+// and a path relative to it; `recorded` is the path relative to the root.
+struct Resolved {
+  int dir = -1;
+  std::string rel;
+  std::string recorded;
+};
+
+int resolve(Process& p, int64_t dirfd, uint64_t path_va, Resolved* r, std::string* raw = nullptr) {
+  std::string path;
+  if (int e = p.as.read_string(path_va, path)) return e;
+  if (raw) *raw = path;
+  if (path.empty()) return -ENOENT;
+  if (path[0] == '/') {
+    if (int e = p.root.relative(path, &r->rel)) return e;
+    r->dir = p.root.root_fd();
+    r->recorded = r->rel;
+    return 0;
+  }
+  r->rel = path;
+  if (static_cast<int>(dirfd) == kAtFdcwd) {
+    r->dir = p.root.root_fd();
+    r->recorded = path;
+    return 0;
+  }
+  FdEntry* e = p.fds.get(static_cast<int>(dirfd));
+  if (!e) return -EBADF;
+  if (e->kind != FdKind::kFile) return -ENOTDIR;
+  r->dir = e->host_fd;
+  r->recorded = e->path + "/" + path;
+  return 0;
+}
+
+int64_t do_open(Process& p, int64_t dirfd, uint64_t path_va, int flags, unsigned mode) {
+  std::string raw;
+  Resolved r;
+  int e = resolve(p, dirfd, path_va, &r, &raw);
+  FdEntry entry;
+  entry.open_flags = flags & ~(O_CLOEXEC | O_TRUNC | O_EXCL | O_CREAT);
+  entry.cloexec = flags & O_CLOEXEC;
+  if (e == -EACCES && Confinement::is_allowed_device(raw)) {
+    int fd = open(raw.c_str(), (flags & (O_ACCMODE | O_NONBLOCK)) | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    entry.host_fd = fd;
+    entry.kind = FdKind::kDevice;
+    entry.path = raw;
+  } else {
+    if (e) return e;
+    int host_flags = flags & ~(O_CLOEXEC | 0100000 /* O_LARGEFILE */);
+    int fd = p.root.open_beneath(r.dir, r.rel, host_flags, mode);
+    if (fd < 0) return fd;
+    entry.host_fd = fd;
+    entry.kind = FdKind::kFile;
+    entry.path = r.recorded;
+  }
+  int g = p.fds.install(entry);
+  if (g < 0) close(entry.host_fd);
+  return g;
+}
+
+int64_t sys_openat(Process& p, const SyscallArgs& a) {
+  return do_open(p, static_cast<int64_t>(a.a[0]), a.a[1], static_cast<int>(a.a[2]), static_cast<unsigned>(a.a[3]));
+}
+int64_t sys_open(Process& p, const SyscallArgs& a) {
+  return do_open(p, kAtFdcwd, a.a[0], static_cast<int>(a.a[1]), static_cast<unsigned>(a.a[2]));
+}
+int64_t sys_creat(Process& p, const SyscallArgs& a) {
+  return do_open(p, kAtFdcwd, a.a[0], O_CREAT | O_WRONLY | O_TRUNC, static_cast<unsigned>(a.a[1]));
+}
+
+// stat-like calls: follow symlinks beneath the root (O_PATH), or stat the
+// link itself relative to its parent.
+int64_t do_stat(Process& p, int64_t dirfd, uint64_t path_va, uint64_t out_va, int flags) {
+  struct stat st;
+  std::string raw;
+  Resolved r;
+  int e = resolve(p, dirfd, path_va, &r, &raw);
+  if (e == -ENOENT && (flags & AT_EMPTY_PATH) && raw.empty()) {
+    FdEntry* f = static_cast<int>(dirfd) == kAtFdcwd ? nullptr : p.fds.get(static_cast<int>(dirfd));
+    int host = static_cast<int>(dirfd) == kAtFdcwd ? p.root.root_fd() : (f ? f->host_fd : -1);
+    if (host < 0) return -EBADF;
+    if (fstat(host, &st) < 0) return -errno;
+  } else if (e == -EACCES && Confinement::is_allowed_device(raw)) {
+    if (stat(raw.c_str(), &st) < 0) return -errno;
+  } else if (e) {
+    return e;
+  } else if (flags & AT_SYMLINK_NOFOLLOW) {
+    std::string base;
+    int parent = p.root.open_parent(r.dir, r.rel, &base);
+    if (parent < 0) return parent;
+    int rc = fstatat(parent, base.c_str(), &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH);
+    int err = errno;
+    close(parent);
+    if (rc < 0) return -err;
+  } else {
+    int fd = p.root.open_beneath(r.dir, r.rel, O_PATH, 0);
+    if (fd < 0) return fd;
+    int rc = fstat(fd, &st);
+    int err = errno;
+    close(fd);
+    if (rc < 0) return -err;
+  }
+  return p.as.copy_out(out_va, &st, sizeof st) ? 0 : -EFAULT;
+}
+
+int64_t sys_newfstatat(Process& p, const SyscallArgs& a) {
+  return do_stat(p, static_cast<int64_t>(a.a[0]), a.a[1], a.a[2], static_cast<int>(a.a[3]));
+}
+int64_t sys_stat(Process& p, const SyscallArgs& a) { return do_stat(p, kAtFdcwd, a.a[0], a.a[1], 0); }
+int64_t sys_lstat(Process& p, const SyscallArgs& a) { return do_stat(p, kAtFdcwd, a.a[0], a.a[1], AT_SYMLINK_NOFOLLOW); }
+
+// Calls that change a directory entry go through the output layer.
+int64_t in_parent(Process& p, int64_t dirfd, uint64_t path_va, const char* what,
+                  long (*op)(int parent, const char* base, uint64_t arg), uint64_t arg) {
+  Resolved r;
+  if (int e = resolve(p, dirfd, path_va, &r)) return e;
+  std::string base;
+  int parent = p.root.open_parent(r.dir, r.rel, &base);
+  if (parent < 0) return parent;
+  long rc = p.out->change(std::string(what) + " " + r.recorded, [&] { return op(parent, base.c_str(), arg); });
+  close(parent);
+  return rc;
+}
+
+long op_unlink(int parent, const char* base, uint64_t flags) {
+  return unlinkat(parent, base, static_cast<int>(flags)) < 0 ? -errno : 0;
+}
+long op_mkdir(int parent, const char* base, uint64_t mode) {
+  return mkdirat(parent, base, static_cast<mode_t>(mode)) < 0 ? -errno : 0;
+}
+
+int64_t sys_unlinkat(Process& p, const SyscallArgs& a) {
+  if (a.a[2] & ~uint64_t(AT_REMOVEDIR)) return -EINVAL;
+  return in_parent(p, static_cast<int64_t>(a.a[0]), a.a[1], "unlink", op_unlink, a.a[2]);
+}
+int64_t sys_unlink(Process& p, const SyscallArgs& a) { return in_parent(p, kAtFdcwd, a.a[0], "unlink", op_unlink, 0); }
+int64_t sys_rmdir(Process& p, const SyscallArgs& a) {
+  return in_parent(p, kAtFdcwd, a.a[0], "rmdir", op_unlink, AT_REMOVEDIR);
+}
+int64_t sys_mkdirat(Process& p, const SyscallArgs& a) {
+  return in_parent(p, static_cast<int64_t>(a.a[0]), a.a[1], "mkdir", op_mkdir, a.a[2]);
+}
+int64_t sys_mkdir(Process& p, const SyscallArgs& a) { return in_parent(p, kAtFdcwd, a.a[0], "mkdir", op_mkdir, a.a[1]); }
+
+int64_t do_rename(Process& p, int64_t olddir, uint64_t oldpath, int64_t newdir, uint64_t newpath, unsigned flags) {
+  Resolved from, to;
+  if (int e = resolve(p, olddir, oldpath, &from)) return e;
+  if (int e = resolve(p, newdir, newpath, &to)) return e;
+  std::string from_base, to_base;
+  int fp = p.root.open_parent(from.dir, from.rel, &from_base);
+  if (fp < 0) return fp;
+  int tp = p.root.open_parent(to.dir, to.rel, &to_base);
+  if (tp < 0) { close(fp); return tp; }
+  long rc = p.out->change("rename " + from.recorded + " " + to.recorded, [&] {
+    return syscall(SYS_renameat2, fp, from_base.c_str(), tp, to_base.c_str(), flags) < 0 ? -errno : 0L;
+  });
+  close(fp);
+  close(tp);
+  return rc;
+}
+
+int64_t sys_rename(Process& p, const SyscallArgs& a) { return do_rename(p, kAtFdcwd, a.a[0], kAtFdcwd, a.a[1], 0); }
+int64_t sys_renameat(Process& p, const SyscallArgs& a) {
+  return do_rename(p, static_cast<int64_t>(a.a[0]), a.a[1], static_cast<int64_t>(a.a[2]), a.a[3], 0);
+}
+int64_t sys_renameat2(Process& p, const SyscallArgs& a) {
+  return do_rename(p, static_cast<int64_t>(a.a[0]), a.a[1], static_cast<int64_t>(a.a[2]), a.a[3],
+                   static_cast<unsigned>(a.a[4]));
+}
+
+int64_t do_readlink(Process& p, int64_t dirfd, uint64_t path_va, uint64_t buf_va, uint64_t size) {
+  Resolved r;
+  if (int e = resolve(p, dirfd, path_va, &r)) return e;
+  std::string base;
+  int parent = p.root.open_parent(r.dir, r.rel, &base);
+  if (parent < 0) return parent;
+  char buf[4096];
+  ssize_t n = readlinkat(parent, base.c_str(), buf, sizeof buf);
+  int err = errno;
+  close(parent);
+  if (n < 0) return -err;
+  n = std::min<ssize_t>(n, static_cast<ssize_t>(size));
+  return p.as.copy_out(buf_va, buf, n) ? n : -EFAULT;
+}
+
+int64_t sys_readlinkat(Process& p, const SyscallArgs& a) {
+  return do_readlink(p, static_cast<int64_t>(a.a[0]), a.a[1], a.a[2], a.a[3]);
+}
+int64_t sys_readlink(Process& p, const SyscallArgs& a) { return do_readlink(p, kAtFdcwd, a.a[0], a.a[1], a.a[2]); }
+
+int64_t do_access(Process& p, int64_t dirfd, uint64_t path_va, int mode, int flags) {
+  std::string raw;
+  Resolved r;
+  int e = resolve(p, dirfd, path_va, &r, &raw);
+  if (e == -EACCES && Confinement::is_allowed_device(raw)) return access(raw.c_str(), mode) < 0 ? -errno : 0;
+  if (e) return e;
+  int fd = p.root.open_beneath(r.dir, r.rel, O_PATH | ((flags & AT_SYMLINK_NOFOLLOW) ? O_NOFOLLOW : 0), 0);
+  if (fd < 0) return fd;
+  long rc = syscall(SYS_faccessat2, fd, "", mode, AT_EMPTY_PATH | (flags & AT_EACCESS));
+  int err = errno;
+  close(fd);
+  return rc < 0 ? -err : 0;
+}
+
+int64_t sys_access(Process& p, const SyscallArgs& a) { return do_access(p, kAtFdcwd, a.a[0], static_cast<int>(a.a[1]), 0); }
+int64_t sys_faccessat(Process& p, const SyscallArgs& a) {
+  return do_access(p, static_cast<int64_t>(a.a[0]), a.a[1], static_cast<int>(a.a[2]), 0);
+}
+int64_t sys_faccessat2(Process& p, const SyscallArgs& a) {
+  return do_access(p, static_cast<int64_t>(a.a[0]), a.a[1], static_cast<int>(a.a[2]), static_cast<int>(a.a[3]));
+}
+
+int64_t sys_getcwd(Process& p, const SyscallArgs& a) {
+  const std::string& cwd = p.root.root_path();
+  if (a.a[1] < cwd.size() + 1) return -ERANGE;
+  return p.as.copy_out(a.a[0], cwd.c_str(), cwd.size() + 1) ? static_cast<int64_t>(cwd.size() + 1) : -EFAULT;
+}
+
+int64_t sys_utimensat(Process& p, const SyscallArgs& a) {
+  timespec ts[2];
+  bool has_times = a.a[2] != 0;
+  if (has_times && !p.as.copy_in(ts, a.a[2], sizeof ts)) return -EFAULT;
+  int flags = static_cast<int>(a.a[3]);
+  if (a.a[1] == 0) {  // futimens
+    FdEntry* e = p.fds.get(static_cast<int>(a.a[0]));
+    if (!e) return -EBADF;
+    int host = e->host_fd;
+    return p.out->change("utimens " + e->path, [&] { return futimens(host, has_times ? ts : nullptr) < 0 ? -errno : 0L; });
+  }
+  Resolved r;
+  if (int e = resolve(p, static_cast<int64_t>(a.a[0]), a.a[1], &r)) return e;
+  std::string base;
+  int parent = p.root.open_parent(r.dir, r.rel, &base);
+  if (parent < 0) return parent;
+  long rc = p.out->change("utimens " + r.recorded, [&] {
+    return utimensat(parent, base.c_str(), has_times ? ts : nullptr, flags | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0L;
+  });
+  close(parent);
+  return rc;
+}
+
+int64_t do_chmod(Process& p, int64_t dirfd, uint64_t path_va, mode_t mode) {
+  Resolved r;
+  if (int e = resolve(p, dirfd, path_va, &r)) return e;
+  int fd = p.root.open_beneath(r.dir, r.rel, O_PATH, 0);
+  if (fd < 0) return fd;
+  std::string proc = "/proc/self/fd/" + std::to_string(fd);  // chmod through the O_PATH fd
+  long rc = p.out->change("chmod " + r.recorded, [&] { return chmod(proc.c_str(), mode) < 0 ? -errno : 0L; });
+  close(fd);
+  return rc;
+}
+
+int64_t sys_chmod(Process& p, const SyscallArgs& a) { return do_chmod(p, kAtFdcwd, a.a[0], static_cast<mode_t>(a.a[1])); }
+int64_t sys_fchmodat(Process& p, const SyscallArgs& a) {
+  return do_chmod(p, static_cast<int64_t>(a.a[0]), a.a[1], static_cast<mode_t>(a.a[2]));
+}
+
+const SyscallDef kDefs[] = {
+    {SYS_openat, "openat", sys_openat},
+    {SYS_open, "open", sys_open},
+    {SYS_creat, "creat", sys_creat},
+    {SYS_newfstatat, "newfstatat", sys_newfstatat},
+    {SYS_stat, "stat", sys_stat},
+    {SYS_lstat, "lstat", sys_lstat},
+    {SYS_unlinkat, "unlinkat", sys_unlinkat},
+    {SYS_unlink, "unlink", sys_unlink},
+    {SYS_rmdir, "rmdir", sys_rmdir},
+    {SYS_mkdirat, "mkdirat", sys_mkdirat},
+    {SYS_mkdir, "mkdir", sys_mkdir},
+    {SYS_rename, "rename", sys_rename},
+    {SYS_renameat, "renameat", sys_renameat},
+    {SYS_renameat2, "renameat2", sys_renameat2},
+    {SYS_readlinkat, "readlinkat", sys_readlinkat},
+    {SYS_readlink, "readlink", sys_readlink},
+    {SYS_access, "access", sys_access},
+    {SYS_faccessat, "faccessat", sys_faccessat},
+    {SYS_faccessat2, "faccessat2", sys_faccessat2},
+    {SYS_getcwd, "getcwd", sys_getcwd},
+    {SYS_utimensat, "utimensat", sys_utimensat},
+    {SYS_chmod, "chmod", sys_chmod},
+    {SYS_fchmodat, "fchmodat", sys_fchmodat},
+};
+
+}  // namespace
+
+std::span<const SyscallDef> path_syscalls() { return kDefs; }
+
+}  // namespace vmha

@@ -1,0 +1,48 @@
+// Process: the VMM-side operating-system state of the guest program — what a
+// kernel keeps per process (fds, signal dispositions, working directory,
+// exit status). The syscall handlers operate on it; the VM owns it.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include "vmha/output/output_sink.h"
+#include "vmha/sys/confinement.h"
+#include "vmha/sys/fd_table.h"
+#include "vmha/vmm/address_space.h"
+
+namespace vmha {
+
+struct KernelSigaction {  // the kernel's struct sigaction on x86-64
+  uint64_t handler = 0, flags = 0, restorer = 0, mask = 0;
+};
+
+struct GuestExit {
+  bool requested = false;
+  bool by_signal = false;
+  int code = 0;  // exit status, or signal number when by_signal
+};
+
+struct Process {
+  explicit Process(AddressSpace& a) : as(a) {}
+  AddressSpace& as;
+  FdTable fds;
+  Confinement root;
+  OutputSink* out = nullptr;
+  std::array<KernelSigaction, 65> sigactions{};
+  uint64_t sigmask = 0;
+  GuestExit exit;
+  uint64_t fs_base = 0;
+  bool fs_base_changed = false;
+  bool log_unsupported = true;
+  std::set<uint64_t> logged;  // syscalls already reported as unsupported
+  std::string log_prefix = "vmha: ";
+
+  // Ends the guest as if the signal were delivered with its default action.
+  void die_by_signal(int sig) { exit = {true, true, sig}; }
+  // Reports something once per key (unsupported syscall numbers).
+  void log_once(uint64_t key, const std::string& message);
+};
+
+}  // namespace vmha

@@ -1,0 +1,34 @@
+// The guest's system calls: one table from number to handler, filled from
+// one list per group (memory, files, paths, time, process). Unknown numbers
+// return -ENOSYS and are logged once.
+#pragma once
+#include <cstdint>
+#include <span>
+
+#include "vmha/sys/process.h"
+
+namespace vmha {
+
+struct SyscallArgs {
+  uint64_t nr = 0;
+  uint64_t a[6] = {};
+};
+
+using SyscallFn = int64_t (*)(Process&, const SyscallArgs&);
+
+struct SyscallDef {
+  uint64_t nr;
+  const char* name;
+  SyscallFn fn;
+};
+
+std::span<const SyscallDef> memory_syscalls();
+std::span<const SyscallDef> file_syscalls();
+std::span<const SyscallDef> path_syscalls();
+std::span<const SyscallDef> time_syscalls();
+std::span<const SyscallDef> process_syscalls();
+
+int64_t dispatch_syscall(Process& p, const SyscallArgs& args);
+const char* syscall_name(uint64_t nr);  // "" when vmha does not know it
+
+}  // namespace vmha

@@ -1,0 +1,72 @@
+// Internal to the UCX transport: one connection (a UCP endpoint). Control frames
+// travel on the endpoint's stream; pages are pulled with ucp_get_nbx against the
+// rkeys the primary sent after authentication.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "vmha/transport/transport.h"
+#include "vmha/transport/ucx_core.h"
+
+namespace vmha::ucx {
+
+struct EndpointState {
+  std::atomic<bool> failed{false};
+  std::atomic<int> error{UCS_OK};
+};
+
+class UcxChannel final : public Channel {
+ public:
+  UcxChannel(std::shared_ptr<Core> core, std::string peer);
+  ~UcxChannel() override;
+
+  // Creates the endpoint (client: to `addr`; server: from `conn_request`).
+  Status open_client(const sockaddr* addr, socklen_t len);
+  Status open_server(ucp_conn_request_h request);
+  // Before authentication only small frames are accepted.
+  void set_max_payload(std::uint32_t n) { max_payload_ = n; }
+  // Backup: unpacks the primary's rkeys.
+  Status adopt_regions(RegionsMsg regions);
+  // Primary: prints lanes after the handshake (see print_endpoint_if_asked).
+  void connected_hook() const { print_endpoint_if_asked(); }
+
+  Status send_encoded(std::span<const std::uint8_t> bytes) override;
+  Result<Frame> receive(std::chrono::milliseconds timeout) override;
+  Status pull(std::span<const PullOp> ops) override;
+  const std::vector<RegionInfo>& remote_regions() const override { return regions_; }
+  bool connected() const override { return ep_ != nullptr && !state_->failed && !broken_; }
+  std::string peer() const override { return peer_; }
+  // Lingers up to 200 ms for the peer to close first (see the .cc), then closes.
+  void close() override;
+  void linger(std::chrono::milliseconds timeout);
+
+ private:
+  Status lost(const std::string& doing) const;
+  void print_endpoint_if_asked() const;
+  void mark_broken(const std::string& why);
+  Result<Frame> take_frame(bool* have);
+  Result<Frame> fail(Status s);
+
+  std::shared_ptr<Core> core_;
+  std::string peer_;
+  ucp_ep_h ep_ = nullptr;
+  std::unique_ptr<EndpointState> state_ = std::make_unique<EndpointState>();
+  std::mutex send_mutex_;
+  std::mutex receive_mutex_;
+  std::vector<std::uint8_t> rx_;
+  std::size_t rx_start_ = 0;
+  std::uint32_t max_payload_ = kMaxFramePayload;
+  // A bad frame arrived or an operation timed out: the stream can no longer be
+  // trusted, and close() must force pending operations out.
+  std::atomic<bool> broken_{false};
+  mutable std::mutex broken_mutex_;
+  std::string broken_reason_;
+  std::vector<RegionInfo> regions_;
+  std::vector<ucp_rkey_h> rkeys_;
+};
+
+}  // namespace vmha::ucx

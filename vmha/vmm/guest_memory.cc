@@ -1,0 +1,48 @@
+#include "vmha/vmm/guest_memory.h"
+
+#include <sys/mman.h>
+
+#include <memory>
+
+namespace vmha {
+
+Status GuestMemory::create(uint64_t bytes, std::unique_ptr<GuestMemory>* out) {
+  bytes = (bytes + (2u << 20) - 1) & ~uint64_t((2u << 20) - 1);
+  // NORESERVE: frames the guest never touches cost no host memory.
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return Status::error(errno_text("mmap of guest memory"));
+  out->reset(new GuestMemory(static_cast<uint8_t*>(p), bytes));
+  return Status();
+}
+
+GuestMemory::~GuestMemory() { munmap(base_, size_); }
+
+uint64_t GuestMemory::alloc_frame() {
+  uint64_t gpa;
+  if (!free_.empty()) {
+    gpa = free_.back();
+    free_.pop_back();
+  } else {
+    if (next_ + 4096 > size_) return 0;
+    gpa = next_;
+    next_ += 4096;
+  }
+  // Freed frames were zeroed by free_frame; a fresh frame is zero already.
+  // Logged either way: the backup must learn the frame's content is now zero.
+  log_.note(gpa, 4096);
+  return gpa;
+}
+
+void GuestMemory::free_frame(uint64_t gpa) {
+  madvise(base_ + gpa, 4096, MADV_DONTNEED);  // zero, and give the RAM back
+  log_.note(gpa, 4096);
+  free_.push_back(gpa);
+}
+
+void GuestMemory::set_allocator(uint64_t bump, std::vector<uint64_t> free_list) {
+  next_ = bump;
+  free_ = std::move(free_list);
+}
+
+}  // namespace vmha

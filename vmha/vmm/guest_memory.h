@@ -1,0 +1,53 @@
+// GuestMemory: the guest's physical memory, ONE contiguous host mapping that
+// is registered with KVM once (and, by the replication layer, with UCX once).
+// Frames are handed out by a bump allocator with a free list; every byte the
+// VMM writes goes through write() or is reported with note_write(), so the
+// VMM-write log stays exact.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "vmha/status.h"
+#include "vmha/track/vmm_write_log.h"
+
+namespace vmha {
+
+class GuestMemory {
+ public:
+  ~GuestMemory();
+  static Status create(uint64_t bytes, std::unique_ptr<GuestMemory>* out);
+
+  uint8_t* base() const { return base_; }
+  uint64_t size() const { return size_; }
+  uint8_t* host(uint64_t gpa) const { return base_ + gpa; }
+  VmmWriteLog& write_log() { return log_; }
+
+  // Copies bytes into guest physical memory and logs the pages.
+  void write(uint64_t gpa, const void* src, uint64_t len) {
+    std::memcpy(base_ + gpa, src, len);
+    log_.note(gpa, len);
+  }
+  void note_write(uint64_t gpa, uint64_t len) { log_.note(gpa, len); }
+
+  // A zeroed frame, or 0 when memory is exhausted (frame 0 is never handed out).
+  uint64_t alloc_frame();
+  void free_frame(uint64_t gpa);
+  uint64_t frames_in_use() const { return next_ / 4096 - free_.size(); }
+
+  // Allocator state, for serialisation.
+  uint64_t bump() const { return next_; }
+  const std::vector<uint64_t>& free_list() const { return free_; }
+  void set_allocator(uint64_t bump, std::vector<uint64_t> free_list);
+
+ private:
+  GuestMemory(uint8_t* base, uint64_t size) : base_(base), size_(size), log_(size) {}
+  uint8_t* base_;
+  uint64_t size_;
+  uint64_t next_ = 4096;
+  std::vector<uint64_t> free_;
+  VmmWriteLog log_;
+};
+
+}  // namespace vmha

@@ -1,0 +1,100 @@
+#include "vmha/vmm/program_loader.h"
+
+#include <elf.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "vmha/vmm/layout.h"
+
+namespace vmha {
+
+using namespace layout;
+
+namespace {
+int prot_of(uint32_t pf) {
+  return ((pf & PF_R) ? PROT_READ : 0) | ((pf & PF_W) ? PROT_WRITE : 0) | ((pf & PF_X) ? PROT_EXEC : 0);
+}
+}  // namespace
+
+Status load_program(const ElfImage& img, const std::string& exec_name,
+                    const std::vector<std::string>& argv, const std::vector<std::string>& envp,
+                    uint64_t hwcap, AddressSpace& as, LoadedProgram* out) {
+  uint64_t base = img.pie ? kPieBase : 0;
+  uint64_t highest = 0, phdr_va = 0;
+  for (const ElfSegment& s : img.segments) {
+    uint64_t start = page_down(base + s.vaddr), end = page_up(base + s.vaddr + s.memsz);
+    // Pages shared by two segments get the union of their permissions.
+    int prot = prot_of(s.flags);
+    for (const auto& [vstart, v] : as.vmas())
+      if (v.start < end && v.end > start) prot |= v.prot;
+    if (!as.map_fixed(start, end, prot | PROT_WRITE, MAP_PRIVATE | MAP_FIXED))
+      return Status::error(exec_name + ": guest memory exhausted while loading segment at " + std::to_string(s.vaddr));
+    if (s.filesz && !as.copy_out(base + s.vaddr, img.bytes.data() + s.offset, s.filesz))
+      return Status::error(exec_name + ": cannot copy segment at " + std::to_string(s.vaddr));
+    if (as.protect(start, end - start, prot) != 0)
+      return Status::error(exec_name + ": cannot protect segment at " + std::to_string(s.vaddr));
+    if (img.phoff >= s.offset && img.phoff < s.offset + s.filesz) phdr_va = base + s.vaddr + (img.phoff - s.offset);
+    highest = std::max(highest, end);
+  }
+  as.init_brk(highest);
+
+  if (!as.map_fixed(kStackTop - kStackSize, kStackTop, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN))
+    return Status::error(exec_name + ": guest memory exhausted while mapping the stack");
+
+  // Strings at the top of the stack, then the pointer block below them.
+  uint64_t sp = kStackTop - 16;
+  auto push_bytes = [&](const void* p, size_t n) {
+    sp -= n;
+    as.copy_out(sp, p, n);
+    return sp;
+  };
+  auto push_string = [&](const std::string& s) { return push_bytes(s.c_str(), s.size() + 1); };
+  uint64_t execfn = push_string(exec_name);
+  std::vector<uint64_t> argv_p, envp_p;
+  for (const auto& a : argv) argv_p.push_back(push_string(a));
+  for (const auto& e : envp) envp_p.push_back(push_string(e));
+  uint64_t platform = push_string("x86_64");
+  uint8_t random_bytes[16];
+  if (getrandom(random_bytes, sizeof random_bytes, 0) != sizeof random_bytes)
+    for (int i = 0; i < 16; ++i) random_bytes[i] = static_cast<uint8_t>(i * 37 + 11);
+  uint64_t random = push_bytes(random_bytes, sizeof random_bytes);
+  if (!phdr_va) phdr_va = push_bytes(img.bytes.data() + img.phoff, size_t(img.phnum) * img.phentsize);
+  sp &= ~uint64_t(15);
+
+  std::vector<uint64_t> block;
+  block.push_back(argv_p.size());
+  block.insert(block.end(), argv_p.begin(), argv_p.end());
+  block.push_back(0);
+  block.insert(block.end(), envp_p.begin(), envp_p.end());
+  block.push_back(0);
+  auto aux = [&](uint64_t k, uint64_t v) { block.push_back(k); block.push_back(v); };
+  aux(AT_PHDR, phdr_va);
+  aux(AT_PHENT, img.phentsize);
+  aux(AT_PHNUM, img.phnum);
+  aux(AT_PAGESZ, kPageSize);
+  aux(AT_BASE, 0);
+  aux(AT_FLAGS, 0);
+  aux(AT_ENTRY, base + img.entry);
+  aux(AT_UID, getuid());
+  aux(AT_EUID, geteuid());
+  aux(AT_GID, getgid());
+  aux(AT_EGID, getegid());
+  aux(AT_SECURE, 0);
+  aux(AT_RANDOM, random);
+  aux(AT_HWCAP, hwcap);
+  aux(AT_HWCAP2, 0);
+  aux(AT_CLKTCK, 100);
+  aux(AT_PLATFORM, platform);
+  aux(AT_EXECFN, execfn);
+  aux(AT_NULL, 0);
+  if (block.size() % 2) block.push_back(0);  // keep rsp 16-byte aligned at entry
+  sp -= block.size() * 8;
+  if (!as.copy_out(sp, block.data(), block.size() * 8))
+    return Status::error(exec_name + ": arguments and environment do not fit on the 8 MiB stack");
+  out->entry = base + img.entry;
+  out->stack_pointer = sp;
+  return Status();
+}
+
+}  // namespace vmha

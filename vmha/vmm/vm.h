@@ -1,0 +1,143 @@
+// Vm: one process VM — a KVM virtual machine with one vCPU running one static
+// x86-64 Linux program at CPL3, whose system calls exit to this VMM.
+//
+// Seams for replication: memory() is one contiguous region registered once;
+// tracker() can be harvested from another thread while run() runs;
+// request_pause()/wait_paused()/resume() stop the vCPU from another thread;
+// save()/restore() turn the whole VM into bytes and back into a fresh VM; all
+// external output passes through VmOptions::output.
+#pragma once
+#include <linux/kvm.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vmha/output/output_sink.h"
+#include "vmha/status.h"
+#include "vmha/sys/process.h"
+#include "vmha/track/dirty_tracker.h"
+#include "vmha/vmm/address_space.h"
+#include "vmha/vmm/cpu_tables.h"
+#include "vmha/vmm/elf_image.h"
+#include "vmha/vmm/guest_memory.h"
+#include "vmha/vmm/page_table.h"
+
+namespace vmha {
+
+// The kernel's struct kvm_msrs / kvm_cpuid2 with a fixed number of entries.
+template <size_t N>
+struct KvmMsrList {
+  uint32_t nmsrs = N, pad = 0;
+  kvm_msr_entry entries[N] = {};
+};
+struct KvmCpuidList {
+  uint32_t nent = 256, padding = 0;
+  kvm_cpuid_entry2 entries[256] = {};
+};
+
+struct VmOptions {
+  uint64_t memory_bytes = 4ull << 30;     // guest physical memory (reserved, not committed)
+  TrackerKind tracker = TrackerKind::kRing;
+  std::string workdir = ".";              // the guest cannot reach outside it
+  OutputSink* output = nullptr;           // nullptr: PassthroughSink
+  int std_fds[3] = {0, 1, 2};             // host fds behind guest 0, 1, 2
+  bool log_unsupported = true;            // one stderr line per unsupported syscall
+};
+
+struct RunResult {
+  enum class End { kExited, kSignaled, kStopped, kFailed };
+  End end = End::kFailed;
+  int code = 0;         // exit status or signal number
+  std::string message;  // for kFailed, and how a signal came about
+};
+
+enum class HookAction { kContinue, kStop };
+class Vm;
+// Called on the vCPU thread after each system call completed (count from 1).
+using SyscallHook = std::function<HookAction(Vm&, uint64_t nr, uint64_t count)>;
+
+class Vm {
+ public:
+  ~Vm();
+  // Checks /dev/kvm and builds an empty VM (memory, tables, tracker, vCPU).
+  static Status create(const VmOptions& opts, std::unique_ptr<Vm>* out);
+  // A fresh VM that continues where the saved one stopped.
+  static Status restore(const VmOptions& opts, std::span<const uint8_t> state, std::unique_ptr<Vm>* out);
+
+  Status load(const ElfImage& image, const std::string& exec_name,
+              const std::vector<std::string>& argv, const std::vector<std::string>& envp);
+  // Runs until the guest exits, dies, a hook stops it, or the VMM fails.
+  RunResult run();
+  void set_syscall_hook(SyscallHook hook) { hook_ = std::move(hook); }
+
+  // The vCPU thread parks at its next exit; wait_paused() returns once it has.
+  void request_pause();
+  void wait_paused();
+  void resume();
+  // From another thread: run() returns kStopped at the vCPU's next exit,
+  // with the guest between two instructions (then save() it).
+  void request_stop();
+
+  // Serialises vCPU and VMM state plus guest memory (versioned byte format).
+  // Only while the vCPU is not inside KVM_RUN (stopped, parked or finished).
+  Status save(std::vector<uint8_t>* out);
+
+  GuestMemory& memory() { return *mem_; }
+  DirtyTracker& tracker() { return *tracker_; }
+  AddressSpace& address_space() { return *as_; }
+  Process& process() { return *proc_; }
+  uint64_t syscalls() const { return syscalls_; }
+  // Guest physical address of a guest virtual one (~0 when unmapped).
+  uint64_t guest_physical(uint64_t va) { return pt_->translate(va, false); }
+
+ private:
+  Vm() = default;
+  Status open_kvm(const VmOptions& opts);
+  Status setup_cpuid();
+  Status set_initial_cpu(uint64_t entry, uint64_t sp);
+  Status set_msrs(std::span<const std::pair<uint32_t, uint64_t>> msrs);
+  Status handle_syscall(RunResult* end);
+  void handle_exception(RunResult* end);
+  Status apply_vmm_changes();
+  void park();
+
+  VmOptions opts_;
+  int kvm_fd_ = -1, vm_fd_ = -1, vcpu_fd_ = -1;
+  kvm_run* run_ = nullptr;
+  size_t run_size_ = 0;
+  std::unique_ptr<GuestMemory> mem_;
+  std::unique_ptr<PageTable> pt_;
+  std::unique_ptr<AddressSpace> as_;
+  std::unique_ptr<Process> proc_;
+  std::unique_ptr<DirtyTracker> tracker_;
+  std::unique_ptr<OutputSink> own_sink_;
+  CpuTables tables_;
+  uint64_t hwcap_ = 0;
+  uint64_t syscalls_ = 0;
+  uint64_t last_nr_ = 0;
+  bool cpl_checked_ = false, syscall_enters_cpl0_ = false;
+  bool sync_regs_ = false;  // registers travel in kvm_run (KVM_CAP_SYNC_REGS)
+  Status flush_sync_regs();
+  SyscallHook hook_;
+
+  pthread_t vcpu_thread_{};
+  std::atomic<bool> running_{false};
+  std::atomic<bool> pause_requested_{false};
+  std::atomic<bool> stop_requested_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool parked_ = false;
+
+  friend class VmStateCodec;
+};
+
+const char* signal_name(int sig);
+
+}  // namespace vmha

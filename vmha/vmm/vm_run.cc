@@ -1,0 +1,234 @@
+// The KVM_RUN loop: system calls and exceptions arrive as `out` instructions
+// from the stubs (KVM_EXIT_IO); everything else is an error or a pause.
+#include <signal.h>
+#include <sys/ioctl.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "vmha/sys/syscall_table.h"
+#include "vmha/vmm/layout.h"
+#include "vmha/vmm/vm.h"
+
+namespace vmha {
+
+using namespace layout;
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGILL: return "SIGILL";
+    case SIGFPE: return "SIGFPE";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGABRT: return "SIGABRT";
+    case SIGPIPE: return "SIGPIPE";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    default: return "signal";
+  }
+}
+
+namespace {
+RunResult failed(const std::string& why) { return {RunResult::End::kFailed, 0, why}; }
+
+std::string hex(uint64_t v) {
+  char b[24];
+  snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+}  // namespace
+
+void Vm::request_pause() {
+  pause_requested_.store(true);
+  run_->immediate_exit = 1;
+  if (running_.load()) pthread_kill(vcpu_thread_, SIGRTMIN + 5);
+}
+
+void Vm::request_stop() {
+  stop_requested_.store(true);
+  run_->immediate_exit = 1;
+  if (running_.load()) pthread_kill(vcpu_thread_, SIGRTMIN + 5);
+}
+
+void Vm::wait_paused() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return parked_ || !running_.load(); });
+}
+
+void Vm::resume() {
+  std::lock_guard<std::mutex> lock(mu_);
+  run_->immediate_exit = 0;
+  pause_requested_.store(false);
+  cv_.notify_all();
+}
+
+void Vm::park() {
+  std::unique_lock<std::mutex> lock(mu_);
+  parked_ = true;
+  cv_.notify_all();
+  cv_.wait(lock, [&] { return !pause_requested_.load(); });
+  parked_ = false;
+  run_->immediate_exit = 0;
+}
+
+Status Vm::apply_vmm_changes() {
+  if (proc_->fs_base_changed) {
+    proc_->fs_base_changed = false;
+    const std::pair<uint32_t, uint64_t> fs[] = {{0xc0000100, proc_->fs_base}};
+    if (Status s = set_msrs(fs); !s.ok()) return s;
+  }
+  if (as_->take_flush()) {
+    // Loading a copy of the top-level table is what drops this KVM's shadow TLB.
+    kvm_sregs sregs;
+    if (ioctl(vcpu_fd_, KVM_GET_SREGS, &sregs) < 0) return Status::error(errno_text("KVM_GET_SREGS"));
+    sregs.cr3 = pt_->flush_root();
+    if (ioctl(vcpu_fd_, KVM_SET_SREGS, &sregs) < 0) return Status::error(errno_text("KVM_SET_SREGS"));
+  }
+  return Status();
+}
+
+Status Vm::flush_sync_regs() {
+  if (sync_regs_ && (run_->kvm_dirty_regs & KVM_SYNC_X86_REGS)) {
+    if (ioctl(vcpu_fd_, KVM_SET_REGS, &run_->s.regs.regs) < 0) return Status::error(errno_text("KVM_SET_REGS"));
+    run_->kvm_dirty_regs &= ~KVM_SYNC_X86_REGS;
+  }
+  return Status();
+}
+
+Status Vm::handle_syscall(RunResult* end) {
+  kvm_regs local;
+  if (!sync_regs_ && ioctl(vcpu_fd_, KVM_GET_REGS, &local) < 0) return Status::error(errno_text("KVM_GET_REGS"));
+  kvm_regs& r = sync_regs_ ? run_->s.regs.regs : local;
+  if (r.rip != kSyscallStubVa + 2) {
+    proc_->die_by_signal(SIGSEGV);
+    end->message = "guest wrote to the VMM's I/O port at " + hex(r.rip);
+    return Status();
+  }
+  if (!cpl_checked_) {
+    // Real VMX hosts enter the stub at CPL0; this host stays at CPL3.
+    kvm_sregs sregs;
+    if (ioctl(vcpu_fd_, KVM_GET_SREGS, &sregs) < 0) return Status::error(errno_text("KVM_GET_SREGS"));
+    syscall_enters_cpl0_ = sregs.cs.dpl != 3;
+    cpl_checked_ = true;
+  }
+  SyscallArgs args{r.rax, {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9}};
+  last_nr_ = r.rax;
+  int64_t ret = dispatch_syscall(*proc_, args);
+  ++syscalls_;
+  r.rax = static_cast<uint64_t>(ret);
+  r.rip = r.rcx;
+  r.rflags = (r.r11 & 0x3c7fd7) | 2;  // what SYSRET would load
+  if (sync_regs_) run_->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
+  else if (ioctl(vcpu_fd_, KVM_SET_REGS, &r) < 0) return Status::error(errno_text("KVM_SET_REGS"));
+  if (syscall_enters_cpl0_) {
+    kvm_sregs sregs;
+    if (ioctl(vcpu_fd_, KVM_GET_SREGS, &sregs) < 0) return Status::error(errno_text("KVM_GET_SREGS"));
+    kvm_segment cs = sregs.cs, ss = sregs.ss;
+    cs.selector = kUserCs; cs.dpl = 3; cs.l = 1; cs.db = 0; cs.type = 11;
+    ss.selector = kUserDs; ss.dpl = 3; ss.type = 3; ss.db = 1;
+    sregs.cs = cs;
+    sregs.ss = ss;
+    if (ioctl(vcpu_fd_, KVM_SET_SREGS, &sregs) < 0) return Status::error(errno_text("KVM_SET_SREGS"));
+  }
+  return apply_vmm_changes();
+}
+
+void Vm::handle_exception(RunResult* end) {
+  kvm_regs r;
+  kvm_sregs sregs;
+  ioctl(vcpu_fd_, KVM_GET_REGS, &r);
+  ioctl(vcpu_fd_, KVM_GET_SREGS, &sregs);
+  uint64_t frame[7] = {};
+  if (r.rsp >= kKernelStackVa && r.rsp + sizeof frame <= kKernelStackTop)
+    std::memcpy(frame, mem_->host(tables_.kernel_stack_gpa(r.rsp)), sizeof frame);
+  int vector = static_cast<int>(frame[0]);
+  uint64_t err = frame[1], rip = frame[2];
+  int sig;
+  std::string what;
+  switch (vector) {
+    case 0: sig = SIGFPE; what = "divide error"; break;
+    case 1: case 3: sig = SIGTRAP; what = "breakpoint"; break;
+    case 6: sig = SIGILL; what = "invalid opcode"; break;
+    case 13: sig = SIGSEGV; what = "general protection fault"; break;
+    case 14:
+      sig = SIGSEGV;
+      what = "page fault at " + hex(sregs.cr2) + ((err & 2) ? " (write" : " (read") +
+             ((err & 1) ? ", protection)" : ", not mapped)");
+      break;
+    case 16: case 19: sig = SIGFPE; what = "floating-point exception"; break;
+    case 17: sig = SIGBUS; what = "alignment check"; break;
+    default: sig = SIGSEGV; what = "exception " + std::to_string(vector); break;
+  }
+  proc_->die_by_signal(sig);
+  end->message = std::string(signal_name(sig)) + ": " + what + " at rip " + hex(rip);
+}
+
+RunResult Vm::run() {
+  vcpu_thread_ = pthread_self();
+  running_.store(true);
+  RunResult result;
+  auto finish = [&](RunResult r) {
+    running_.store(false);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      cv_.notify_all();
+    }
+    return r;
+  };
+  for (;;) {
+    if (pause_requested_.load()) park();
+    if (stop_requested_.exchange(false)) {
+      run_->immediate_exit = 0;
+      result.end = RunResult::End::kStopped;
+      return finish(result);
+    }
+    if (ioctl(vcpu_fd_, KVM_RUN, 0) < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return finish(failed(errno_text("KVM_RUN")));
+    }
+    switch (run_->exit_reason) {
+      case KVM_EXIT_IO: {
+        uint16_t port = run_->io.port;
+        if (port == kSyscallPort && run_->io.direction == KVM_EXIT_IO_OUT) {
+          if (Status s = handle_syscall(&result); !s.ok()) return finish(failed(s.message()));
+          if (proc_->exit.requested) {
+            const GuestExit& e = proc_->exit;
+            result.end = e.by_signal ? RunResult::End::kSignaled : RunResult::End::kExited;
+            result.code = e.code;
+            return finish(result);
+          }
+          if (hook_ && hook_(*this, last_nr_, syscalls_) == HookAction::kStop) {
+            result.end = RunResult::End::kStopped;
+            return finish(result);
+          }
+        } else if (port == kExceptionPort) {
+          handle_exception(&result);
+          result.end = RunResult::End::kSignaled;
+          result.code = proc_->exit.code;
+          return finish(result);
+        } else {
+          return finish(failed("guest used I/O port " + hex(port)));
+        }
+        break;
+      }
+      case KVM_EXIT_DIRTY_RING_FULL:
+        if (Status s = tracker_->on_ring_full(); !s.ok()) return finish(failed(s.message()));
+        break;
+      case KVM_EXIT_INTR:
+        break;
+      case KVM_EXIT_HLT:
+        return finish(failed("guest halted (hlt)"));
+      case KVM_EXIT_SHUTDOWN:
+        return finish(failed("guest triple fault (KVM_EXIT_SHUTDOWN)"));
+      case KVM_EXIT_FAIL_ENTRY:
+        return finish(failed("KVM entry failed, hardware reason " + hex(run_->fail_entry.hardware_entry_failure_reason)));
+      case KVM_EXIT_INTERNAL_ERROR:
+        return finish(failed("KVM internal error, suberror " + std::to_string(run_->internal.suberror)));
+      default:
+        return finish(failed("unexpected KVM exit " + std::to_string(run_->exit_reason)));
+    }
+  }
+}
+
+}  // namespace vmha

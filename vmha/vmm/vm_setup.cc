@@ -1,0 +1,223 @@
+// Building a VM: /dev/kvm, the memory slot, the dirty tracker (in KVM's
+// required order), the vCPU, CPUID without XSAVE/AVX, and the long-mode CPU
+// state a Linux process starts in.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "vmha/vmm/layout.h"
+#include "vmha/vmm/program_loader.h"
+#include "vmha/vmm/vm.h"
+
+namespace vmha {
+
+using namespace layout;
+
+namespace {
+
+constexpr uint32_t kMsrStar = 0xc0000081, kMsrLstar = 0xc0000082, kMsrCstar = 0xc0000083,
+                   kMsrSfmask = 0xc0000084, kMsrFsBase = 0xc0000100, kMsrGsBase = 0xc0000101,
+                   kMsrKernelGsBase = 0xc0000102;
+
+kvm_segment user_segment(uint16_t sel, bool code) {
+  kvm_segment s{};
+  s.selector = sel;
+  s.limit = 0xffffffff;
+  s.present = 1;
+  s.dpl = 3;
+  s.s = 1;
+  s.g = 1;
+  s.type = code ? 11 : 3;
+  s.l = code ? 1 : 0;
+  s.db = code ? 0 : 1;
+  return s;
+}
+
+}  // namespace
+
+Vm::~Vm() {
+  if (proc_) proc_->fds.close_all();
+  if (run_) munmap(run_, run_size_);
+  tracker_.reset();  // unmaps the ring before the vCPU fd closes
+  if (vcpu_fd_ >= 0) close(vcpu_fd_);
+  if (vm_fd_ >= 0) close(vm_fd_);
+  if (kvm_fd_ >= 0) close(kvm_fd_);
+}
+
+Status Vm::open_kvm(const VmOptions& opts) {
+  opts_ = opts;
+  kvm_fd_ = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+  if (kvm_fd_ < 0) return Status::error(errno_text("/dev/kvm (vmha needs KVM)"));
+  if (ioctl(kvm_fd_, KVM_GET_API_VERSION, 0) != KVM_API_VERSION) return Status::error("/dev/kvm: unexpected KVM API version");
+  vm_fd_ = ioctl(kvm_fd_, KVM_CREATE_VM, 0);
+  if (vm_fd_ < 0) return Status::error(errno_text("KVM_CREATE_VM"));
+  if (Status s = GuestMemory::create(opts.memory_bytes, &mem_); !s.ok()) return s;
+  tracker_ = make_tracker(opts.tracker, mem_->size());
+  tracker_->attach_log(&mem_->write_log());
+  if (Status s = tracker_->attach_vm(vm_fd_); !s.ok()) return s;
+  kvm_userspace_memory_region region{};
+  region.slot = 0;
+  region.flags = tracker_->memslot_flags();
+  region.guest_phys_addr = 0;
+  region.memory_size = mem_->size();
+  region.userspace_addr = reinterpret_cast<uint64_t>(mem_->base());
+  if (ioctl(vm_fd_, KVM_SET_USER_MEMORY_REGION, &region) < 0) return Status::error(errno_text("KVM_SET_USER_MEMORY_REGION"));
+  ioctl(vm_fd_, KVM_SET_TSS_ADDR, 0xfffbd000ul);  // needed by some Intel hosts, harmless elsewhere
+  vcpu_fd_ = ioctl(vm_fd_, KVM_CREATE_VCPU, 0);
+  if (vcpu_fd_ < 0) return Status::error(errno_text("KVM_CREATE_VCPU"));
+  int size = ioctl(kvm_fd_, KVM_GET_VCPU_MMAP_SIZE, 0);
+  if (size <= 0) return Status::error(errno_text("KVM_GET_VCPU_MMAP_SIZE"));
+  run_size_ = static_cast<size_t>(size);
+  void* p = mmap(nullptr, run_size_, PROT_READ | PROT_WRITE, MAP_SHARED, vcpu_fd_, 0);
+  if (p == MAP_FAILED) return Status::error(errno_text("mmap of kvm_run"));
+  run_ = static_cast<kvm_run*>(p);
+  // Registers in the shared kvm_run page save two ioctls per system call.
+  int sync = ioctl(kvm_fd_, KVM_CHECK_EXTENSION, KVM_CAP_SYNC_REGS);
+  if (sync > 0 && (sync & KVM_SYNC_X86_REGS)) {
+    sync_regs_ = true;
+    run_->kvm_valid_regs = KVM_SYNC_X86_REGS;
+  }
+  if (Status s = tracker_->attach_vcpu(vcpu_fd_); !s.ok()) return s;
+  if (Status s = setup_cpuid(); !s.ok()) return s;
+
+  pt_ = std::make_unique<PageTable>(*mem_);
+  as_ = std::make_unique<AddressSpace>(*mem_, *pt_);
+  proc_ = std::make_unique<Process>(*as_);
+  proc_->log_unsupported = opts.log_unsupported;
+  if (!opts.output) own_sink_ = std::make_unique<PassthroughSink>();
+  proc_->out = opts.output ? opts.output : own_sink_.get();
+  if (Status s = proc_->root.open_root(opts.workdir); !s.ok()) return s;
+
+  // A no-op handler: its only job is to interrupt KVM_RUN for request_pause().
+  static const bool installed = [] {
+    struct sigaction sa{};
+    sa.sa_handler = [](int) {};
+    sigaction(SIGRTMIN + 5, &sa, nullptr);
+    return true;
+  }();
+  (void)installed;
+  return Status();
+}
+
+Status Vm::setup_cpuid() {
+  auto cpuid = std::make_unique<KvmCpuidList>();
+  if (ioctl(kvm_fd_, kKvmGetSupportedCpuid, cpuid.get()) < 0) return Status::error(errno_text("KVM_GET_SUPPORTED_CPUID"));
+  for (uint32_t i = 0; i < cpuid->nent; ++i) {
+    kvm_cpuid_entry2& e = cpuid->entries[i];
+    if (e.function == 1) {
+      // No XSAVE state is managed for the guest: hide XSAVE, OSXSAVE, AVX, FMA, F16C.
+      e.ecx &= ~((1u << 26) | (1u << 27) | (1u << 28) | (1u << 12) | (1u << 29));
+      hwcap_ = e.edx;
+    } else if (e.function == 7 && e.index == 0) {
+      e.ebx &= ~((1u << 5) | (1u << 16) | (1u << 17) | (1u << 21) | (1u << 26) | (1u << 27) | (1u << 28) |
+                 (1u << 30) | (1u << 31));
+      e.ecx &= ~((1u << 1) | (1u << 6) | (1u << 9) | (1u << 10) | (1u << 11) | (1u << 12) | (1u << 14));
+      e.edx &= ~((1u << 22) | (1u << 24) | (1u << 25) | (1u << 2) | (1u << 3) | (1u << 8) | (1u << 23));
+    } else if (e.function == 0xd) {
+      e.eax = e.ebx = e.ecx = e.edx = 0;
+    }
+  }
+  if (ioctl(vcpu_fd_, kKvmSetCpuid2, cpuid.get()) < 0) return Status::error(errno_text("KVM_SET_CPUID2"));
+  return Status();
+}
+
+Status Vm::set_msrs(std::span<const std::pair<uint32_t, uint64_t>> msrs) {
+  KvmMsrList<16> m;
+  if (msrs.size() > 16) return Status::error("KVM_SET_MSRS: too many MSRs");
+  m.nmsrs = static_cast<uint32_t>(msrs.size());
+  for (size_t i = 0; i < msrs.size(); ++i) {
+    m.entries[i].index = msrs[i].first;
+    m.entries[i].data = msrs[i].second;
+  }
+  int n = ioctl(vcpu_fd_, kKvmSetMsrs, &m);
+  if (n < 0) return Status::error(errno_text("KVM_SET_MSRS"));
+  if (n != static_cast<int>(msrs.size())) {
+    char idx[16];
+    snprintf(idx, sizeof idx, "%#x", msrs[n].first);
+    return Status::error(std::string("KVM_SET_MSRS: MSR ") + idx + " refused");
+  }
+  return Status();
+}
+
+Status Vm::create(const VmOptions& opts, std::unique_ptr<Vm>* out) {
+  std::unique_ptr<Vm> vm(new Vm());
+  if (Status s = vm->open_kvm(opts); !s.ok()) return s;
+  if (!vm->pt_->init() || !install_cpu_tables(*vm->mem_, *vm->pt_, &vm->tables_))
+    return Status::error("guest memory too small for the page tables");
+  *out = std::move(vm);
+  return Status();
+}
+
+Status Vm::set_initial_cpu(uint64_t entry, uint64_t sp) {
+  kvm_sregs sregs;
+  if (ioctl(vcpu_fd_, KVM_GET_SREGS, &sregs) < 0) return Status::error(errno_text("KVM_GET_SREGS"));
+  sregs.cs = user_segment(kUserCs, true);
+  sregs.ds = sregs.es = sregs.fs = sregs.gs = sregs.ss = user_segment(kUserDs, false);
+  sregs.fs.base = sregs.gs.base = 0;
+  kvm_segment tr{};
+  tr.selector = kTss;
+  tr.base = kTssVa;
+  tr.limit = 104 + 0x400 / 8;
+  tr.type = 11;
+  tr.present = 1;
+  sregs.tr = tr;
+  kvm_segment ldt{};
+  ldt.type = 2;
+  ldt.unusable = 1;
+  sregs.ldt = ldt;
+  sregs.gdt.base = kGdtVa;
+  sregs.gdt.limit = 0x4f;
+  sregs.idt.base = kIdtVa;
+  sregs.idt.limit = 32 * 16 - 1;
+  sregs.cr0 = 0x80050033;  // PG | AM | WP | NE | ET | MP | PE
+  sregs.cr3 = pt_->cr3();
+  sregs.cr4 = 0x620;       // PAE | OSFXSR | OSXMMEXCPT
+  sregs.efer = 0xd01;      // SCE | LME | LMA | NXE
+  if (ioctl(vcpu_fd_, KVM_SET_SREGS, &sregs) < 0) return Status::error(errno_text("KVM_SET_SREGS"));
+
+  kvm_regs regs{};
+  regs.rip = entry;
+  regs.rsp = sp;
+  regs.rflags = 0x202;
+  if (ioctl(vcpu_fd_, KVM_SET_REGS, &regs) < 0) return Status::error(errno_text("KVM_SET_REGS"));
+
+  kvm_fpu fpu{};
+  fpu.fcw = 0x37f;
+  fpu.mxcsr = 0x1f80;
+  if (ioctl(vcpu_fd_, KVM_SET_FPU, &fpu) < 0) return Status::error(errno_text("KVM_SET_FPU"));
+
+  // LSTAR is essential; this KVM refuses some of the others (STAR on
+  // kvm_pvm), which only matter on hosts where SYSCALL really enters CPL0.
+  const std::pair<uint32_t, uint64_t> essential[] = {{kMsrLstar, kSyscallStubVa}, {kMsrFsBase, 0}, {kMsrGsBase, 0}};
+  if (Status s = set_msrs(essential); !s.ok()) return s;
+  const std::pair<uint32_t, uint64_t> optional[] = {
+      {kMsrStar, (uint64_t(kUser32Cs & ~3) << 48) | (uint64_t(kKernelCs) << 32)},
+      {kMsrCstar, kSyscallStubVa},
+      {kMsrSfmask, 0x4700},  // TF, DF, IF, NT cleared on entry, as Linux does
+      {kMsrKernelGsBase, 0},
+  };
+  for (const auto& m : optional) (void)set_msrs({&m, 1});
+  return Status();
+}
+
+Status Vm::load(const ElfImage& image, const std::string& exec_name,
+                const std::vector<std::string>& argv, const std::vector<std::string>& envp) {
+  LoadedProgram prog;
+  if (Status s = load_program(image, exec_name, argv, envp, hwcap_, *as_, &prog); !s.ok()) return s;
+  as_->take_flush();
+  for (int i = 0; i < 3; ++i) {
+    FdEntry e;
+    e.host_fd = fcntl(opts_.std_fds[i], F_DUPFD_CLOEXEC, 0);
+    if (e.host_fd < 0) continue;  // closed in vmha: closed in the guest too
+    e.kind = FdKind::kStdStream;
+    e.stream = i;
+    proc_->fds.install_at(i, e);
+  }
+  return set_initial_cpu(prog.entry, prog.stack_pointer);
+}
+
+}  // namespace vmha
