@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "vmha/engine/replicated_run.h"
 #include "vmha/vmm/vm.h"
 
 extern char** environ;
@@ -54,6 +55,7 @@ int finish(const RunResult& r) {
 
 int run_command(const RunCommandOptions& o) {
   if (o.argv.empty()) return fail("run: no program given (usage: vmha run [options] -- PROGRAM ARGS...)");
+  if (!o.backup.empty()) return run_replicated(o);
   signal(SIGPIPE, SIG_IGN);  // the guest gets EPIPE and SIGPIPE's default action from the VMM
   VmOptions vo;
   if (Status s = parse_tracker_kind(o.tracker, &vo.tracker); !s.ok()) return fail(s.message());

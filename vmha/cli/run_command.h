@@ -1,6 +1,7 @@
 // `vmha run`: runs one static program in a process VM, with the program's
 // exit status, stdout and stderr.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,12 @@ struct RunCommandOptions {
   std::string snapshot_file;         // also write the snapshot here
   bool stats = false;                // print syscalls, dirty pages, time to stderr
   std::vector<std::string> argv;     // program and its arguments
+  // Replication (vmha/engine): protected when `backup` is set.
+  std::string backup;                // host:port of `vmha backup`
+  std::string key_file;              // shared secret file (mode 0600)
+  std::string mode = "async";        // async | stop-copy
+  int epoch_ms = 50;                 // longest epoch
+  int lease_ms = 1000;               // backup unreachable this long: go on unprotected
 };
 
 // Returns the exit status vmha itself should exit with (or raises the

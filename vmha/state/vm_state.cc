@@ -52,7 +52,7 @@ Status peek_pending(const FdEntry& e, std::string* out) {
 
 }  // namespace
 
-Status Vm::save(std::vector<uint8_t>* out) {
+Status Vm::save(std::vector<uint8_t>* out, bool with_memory) {
   if (running_.load() && !parked_) return Status::error("save: the vCPU is running (pause it first)");
   out->clear();
   ByteWriter w(*out);
@@ -138,7 +138,7 @@ Status Vm::save(std::vector<uint8_t>* out) {
   size_t count_at = out->size();
   w.u64(0);
   uint64_t pages = 0;
-  for (uint64_t gpa = kPageSize; gpa < mem_->bump(); gpa += kPageSize) {
+  for (uint64_t gpa = kPageSize; with_memory && gpa < mem_->bump(); gpa += kPageSize) {
     if (is_free[gpa / kPageSize] || std::memcmp(mem_->host(gpa), zero, kPageSize) == 0) continue;
     w.u64(gpa);
     w.bytes(mem_->host(gpa), kPageSize);

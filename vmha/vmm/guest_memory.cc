@@ -16,7 +16,17 @@ Status GuestMemory::create(uint64_t bytes, std::unique_ptr<GuestMemory>* out) {
   return Status();
 }
 
-GuestMemory::~GuestMemory() { munmap(base_, size_); }
+Status GuestMemory::create_at(uint8_t* base, uint64_t bytes, std::unique_ptr<GuestMemory>* out) {
+  if (!base || bytes == 0 || bytes % (2u << 20) || reinterpret_cast<uintptr_t>(base) % 4096)
+    return Status::error("guest memory: caller memory must be page-aligned and a multiple of 2 MiB");
+  out->reset(new GuestMemory(base, bytes));
+  (*out)->external_ = true;
+  return Status();
+}
+
+GuestMemory::~GuestMemory() {
+  if (!external_) munmap(base_, size_);
+}
 
 uint64_t GuestMemory::alloc_frame() {
   uint64_t gpa;
@@ -35,7 +45,10 @@ uint64_t GuestMemory::alloc_frame() {
 }
 
 void GuestMemory::free_frame(uint64_t gpa) {
-  madvise(base_ + gpa, 4096, MADV_DONTNEED);  // zero, and give the RAM back
+  if (external_)
+    std::memset(base_ + gpa, 0, 4096);  // shared memory: MADV_DONTNEED would not zero it
+  else
+    madvise(base_ + gpa, 4096, MADV_DONTNEED);  // zero, and give the RAM back
   log_.note(gpa, 4096);
   free_.push_back(gpa);
 }

@@ -18,6 +18,10 @@ class GuestMemory {
  public:
   ~GuestMemory();
   static Status create(uint64_t bytes, std::unique_ptr<GuestMemory>* out);
+  // Uses caller memory (zero-filled, page-aligned, `bytes` a multiple of 2 MiB,
+  // outliving the VM), e.g. a region from the replication transport's
+  // allocate_region() so the backup reads guest pages directly.
+  static Status create_at(uint8_t* base, uint64_t bytes, std::unique_ptr<GuestMemory>* out);
 
   uint8_t* base() const { return base_; }
   uint64_t size() const { return size_; }
@@ -44,6 +48,7 @@ class GuestMemory {
  private:
   GuestMemory(uint8_t* base, uint64_t size) : base_(base), size_(size), log_(size) {}
   uint8_t* base_;
+  bool external_ = false;  // caller memory: not unmapped; freed frames zeroed by memset
   uint64_t size_;
   uint64_t next_ = 4096;
   std::vector<uint64_t> free_;

@@ -49,6 +49,7 @@ struct VmOptions {
   OutputSink* output = nullptr;           // nullptr: PassthroughSink
   int std_fds[3] = {0, 1, 2};             // host fds behind guest 0, 1, 2
   bool log_unsupported = true;            // one stderr line per unsupported syscall
+  uint8_t* memory_base = nullptr;         // caller-owned guest memory of memory_bytes (nullptr: own mapping)
 };
 
 struct RunResult {
@@ -87,7 +88,9 @@ class Vm {
 
   // Serialises vCPU and VMM state plus guest memory (versioned byte format).
   // Only while the vCPU is not inside KVM_RUN (stopped, parked or finished).
-  Status save(std::vector<uint8_t>* out);
+  // with_memory=false: no guest frames (frame count 0), for checkpoints whose
+  // memory travels separately; restore it, then copy the frames into memory().
+  Status save(std::vector<uint8_t>* out, bool with_memory = true);
 
   GuestMemory& memory() { return *mem_; }
   DirtyTracker& tracker() { return *tracker_; }

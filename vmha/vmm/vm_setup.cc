@@ -55,7 +55,10 @@ Status Vm::open_kvm(const VmOptions& opts) {
   if (ioctl(kvm_fd_, KVM_GET_API_VERSION, 0) != KVM_API_VERSION) return Status::error("/dev/kvm: unexpected KVM API version");
   vm_fd_ = ioctl(kvm_fd_, KVM_CREATE_VM, 0);
   if (vm_fd_ < 0) return Status::error(errno_text("KVM_CREATE_VM"));
-  if (Status s = GuestMemory::create(opts.memory_bytes, &mem_); !s.ok()) return s;
+  if (Status s = opts.memory_base ? GuestMemory::create_at(opts.memory_base, opts.memory_bytes, &mem_)
+                                  : GuestMemory::create(opts.memory_bytes, &mem_);
+      !s.ok())
+    return s;
   tracker_ = make_tracker(opts.tracker, mem_->size());
   tracker_->attach_log(&mem_->write_log());
   if (Status s = tracker_->attach_vm(vm_fd_); !s.ok()) return s;

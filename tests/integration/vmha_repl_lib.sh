@@ -1,0 +1,44 @@
+# Helpers for the vmha replication tests (sourced). Needs top_builddir.
+VMHA="$top_builddir/vmha/vmha"
+WL="$top_builddir/vmha/workloads"
+
+vmha_repl_require() {
+  if [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then
+    echo "SKIP: /dev/kvm is not usable here (vmha needs KVM)"; exit 77
+  fi
+  [ -x "$VMHA" ] || { echo "FAIL: $VMHA not built"; exit 1; }
+}
+
+# A fresh work directory with a key; sets T.
+vmha_repl_setup() {
+  T=$(mktemp -d "${TMPDIR:-/tmp}/vmha-repl.XXXXXX")
+  trap 'vmha_repl_cleanup' EXIT
+  head -c 32 /dev/urandom > "$T/key"
+  chmod 600 "$T/key"
+}
+
+vmha_repl_cleanup() {
+  for p in $BACKUP_PID $PRIMARY_PID; do kill -9 "$p" 2>/dev/null; done
+  rm -rf "$T"
+}
+
+# Starts a backup writing stdout to $1 (appending); sets BACKUP_PID, ADDR.
+start_backup() {
+  rm -f "$T/addr"
+  "$VMHA" backup --key "$T/key" --lease-ms "${LEASE_MS:-200}" --accept-timeout 20 \
+    --address-file "$T/addr" ${FENCE:+--fence-cmd "$FENCE"} >> "$1" 2>> "$T/backup.err" &
+  BACKUP_PID=$!
+  for _ in $(seq 200); do [ -s "$T/addr" ] && break; sleep 0.02; done
+  [ -s "$T/addr" ] || { echo "FAIL: backup did not listen"; cat "$T/backup.err"; exit 1; }
+  ADDR=$(cat "$T/addr")
+}
+
+# Waits for child $1 at most $2 seconds (then kills it); sets WAIT_RC.
+wait_bounded() {
+  ( sleep "$2"; kill -9 "$1" 2>/dev/null ) &
+  _watch=$!
+  wait "$1" 2>/dev/null
+  WAIT_RC=$?
+  kill "$_watch" 2>/dev/null
+  wait "$_watch" 2>/dev/null
+}

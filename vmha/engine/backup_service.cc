@@ -1,0 +1,176 @@
+#include "vmha/engine/backup_service.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "vmha/backup/checkpoint_receiver.h"
+#include "vmha/backup/image_store.h"
+#include "vmha/backup/lease.h"
+#include "vmha/engine/epoch_state.h"
+#include "vmha/engine/guest_exit.h"
+#include "vmha/transport/ucx_transport.h"
+
+namespace vmha {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+constexpr uint64_t kPage = 4096;
+const char* kWho = "vmha backup";
+
+int fail(const std::string& what) {
+  std::fprintf(stderr, "%s: %s\n", kWho, what.c_str());
+  return 125;
+}
+
+// The committed image, decoded. Epoch 0: nothing committed.
+struct Committed {
+  uint64_t epoch = 0;
+  EpochState state;
+  Status status;
+};
+
+// Resumes the guest of the committed image in a fresh VMM and runs it to the end.
+int take_over(const BackupOptions& o, ImageStore& store) {
+  std::unique_ptr<Vm> vm;
+  EpochState st;
+  Status status;
+  uint64_t epoch = 0;
+  store.read_committed([&](const CommittedImage& img) {
+    epoch = img.epoch;
+    if (img.epoch == 0) {
+      status = Status::error("no checkpoint was committed; nothing to resume");
+      return;
+    }
+    status = EpochState::decode(img.state, &st);
+    if (!status.ok() || (st.flags & EpochState::kFinished)) return;
+    VmOptions vo;
+    vo.workdir = o.workdir;
+    vo.tracker = TrackerKind::kNone;
+    status = Vm::restore(vo, st.vm_state, &vm);
+    if (!status.ok()) return;
+    // The state carries no frames: they are the committed memory.
+    uint64_t used = std::min<uint64_t>(vm->memory().bump(), img.memory.size());
+    used = std::min<uint64_t>(used, vm->memory().size());
+    std::memcpy(vm->memory().base(), img.memory.data(), used);
+  });
+  if (!status.ok()) return fail("takeover: " + status.message());
+  std::fprintf(stderr, "%s: primary lost; resuming from checkpoint %llu\n", kWho,
+               static_cast<unsigned long long>(epoch));
+  uint64_t written = 0;
+  if (Status s = release_unreleased(st, &written); !s.ok()) return fail(s.message());
+  if (getenv("VMHA_DEBUG_TAKEOVER")) {
+    std::fprintf(stderr, "%s: checkpoint %llu held %zu records, %llu bytes released here (stdout released before: %llu)\n", kWho,
+                 (unsigned long long)st.epoch, st.held.size(), (unsigned long long)written,
+                 (unsigned long long)st.streams[1].released);
+    for (const auto& r : st.held)
+      std::fprintf(stderr, "  seq %llu pos %llu len %zu\n", (unsigned long long)r.seq, (unsigned long long)r.stream_pos, r.bytes.size());
+  }
+  if (st.flags & EpochState::kFinished) {
+    RunResult r;
+    r.end = static_cast<RunResult::End>(st.end_kind);
+    r.code = st.end_code;
+    return exit_like_guest(r, kWho);
+  }
+  RunResult r = vm->run();
+  return exit_like_guest(r, kWho);
+}
+
+bool fence(const BackupOptions& o) {
+  if (o.fence_cmd.empty()) return true;
+  int rc = std::system(o.fence_cmd.c_str());
+  if (rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 0) return true;
+  std::fprintf(stderr, "%s: fencing command failed (%s): not taking over\n", kWho, o.fence_cmd.c_str());
+  return false;
+}
+
+}  // namespace
+
+int run_backup(const BackupOptions& o) {
+  signal(SIGPIPE, SIG_IGN);
+  auto auth = SharedKeyAuthenticator::from_file(o.key_file);
+  if (!auth.ok()) return fail(auth.status().message());
+  UcxOptions uo;
+  uo.transports = o.transports;
+  auto t = make_ucx_transport(uo);
+  if (!t.ok()) return fail(t.status().message());
+  if (Status s = t.value()->listen(o.listen); !s.ok()) return fail(s.message());
+  std::string address = t.value()->listen_address();
+  if (!o.address_file.empty()) {
+    std::string tmp = o.address_file + ".tmp";
+    { std::ofstream f(tmp); f << address << "\n"; }
+    std::rename(tmp.c_str(), o.address_file.c_str());
+  }
+  std::unique_ptr<Channel> ch;
+  auto deadline = Clock::now() + std::chrono::seconds(o.accept_timeout_s);
+  while (!ch) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return fail("no authenticated primary connected within " + std::to_string(o.accept_timeout_s) + " s");
+    auto c = t.value()->accept(*auth.value(), left);
+    if (c.ok()) ch = c.take();
+    else if (!Channel::timed_out(c.status())) std::fprintf(stderr, "%s: refused a peer: %s\n", kWho, c.status().message().c_str());
+  }
+  if (ch->remote_regions().empty()) return fail("the primary exposed no memory region");
+  uint64_t bytes = ch->remote_regions()[0].length;
+  uint64_t pages = bytes / kPage;
+  auto image_a = t.value()->allocate_region(pages * kPage);
+  auto image_b = t.value()->allocate_region(pages * kPage);
+  std::unique_ptr<ImageStore> store;
+  if (image_a.ok() && image_b.ok())
+    store = std::make_unique<ImageStore>(kPage, pages,
+                                         std::span<uint8_t>(static_cast<uint8_t*>(image_a.value().base), pages * kPage),
+                                         std::span<uint8_t>(static_cast<uint8_t*>(image_b.value().base), pages * kPage));
+  else
+    store = std::make_unique<ImageStore>(kPage, pages);
+  Lease lease(std::chrono::milliseconds(o.lease_ms), Clock::now());
+  lease.connection_up(Clock::now());
+  CheckpointReceiver rx(*ch, *store, lease);
+  bool connected = true;
+  while (true) {
+    if (connected) {
+      auto step = rx.step(50ms);
+      if (!step.ok()) {
+        std::fprintf(stderr, "%s: connection to the primary lost: %s\n", kWho, step.status().message().c_str());
+        connected = false;
+        lease.connection_lost();
+      } else if (step.value().event == CheckpointReceiver::Event::kBye) {
+        // The primary finished and released everything itself.
+        int code = 0;
+        store->read_committed([&](const CommittedImage& img) {
+          EpochState st;
+          if (EpochState::decode(img.state, &st).ok() && (st.flags & EpochState::kFinished)) {
+            RunResult r;
+            r.end = static_cast<RunResult::End>(st.end_kind);
+            r.code = st.end_code;
+            code = r.end == RunResult::End::kExited ? r.code : r.end == RunResult::End::kSignaled ? 128 + r.code : 125;
+          }
+        });
+        ch->close();
+        return code;
+      } else if (lease.silence(Clock::now()) > 5 * lease.length()) {
+        // A connection that stays silent this long counts as gone.
+        std::fprintf(stderr, "%s: nothing heard from the primary for %d ms\n", kWho, 5 * o.lease_ms);
+        connected = false;
+        lease.connection_lost();
+      }
+      continue;
+    }
+    if (!lease.peer_lost(Clock::now())) {
+      std::this_thread::sleep_for(10ms);
+      continue;
+    }
+    if (!fence(o)) return 125;
+    ch.reset();
+    return take_over(o, *store);
+  }
+}
+
+}  // namespace vmha

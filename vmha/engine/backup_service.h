@@ -1,0 +1,26 @@
+// `vmha backup`: receives checkpoints from one primary, keeps the last
+// committed image, and when the primary is lost (connection gone AND nothing
+// heard for longer than the lease, AND the fencing command confirmed it dead)
+// resumes the guest from that image in a fresh VMM on this host, continuing
+// the released output exactly once (epoch_state.h).
+#pragma once
+#include <string>
+
+namespace vmha {
+
+struct BackupOptions {
+  std::string listen = "127.0.0.1:0";
+  std::string key_file;
+  std::string workdir = ".";     // the resumed guest's working directory
+  std::string fence_cmd;         // run before a takeover; must exit 0
+  std::string address_file;      // write the listening address here
+  std::string transports;        // UCX_TLS ("" = UCX default)
+  int lease_ms = 1000;
+  int accept_timeout_s = 60;
+};
+
+// Returns the exit status for `vmha backup`: the program's own when this side
+// finished it (or learned from the primary how it ended), 125 on failure.
+int run_backup(const BackupOptions& opts);
+
+}  // namespace vmha

@@ -1,0 +1,247 @@
+#include "vmha/engine/epoch_manager.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "vmha/engine/epoch_state.h"
+#include "vmha/engine/held_output.h"
+#include "vmha/protocol/checkpoint_sender.h"
+#include "vmha/protocol/crc32c.h"
+#include "vmha/transport/ucx_transport.h"
+
+extern char** environ;
+
+namespace vmha {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+constexpr uint64_t kPage = 4096;
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+RunResult failed(const std::string& why) {
+  RunResult r;
+  r.end = RunResult::End::kFailed;
+  r.message = why;
+  return r;
+}
+
+class Primary {
+ public:
+  Primary(const EngineOptions& eo, Vm& vm, HeldOutputSink& sink, Channel& ch, uint32_t region, EngineStats& stats)
+      : eo_(eo), vm_(vm), sink_(sink), ch_(ch), tx_(ch, vm.memory().size() / kPage), region_(region), stats_(stats) {
+    streams_[1] = describe_stream(1);
+    streams_[2] = describe_stream(2);
+  }
+
+  RunResult run() {
+    // Checkpoint 1 holds the loaded program before it runs, so the backup
+    // always has an image to resume from.
+    if (Status s = tx_.begin(1); !s.ok()) return failed("backup: " + s.message());
+    if (Status s = end_epoch(1, false, {}); !s.ok()) return failed("backup: first checkpoint: " + s.message());
+
+    std::atomic<bool> done{false};
+    RunResult result;
+    std::thread vcpu([&] {
+      result = vm_.run();
+      done = true;
+    });
+    std::this_thread::sleep_for(1ms);  // let run() mark itself running before the first pause
+    uint64_t epoch = 1;
+    while (true) {
+      ++epoch;
+      if (!lost_) {
+        if (Status s = tx_.begin(epoch); !s.ok()) lose(s);
+      }
+      auto start = Clock::now();
+      auto next_harvest = start;
+      std::vector<uint64_t> pfns;
+      while (!done) {
+        double elapsed = ms_since(start);
+        if (elapsed >= eo_.epoch_ms || (elapsed >= eo_.min_epoch_ms && sink_.waiting())) break;
+        if (eo_.async && !lost_ && Clock::now() >= next_harvest) {
+          prefetch(pfns);
+          next_harvest = Clock::now() + std::chrono::milliseconds(eo_.prefetch_ms > 0 ? eo_.prefetch_ms : std::max(2, eo_.epoch_ms / 4));
+        }
+        std::this_thread::sleep_for(200us);
+      }
+      auto t0 = Clock::now();
+      vm_.request_pause();
+      vm_.wait_paused();
+      bool finished = done.load();
+      if (lost_) {
+        if (!finished) vm_.resume();
+        release(sink_.take());
+        if (finished) break;
+        continue;
+      }
+      Status s = end_epoch(epoch, finished, result, &t0);
+      if (!s.ok()) {
+        lose(s);
+        if (finished) {
+          release(held_after_loss_);
+          held_after_loss_.clear();
+          release(sink_.take());
+          break;
+        }
+        continue;
+      }
+      if (finished) break;
+    }
+    vcpu.join();
+    if (!lost_) {
+      (void)ch_.send(ByeMsg{}.to_frame());
+      std::this_thread::sleep_for(20ms);
+    }
+    ch_.close();
+    return result;
+  }
+
+ private:
+  void prefetch(std::vector<uint64_t>& pfns) {
+    pfns.clear();
+    if (Status s = vm_.tracker().harvest(pfns); !s.ok()) return lose(s);
+    if (pfns.empty()) return;
+    std::vector<PageRef> refs;
+    refs.reserve(pfns.size());
+    for (uint64_t p : pfns) refs.push_back(PageRef{p, p * kPage});
+    if (Status s = tx_.send_pages(region_, refs); !s.ok()) return lose(s);
+    stats_.prefetched_pages += refs.size();
+  }
+
+  // The vCPU is paused (or finished). Sends the rest of the checkpoint,
+  // resumes the guest, waits for the acknowledgement, releases the output.
+  Status end_epoch(uint64_t epoch, bool finished, const RunResult& result, Clock::time_point* paused_at = nullptr) {
+    EpochState st;
+    st.epoch = epoch;
+    st.released_seq = released_seq_;
+    for (int i = 1; i <= 2; ++i) st.streams[i] = streams_[i];
+    if (finished) {
+      st.flags |= EpochState::kFinished;
+      st.end_kind = static_cast<int32_t>(result.end);
+      st.end_code = result.code;
+    } else {
+      std::vector<uint64_t> pfns;
+      if (Status s = vm_.tracker().harvest(pfns); !s.ok()) return resume_with(s, finished);
+      std::vector<PageRef> refs;
+      std::vector<uint32_t> crcs;
+      refs.reserve(pfns.size());
+      crcs.reserve(pfns.size());
+      for (uint64_t p : pfns) {
+        refs.push_back(PageRef{p, p * kPage});
+        crcs.push_back(crc32c(0, vm_.memory().host(p * kPage), kPage));
+      }
+      if (!refs.empty()) {
+        uint32_t seq = 0;
+        Status s = tx_.send_pages(region_, refs, crcs, true, &seq);
+        if (s.ok()) s = tx_.wait_pulled(seq, std::chrono::milliseconds(std::max(eo_.lease_ms, 2000)));
+        if (!s.ok()) return resume_with(s, finished);
+      }
+      stats_.residual_pages += refs.size();
+      if (Status s = vm_.save(&st.vm_state, false); !s.ok()) return resume_with(s, finished);
+    }
+    st.held = sink_.take();
+    Status s = tx_.send_state(st.encode());
+    uint64_t pages = tx_.distinct_pages();
+    if (s.ok()) s = tx_.end();
+    if (!finished) vm_.resume();
+    if (paused_at) stats_.pause_ms.push_back(ms_since(*paused_at));
+    if (!s.ok()) {
+      held_after_loss_ = std::move(st.held);
+      return s;
+    }
+    stats_.pages_per_ckpt.push_back(static_cast<double>(pages));
+    ++stats_.epochs;
+    s = tx_.wait_ack(epoch, std::chrono::milliseconds(std::max(eo_.lease_ms, 2000)));
+    if (!s.ok()) {
+      held_after_loss_ = std::move(st.held);
+      return s;
+    }
+    release(st.held);
+    return Status();
+  }
+
+  Status resume_with(Status s, bool finished) {
+    if (!finished) vm_.resume();
+    return s;
+  }
+
+  void release(const std::vector<OutputRecord>& records) {
+    auto now = Clock::now();
+    for (const auto& r : records) {
+      (void)write_fully(r.stream, r.bytes.data(), r.bytes.size());
+      streams_[r.stream].released += r.bytes.size();
+      released_seq_ = r.seq;
+      stats_.output_latency_ms.push_back(std::chrono::duration<double, std::milli>(now - r.at).count());
+    }
+  }
+
+  // Split-brain rule: a primary that cannot reach its backup stops releasing
+  // output; it goes on alone only after the lease has run out (a backup that
+  // takes over must fence this primary first, so it is not running then).
+  void lose(const Status& why) {
+    if (lost_) return;
+    lost_ = true;
+    stats_.backup_lost = true;
+    stats_.backup_error = why.message();
+    std::this_thread::sleep_for(std::chrono::milliseconds(eo_.lease_ms));
+    if (!eo_.quiet)
+      std::fprintf(stderr, "vmha: backup lost (%s); continuing unprotected\n", why.message().c_str());
+    release(held_after_loss_);
+    held_after_loss_.clear();
+  }
+
+  const EngineOptions& eo_;
+  Vm& vm_;
+  HeldOutputSink& sink_;
+  Channel& ch_;
+  CheckpointSender tx_;
+  uint32_t region_;
+  EngineStats& stats_;
+  StreamInfo streams_[3];
+  uint64_t released_seq_ = 0;
+  bool lost_ = false;
+  std::vector<OutputRecord> held_after_loss_;
+};
+
+}  // namespace
+
+ProtectedRun run_protected(const EngineOptions& eo, VmOptions vo, const std::vector<std::string>& argv) {
+  ProtectedRun out;
+  if (argv.empty()) return out.result = failed("run: no program given"), out;
+  ElfImage image;
+  if (Status s = read_elf_file(argv[0], &image); !s.ok()) return out.result = failed(s.message()), out;
+  auto auth = SharedKeyAuthenticator::from_file(eo.key_file);
+  if (!auth.ok()) return out.result = failed(auth.status().message()), out;
+  UcxOptions uo;
+  uo.transports = eo.transports;
+  auto t = make_ucx_transport(uo);
+  if (!t.ok()) return out.result = failed(t.status().message()), out;
+  vo.memory_bytes = (vo.memory_bytes + (2u << 20) - 1) & ~uint64_t((2u << 20) - 1);
+  // Guest memory is the transport's region: the backup reads it directly.
+  auto region = t.value()->allocate_region(vo.memory_bytes);
+  if (!region.ok()) return out.result = failed("guest memory: " + region.status().message()), out;
+  vo.memory_base = static_cast<uint8_t*>(region.value().base);
+  uint32_t region_id = region.value().id;
+  vo.tracker = eo.async ? TrackerKind::kRing : TrackerKind::kBitmap;
+  HeldOutputSink sink;
+  vo.output = &sink;
+  std::unique_ptr<Vm> vm;
+  if (Status s = Vm::create(vo, &vm); !s.ok()) return out.result = failed(s.message()), out;
+  std::vector<std::string> envp;
+  for (char** e = environ; *e; ++e) envp.push_back(*e);
+  if (Status s = vm->load(image, argv[0], argv, envp); !s.ok()) return out.result = failed(s.message()), out;
+  auto ch = t.value()->connect(eo.backup, *auth.value(), 10s);
+  if (!ch.ok()) return out.result = failed("backup " + eo.backup + ": " + ch.status().message()), out;
+  Primary p(eo, *vm, sink, *ch.value(), region_id, out.stats);
+  out.result = p.run();
+  vm.reset();  // before the region goes away
+  return out;
+}
+
+}  // namespace vmha

@@ -1,0 +1,54 @@
+// The primary's epoch manager (vmha(1), EPOCH PROTOCOL). The guest runs on its
+// own thread; this thread cuts its run into epochs. During an epoch (async
+// mode) it harvests the dirty ring every few milliseconds and sends the pages
+// so the backup pulls them while the guest runs. At the epoch end it pauses
+// the vCPU, harvests the rest, sends the pages dirtied since their last pull
+// (with CRC32C) and the state blob, resumes the guest at once, waits for the
+// acknowledgement and only then releases the epoch's held output.
+// Stop-copy mode: bitmap tracker, no prefetch: every dirty page is pulled
+// while the guest is paused. Same code otherwise.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vmha/vmm/vm.h"
+
+namespace vmha {
+
+struct EngineOptions {
+  std::string backup;     // host:port of `vmha backup`
+  std::string key_file;   // shared secret (SharedKeyAuthenticator)
+  bool async = true;      // false: stop-copy
+  int epoch_ms = 50;      // longest epoch
+  int min_epoch_ms = 2;   // an epoch with output waiting ends after this long
+  int prefetch_ms = 0;    // async: harvest period (0: max(2, epoch_ms/4))
+  int lease_ms = 1000;    // backup silent this long (and gone): continue unprotected
+  std::string transports; // UCX_TLS ("" = UCX default)
+  bool quiet = false;     // no "backup lost" report (bench)
+};
+
+struct EngineStats {
+  uint64_t epochs = 0;
+  std::vector<double> pause_ms;          // per epoch: vCPU paused
+  std::vector<double> pages_per_ckpt;    // distinct pages per checkpoint
+  std::vector<double> output_latency_ms; // per output record: written -> released
+  uint64_t prefetched_pages = 0, residual_pages = 0;
+  bool backup_lost = false;
+  std::string backup_error;
+};
+
+// Runs the loaded `vm` under replication. The VM must have been created on
+// memory from the transport in `channel_memory` (see run_protected()).
+// Returns how the guest ended; output released as acknowledged.
+struct ProtectedRun {
+  RunResult result;
+  EngineStats stats;
+};
+
+// Creates the transport, the VM on its registered memory, connects to the
+// backup and runs the program protected. `vo` as for Vm::create (memory_base
+// is filled in). Failures before the guest starts come back as kFailed.
+ProtectedRun run_protected(const EngineOptions& eo, VmOptions vo, const std::vector<std::string>& argv);
+
+}  // namespace vmha

@@ -1,0 +1,20 @@
+// `vmha bench` (replication): per workload, native vs vmha async vs vmha
+// stop-copy in one run — run time overhead, pause per epoch p50/p99, pages
+// per checkpoint, output latency added p50/p99, and async/stop-copy ratios.
+// The backup is a `vmha backup` child on this host (UCX shared memory).
+#pragma once
+#include <string>
+
+namespace vmha {
+
+struct ReplBenchOptions {
+  std::string workload_dir = "vmha/workloads";
+  std::string only;       // substring filter on workload names
+  int epoch_ms = 50;
+  int reps = 1;
+  bool json = false;
+};
+
+int replication_bench(const ReplBenchOptions& opts);
+
+}  // namespace vmha
