@@ -23,10 +23,12 @@ struct EvalArgs {
 std::vector<std::pair<std::string, std::string>> expand(const std::string& list) {
   std::vector<std::pair<std::string, std::string>> v;
   auto add_pair = [&](const std::string& o, const std::string& p) {
+    // Learned policies ("duet") join wildcards only when --model was given.
+    auto wild = [](const std::string& pat, const std::string& n) { return pat == "*" && (n != "duet" || model_given()); };
     for (const auto& on : ordering_names())
-      if (o == "*" || o == on)
+      if (wild(o, on) || o == on)
         for (const auto& pn : placement_names())
-          if (p == "*" || p == pn) v.emplace_back(on, pn);
+          if (wild(p, pn) || p == pn) v.emplace_back(on, pn);
   };
   size_t b = 0;
   for (;;) {

@@ -44,6 +44,9 @@ std::string find_etc(const std::string& name) {
                          std::string(DUET_SRCDIR) + "/etc/" + name});
 }
 
+ModelHook& model_hook();
+std::string& model_path();
+
 void Inputs::add_options(CLI::App& app) {
   app.add_option("--trace", trace, "job trace CSV (duet-trace(5); convert Philly with 'duet convert philly')")->required();
   app.add_option("--cluster", cluster, "cluster CSV (duet-cluster(5); convert PAI with 'duet convert pai')")->required();
@@ -54,7 +57,23 @@ void Inputs::add_options(CLI::App& app) {
   app.add_flag("--drop-oversized", drop_oversized, "leave out (and count) jobs larger than the GPUs they may use");
   app.add_option("--throughputs", throughputs, "Gavel throughput JSON (default: the installed data/gavel copy)");
   app.add_option("--prices", prices, "GPU price/power CSV (duet-prices(5); default: the installed etc/gpu-prices.csv)");
+  app.add_option("--model", model, "model file for the learned policies --order duet / --place duet (duet-model(5))")
+      ->each([](const std::string& path) {
+        model_path() = path;
+        if (model_hook()) model_hook()(path);
+      });
 }
+
+ModelHook& model_hook() {
+  static ModelHook hook = nullptr;
+  return hook;
+}
+void set_model_hook(ModelHook hook) { model_hook() = hook; }
+std::string& model_path() {
+  static std::string path;
+  return path;
+}
+bool model_given() { return !model_path().empty(); }
 
 std::unique_ptr<Loaded> load(const Inputs& in) {
   auto l = std::make_unique<Loaded>();

@@ -28,8 +28,16 @@ struct Inputs {
   uint64_t seed = 1;
   bool ideal = false, drop_oversized = false;
   double period = 300;
+  std::string model;  // --model: model file for the learned "duet" policies
   void add_options(CLI::App& app);
 };
+
+// Called with --model's value as it is parsed (before any policy is built);
+// the learned policies (policy/learn) install it. No hook: --model is kept only.
+using ModelHook = void (*)(const std::string& path);
+void set_model_hook(ModelHook hook);
+// True once --model was given (wildcards in duet eval include "duet" only then).
+bool model_given();
 
 struct Loaded {
   Trace trace;

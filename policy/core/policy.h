@@ -100,6 +100,9 @@ class PlacementPolicy {
   virtual ~PlacementPolicy() = default;
   virtual std::string name() const = 0;
   virtual std::optional<Placement> place(const JobView& job, const ClusterView& cluster) = 0;
+  // Told when a job finishes (e.g. to learn machine performance from how fast
+  // the jobs it placed ran). run_s: wall seconds run, all attempts.
+  virtual void on_finish(const JobView& /*job*/, double /*run_s*/) {}
 };
 
 // A policy that decides order and placement together (e.g. a learned agent).

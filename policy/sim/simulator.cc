@@ -296,9 +296,10 @@ struct Simulator::Impl {
     j.remaining = 0;
     last_finish = std::max(last_finish, now);
     ++done;
-    if (ordering || joint || observer) {
+    if (ordering || placement || joint || observer) {
       JobView v = view(i);
       if (ordering) ordering->on_finish(v, j.run_s);
+      if (placement) placement->on_finish(v, j.run_s);
       if (joint) joint->on_finish(v, j.run_s);
       if (observer) observer->on_finish(v, now);
     }

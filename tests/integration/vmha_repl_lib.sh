@@ -25,17 +25,17 @@ vmha_repl_cleanup() {
 # Starts a backup writing stdout to $1 (appending); sets BACKUP_PID, ADDR.
 start_backup() {
   rm -f "$T/addr"
-  "$VMHA" backup --key "$T/key" --lease-ms "${LEASE_MS:-200}" --accept-timeout 20 \
+  "$VMHA" backup --key "$T/key" --lease-ms "${LEASE_MS:-1000}" --accept-timeout 20 \
     --address-file "$T/addr" ${FENCE:+--fence-cmd "$FENCE"} >> "$1" 2>> "$T/backup.err" &
   BACKUP_PID=$!
-  for _ in $(seq 200); do [ -s "$T/addr" ] && break; sleep 0.02; done
+  for _ in $(seq 1500); do [ -s "$T/addr" ] && break; sleep 0.02; done
   [ -s "$T/addr" ] || { echo "FAIL: backup did not listen"; cat "$T/backup.err"; exit 1; }
   ADDR=$(cat "$T/addr")
 }
 
 # Waits for child $1 at most $2 seconds (then kills it); sets WAIT_RC.
 wait_bounded() {
-  ( sleep "$2"; kill -9 "$1" 2>/dev/null ) &
+  ( trap - EXIT; sleep "$2"; kill -9 "$1" 2>/dev/null ) &
   _watch=$!
   wait "$1" 2>/dev/null
   WAIT_RC=$?

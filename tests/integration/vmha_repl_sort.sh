@@ -18,7 +18,7 @@ for mode in async stop-copy; do
   "$VMHA" run --memory 1024 --mode $mode --epoch-ms 20 --backup "$ADDR" --key "$T/key" -- \
     "$BB" sort data.txt > repl.out 2> primary.err
   rc=$?
-  wait_bounded "$BACKUP_PID" 10; BACKUP_PID=
+  wait_bounded "$BACKUP_PID" 60; BACKUP_PID=
   if [ $rc -ne 0 ] || ! cmp -s native.out repl.out; then
     echo "sort ($mode): exit $rc, $(head -1 primary.err)"; fail=1
   else

@@ -1,6 +1,8 @@
 #!/bin/sh
 # Every workload finishes with its native output under replication, in both
 # modes (backup on the same host: UCX shared memory).
+# Not in `make check` yet: the backup of an async run sometimes does not exit
+# after the primary finished (intermittent; stream, bfs, matmul were seen).
 . "$top_srcdir/tests/integration/vmha_repl_lib.sh"
 vmha_repl_require
 vmha_repl_setup
@@ -17,7 +19,7 @@ check() {  # name, then the program and its arguments
     "$VMHA" run --memory 1024 --mode $mode --epoch-ms 20 --backup "$ADDR" --key "$T/key" -- "$@" \
       > repl.out 2> primary.err
     rc=$?
-    wait_bounded "$BACKUP_PID" 10; brc=$WAIT_RC; BACKUP_PID=
+    wait_bounded "$BACKUP_PID" 60; brc=$WAIT_RC; BACKUP_PID=
     if [ "$rc" != "$nrc" ] || ! cmp -s native.out repl.out; then
       echo "FAIL: $name ($mode): exit $rc (native $nrc), output differs"; cat primary.err; fail=1
     elif [ "$brc" != "$nrc" ]; then

@@ -1,0 +1,60 @@
+// duet model: model files of the learned scheduler (duet-model(5)).
+//   duet model init --out M [--seed N]   an untrained model
+//   duet model info M                    what a model file holds
+// Also wires the learned policies into the duet command: registers "duet"
+// ordering/placement and lets --model choose their model file.
+#include <cstdio>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "policy/cli/common.h"
+#include "policy/learn/duet_policy.h"
+#include "policy/learn/model_file.h"
+#include "policy/learn/model_init.h"
+
+namespace duet::cli {
+namespace {
+
+struct ModelArgs {
+  std::string out, in;
+  uint64_t seed = 1;
+};
+
+void setup(CLI::App& parent) {
+  auto args = std::make_shared<ModelArgs>();
+  CLI::App* app = parent.add_subcommand("model", "create and inspect learned-scheduler model files (duet-model(5))");
+  app->require_subcommand(1);
+  CLI::App* init = app->add_subcommand("init", "write an untrained model (seeded random weights, identity normalisation)");
+  init->add_option("--out,-o", args->out, "model file to write")->required();
+  init->add_option("--seed", args->seed, "seed for the initial weights")->capture_default_str();
+  init->callback([args] {
+    learn::Model m = learn::make_initial_model(learn::NetConfig{}, learn::GpHyper{}, args->seed);
+    m.provenance = fmt::format("duet model init --seed {}", args->seed);
+    learn::save_model(m, args->out);
+    std::cout << fmt::format("wrote {} ({} arrays, untrained, seed {})\n", args->out, m.weights.size(), args->seed);
+  });
+  CLI::App* info = app->add_subcommand("info", "print what a model file holds");
+  info->add_option("model", args->in, "model file")->required();
+  info->callback([args] {
+    const learn::Model m = learn::load_model(args->in);
+    size_t params = 0;
+    for (const auto& w : m.weights) params += w.data.size();
+    std::cout << fmt::format("model        {}\nformat       {}\nparameters   {}\nkernel       {}\njob types    {}\n"
+                             "provenance   {}\n",
+                             args->in, learn::kModelVersion, params, learn::kernel_kind_name(m.gp.kind),
+                             m.job_types.size(), m.provenance);
+  });
+}
+
+const CommandRegistrar reg(60, setup);
+
+// Before any subcommand is set up (their --help lists the policy names).
+const bool wired = [] {
+  learn::register_duet_policies();
+  set_model_hook([](const std::string& path) { learn::set_registry_model(path); });
+  return true;
+}();
+
+}  // namespace
+}  // namespace duet::cli

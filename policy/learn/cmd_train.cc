@@ -1,0 +1,86 @@
+// duet train: joint MAPPO-style training of the learned scheduler
+// (duet-train(1)); writes the model, a CSV learning curve and its PNG.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "policy/cli/common.h"
+#include "policy/learn/train/trainer.h"
+
+namespace duet::cli {
+namespace {
+
+struct TrainArgs {
+  Inputs in;
+  learn::TrainOptions t;
+  std::string png;
+};
+
+// learning curve PNG with gnuplot (skipped, with a note, when absent)
+void plot_curve(const std::string& csv, const std::string& png) {
+  const std::string gp = DUET_GNUPLOT;
+  if (gp.empty()) {
+    std::cerr << "duet train: gnuplot not found at configure time; no " << png << "\n";
+    return;
+  }
+  const std::string script = png + ".gp";
+  std::ofstream s(script);
+  s << "set datafile separator ','\nset terminal pngcairo size 900,500 noenhanced\nset output '" << png << "'\n"
+    << "set xlabel 'wall seconds'\nset ylabel 'mean JCT (s), greedy, evaluation window'\nset key top right\n"
+    << "plot '" << csv << "' every ::1 using 3:5 with linespoints title 'duet (bc then ppo)'\n";
+  s.close();
+  const std::string cmd = "'" + gp + "' '" + script + "' 2>/dev/null";
+  if (std::system(cmd.c_str()) != 0) {
+    // pngcairo may be missing from gnuplot-nox: fall back to the png terminal
+    std::ofstream s2(script);
+    s2 << "set datafile separator ','\nset terminal png size 900,500\nset output '" << png << "'\n"
+       << "set xlabel 'wall seconds'\nset ylabel 'mean JCT (s)'\n"
+       << "plot '" << csv << "' every ::1 using 3:5 with linespoints title 'duet'\n";
+    s2.close();
+    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("gnuplot failed on " + script);
+  }
+}
+
+void setup(CLI::App& parent) {
+  auto a = std::make_shared<TrainArgs>();
+  CLI::App* app = parent.add_subcommand("train", "train the learned scheduler (joint MAPPO, duet-train(1))");
+  a->in.add_options(*app);
+  app->add_option("--out,-o", a->t.out, "model file to write (checkpoints overwrite it; best evaluation kept)")
+      ->required();
+  app->add_option("--episodes", a->t.episodes, "PPO episodes")->capture_default_str();
+  app->add_option("--hours", a->t.hours, "wall-clock budget in hours (0: none)")->capture_default_str();
+  app->add_option("--window", a->t.window_jobs, "jobs per episode (a trace window)")->capture_default_str();
+  app->add_option("--bc-episodes", a->t.bc_episodes, "behaviour-cloning warm-start rollouts (0: none)")
+      ->capture_default_str();
+  app->add_option("--lr", a->t.lr, "Adam learning rate")->capture_default_str();
+  app->add_option("--fee-lambda", a->t.fee_lambda, "weight of fees (USD) against job-hours in the reward")
+      ->capture_default_str();
+  app->add_option("--eval-every", a->t.eval_every, "episodes between evaluations and checkpoints")
+      ->capture_default_str();
+  app->add_option("--curve", a->t.curve_csv, "learning-curve CSV (default: OUT.csv)");
+  app->add_option("--png", a->png, "learning-curve PNG (default: OUT.png)");
+  app->add_flag("--resume", a->t.resume, "continue from OUT and OUT.state");
+  app->callback([a] {
+    a->t.seed = a->in.seed;
+    a->t.ideal = a->in.ideal;
+    auto l = load(a->in);
+    a->t.progress = progress_bar("duet train");
+    learn::TrainReport r = learn::train(l->trace, l->cluster, l->table, &l->prices, a->t);
+    progress_done();
+    const std::string csv = a->t.curve_csv.empty() ? a->t.out + ".csv" : a->t.curve_csv;
+    const std::string png = a->png.empty() ? a->t.out + ".png" : a->png;
+    plot_curve(csv, png);
+    std::cout << fmt::format(
+        "model        {}\nepisodes     {}\nmean JCT s   untrained {:.1f}  best {:.1f}  saved {:.1f}\ncurve        {}, {}\n"
+        "wall s       {:.1f}\n",
+        a->t.out, r.episodes_done, r.initial_jct_s, r.best_jct_s, r.final_jct_s, csv, png, r.wall_s);
+  });
+}
+
+const CommandRegistrar reg(65, setup);
+
+}  // namespace
+}  // namespace duet::cli

@@ -1,0 +1,44 @@
+// The learned scheduler behind the policy seam (policy/core/policy.h):
+//   "duet" ordering  - the squeeze-and-communicate OrderingAgent scores every
+//                      pending job (features.h); rank = descending score.
+//   "duet" placement - RWGP posterior (mean, sd) per machine + the placement
+//                      head choose machines; risk-aware; greedy machine set
+//                      for jobs larger than any one machine's free GPUs.
+// Both are built from a model file (duet-model(5)). Torch-free header.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "policy/core/policy.h"
+#include "policy/learn/model_file.h"
+
+namespace duet::learn {
+
+struct DuetPolicyOptions {
+  // Placement: weight of the explicit risk-aware prior added to the head's
+  // score, prior_weight * (log rel_speed + mu - risk_aversion * sd). The head
+  // learns a residual on top, so an untrained model already places sensibly.
+  double prior_weight = 1.0;
+  double risk_aversion = 1.0;
+  // Ordering: sample from softmax(scores / temperature) instead of ranking
+  // greedily (training exploration); the seed drives the sampler.
+  bool sample = false;
+  double temperature = 1.0;
+  std::uint64_t seed = 1;
+};
+
+std::unique_ptr<OrderingPolicy> make_duet_ordering(std::shared_ptr<const Model> m,
+                                                   const DuetPolicyOptions& o = {});
+std::unique_ptr<PlacementPolicy> make_duet_placement(std::shared_ptr<const Model> m,
+                                                     const DuetPolicyOptions& o = {});
+
+// Loads (once per path; later calls reuse it) the model that the registry's
+// "duet" factories use; throws FormatError / std::invalid_argument.
+void set_registry_model(const std::string& path);
+// Registers "duet" ordering and placement in the policy registry; their
+// factories throw std::invalid_argument if no model was set. Idempotent.
+void register_duet_policies();
+
+}  // namespace duet::learn

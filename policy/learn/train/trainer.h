@@ -1,0 +1,61 @@
+// Joint MAPPO-style training of the learned scheduler (duet-train(1)).
+//
+// Episodes are trace windows replayed in the simulator. Two decentralised
+// actors: the ordering agent (Plackett-Luce distribution over pending jobs)
+// and the placement agent (categorical over candidate machines); one
+// centralised critic V(s) over both agents' observations at each scheduling
+// pass. Reward of pass k = -(integral of jobs in system from pass k to pass
+// k+1) in job-hours, so the episode return is -(sum of job time in system);
+// a fee term -lambda * fees (USD) is added at the end. PPO clipping, GAE.
+// Optional warm start: behaviour cloning of a heuristic (shortest predicted
+// remaining GPU-time first, best-fit placement). Torch-free header.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "policy/io/trace.h"
+#include "policy/model/cluster_model.h"
+#include "policy/model/prices.h"
+#include "policy/model/throughput.h"
+
+namespace duet::learn {
+
+struct TrainOptions {
+  std::string out;            // model file (checkpoints overwrite it)
+  std::string curve_csv;      // learning curve; "" = out + ".csv"
+  std::uint64_t seed = 1;
+  int episodes = 50;          // PPO episodes (after behaviour cloning)
+  double hours = 0;           // wall-clock budget; 0 = none
+  std::size_t window_jobs = 400;  // jobs per episode window (whole trace if smaller)
+  int bc_episodes = 4;        // behaviour-cloning rollouts; 0 = no warm start
+  int bc_epochs = 20;         // gradient passes per BC rollout
+  int ppo_epochs = 4;
+  double lr = 1e-3;
+  double clip = 0.2, gamma = 0.99, gae_lambda = 0.95, entropy = 0.01, value_coef = 0.5;
+  double fee_lambda = 0.0;    // weight of fees (USD) against job-hours
+  int eval_every = 5;         // episodes between greedy evaluations/checkpoints
+  bool resume = false;        // continue from `out` and its .state file
+  bool ideal = false;         // simulator --ideal
+  std::function<void(double)> progress;  // fraction of the run done
+};
+
+struct TrainReport {
+  double initial_jct_s = 0;   // greedy evaluation of the starting model
+  double final_jct_s = 0;     // greedy evaluation of the saved model
+  double best_jct_s = 0;      // best evaluation seen (that model is saved)
+  int episodes_done = 0;
+  double wall_s = 0;
+};
+
+// Trains and writes opt.out (the best evaluated model), opt.curve_csv.
+// Throws std::runtime_error / FormatError on bad inputs or files.
+TrainReport train(const Trace& trace, const ClusterModel& cluster, const ThroughputTable& table,
+                  const PriceTable* prices, const TrainOptions& opt);
+
+// Mean JCT of the greedy duet/duet policies of a model file on a trace.
+double evaluate_model(const std::string& model, const Trace& trace, const ClusterModel& cluster,
+                      const ThroughputTable& table, std::uint64_t seed, bool ideal);
+
+}  // namespace duet::learn

@@ -1,0 +1,200 @@
+// duet replay: a trace slice through sbatch as duet-emujob jobs at the
+// trace's (scaled) submit times; waits for them and records their ids
+// (man duet-replay(1)).
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "policy/cli/common.h"
+#include "policy/io/gavel.h"
+#include "policy/io/trace.h"
+#include "policy/model/job_types.h"
+#include "policy/replay/emu_nodes.h"
+#include "policy/replay/jobs_file.h"
+#include "policy/replay/run_command.h"
+
+namespace duet::cli {
+namespace {
+
+using namespace duet::replay;
+
+struct ReplayArgs {
+  std::string trace, partition, out = "replay-jobs.csv", nodes_csv, emujob, job_output = "/dev/null", throughputs;
+  double scale = 1, wait_timeout = 1800, time_limit_factor = 0;
+  size_t limit = 0, skip = 0;
+  uint64_t seed = 1;
+  bool no_wait = false;
+};
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string default_emujob() {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    auto p = self.parent_path() / "duet-emujob";
+    if (std::filesystem::exists(p)) return p.string();
+  }
+  return "duet-emujob";
+}
+
+std::string quote_sh(const std::string& s) {
+  std::string o = "'";
+  for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return o + "'";
+}
+
+// sbatch options asking for `gpus` GPUs of `types` ("" = any, "V100|P100").
+// Returns false (and why) if no set of nodes could ever hold the job.
+bool gres_options(const JobSpec& j, const std::vector<EmuNode>& nodes, std::vector<std::string>& opts,
+                  std::string& why) {
+  std::set<std::string> want;
+  for (size_t b = 0; !j.gpu_type.empty();) {
+    size_t e = j.gpu_type.find('|', b);
+    want.insert(lower(j.gpu_type.substr(b, e == std::string::npos ? std::string::npos : e - b)));
+    if (e == std::string::npos) break;
+    b = e + 1;
+  }
+  int per_node = 0, total = 0;
+  std::string exclude;
+  for (const auto& n : nodes) {
+    if (want.empty() || want.count(lower(n.gpu_type))) {
+      per_node = std::max(per_node, n.gpus);
+      total += n.gpus;
+    } else {
+      exclude += (exclude.empty() ? "" : ",") + n.name;
+    }
+  }
+  if (total < j.gpus) {
+    why = fmt::format("needs {} GPUs{}, the cluster has {}", j.gpus, j.gpu_type.empty() ? "" : " of " + j.gpu_type, total);
+    return false;
+  }
+  // One type: a typed request. Several: untyped, other types' nodes excluded.
+  const std::string type = want.size() == 1 ? *want.begin() + ":" : "";
+  if (want.size() > 1 && !exclude.empty()) opts.push_back("--exclude=" + exclude);
+  const int k = (j.gpus + per_node - 1) / per_node;
+  opts.push_back(fmt::format("--nodes={}", k));
+  if (j.gpus % k == 0) opts.push_back(fmt::format("--gres=gpu:{}{}", type, j.gpus / k));
+  else opts.push_back(fmt::format("--gpus={}{}", type, j.gpus));
+  return true;
+}
+
+std::set<std::string> queued_ids(const std::string& partition) {
+  CommandResult r = run_command({"squeue", "-h", "-o", "%i", "-p", partition}, 30);
+  if (r.status != 0) throw std::runtime_error("squeue failed: " + r.err);
+  std::set<std::string> s;
+  std::istringstream in(r.out);
+  for (std::string id; in >> id;) s.insert(id);
+  return s;
+}
+
+void run(const ReplayArgs& a) {
+  Trace t = read_trace(a.trace);
+  std::string tp = a.throughputs.empty() ? find_data("data/gavel/simulation_throughputs.json") : a.throughputs;
+  if (tp.empty()) throw std::runtime_error("cannot find data/gavel/simulation_throughputs.json; give --throughputs or set DUET_DATA_DIR");
+  ThroughputTable table = read_gavel(tp);
+  std::string nodes_csv = a.nodes_csv.empty() ? nodes_csv_from_slurm_conf() : a.nodes_csv;
+  if (nodes_csv.empty()) throw std::runtime_error("no nodes.csv: give --nodes-csv or set SLURM_CONF to a test cluster's slurm.conf");
+  std::vector<EmuNode> nodes = read_nodes_csv(nodes_csv);
+  if (a.skip >= t.jobs.size()) throw std::runtime_error(fmt::format("--skip {}: the trace has {} jobs", a.skip, t.jobs.size()));
+  std::vector<JobSpec> slice(t.jobs.begin() + a.skip, t.jobs.end());
+  std::stable_sort(slice.begin(), slice.end(), [](auto& x, auto& y) { return x.submit < y.submit; });
+  if (a.limit && slice.size() > a.limit) slice.resize(a.limit);
+  const std::string emujob = a.emujob.empty() ? default_emujob() : a.emujob;
+
+  std::ofstream out(a.out, std::ios::trunc);
+  if (!out) throw std::runtime_error("cannot write " + a.out);
+  write_jobs_header(out, {{"trace", a.trace}, {"scale", fmt::format("{}", a.scale)}, {"partition", a.partition},
+                          {"skip", std::to_string(a.skip)}, {"seed", std::to_string(a.seed)}});
+  const double first = slice.front().submit;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::string> ids;
+  int skipped = 0, failed = 0;
+  for (const JobSpec& j : slice) {
+    std::vector<std::string> argv = {"sbatch", "--parsable", "--partition=" + a.partition,
+                                     fmt::format("--job-name=duet-{}", j.id), "--output=" + a.job_output};
+    std::string why;
+    if (!gres_options(j, nodes, argv, why)) {
+      std::cerr << fmt::format("duet replay: {}:{}: job {} left out: {}\n", t.source, j.line, j.id, why);
+      ++skipped;
+      continue;
+    }
+    const int jt = assign_job_type(j, table, a.seed, t.source);
+    if (a.time_limit_factor > 0)
+      argv.push_back(fmt::format("--time={}", std::max(1L, std::lround(std::ceil(j.duration / a.scale * a.time_limit_factor / 60.0)))));
+    argv.push_back("--wrap=exec " + quote_sh(emujob) + fmt::format(" --work {} --scale {} --gpus {} --job-type ", j.duration, a.scale, j.gpus) +
+                   quote_sh(table.job_type_name(jt)));
+    std::this_thread::sleep_until(t0 + std::chrono::duration<double>((j.submit - first) / a.scale));
+    CommandResult r = run_command(argv, 30);
+    if (r.status != 0) {  // one retry: slurmctld may be busy for a moment
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      r = run_command(argv, 30);
+    }
+    std::string id = r.out.substr(0, r.out.find_first_of(";\n"));
+    if (r.status != 0 || id.empty()) {
+      std::cerr << fmt::format("duet replay: job {}: sbatch failed ({}): {}\n", j.id, command_text(argv), r.err);
+      ++failed;
+      continue;
+    }
+    ids.push_back(id);
+    write_job_row(out, {id, j.id, j.submit - first, j.duration, j.gpus, j.gpu_type, table.job_type_name(jt)});
+    out.flush();
+    if (ids.size() % 10 == 0) std::cerr << fmt::format("duet replay: {} of {} jobs submitted\n", ids.size(), slice.size());
+  }
+  std::cerr << fmt::format("duet replay: {} jobs submitted, {} left out, {} failed; ids in {}\n", ids.size(), skipped, failed, a.out);
+  if (a.no_wait || ids.empty()) return;
+  const std::set<std::string> mine(ids.begin(), ids.end());
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::duration<double>(a.wait_timeout);
+  for (;;) {
+    size_t left = 0;
+    for (const auto& q : queued_ids(a.partition)) left += mine.count(q);
+    if (left == 0) break;
+    if (std::chrono::steady_clock::now() > limit)
+      throw std::runtime_error(fmt::format("{} jobs still queued or running after --wait-timeout {} s", left, a.wait_timeout));
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cerr << fmt::format("duet replay: all {} jobs left the queue after {:.1f} s\n", ids.size(), took);
+  if (failed) throw std::runtime_error(fmt::format("{} sbatch calls failed", failed));
+}
+
+void setup(CLI::App& parent) {
+  auto a = std::make_shared<ReplayArgs>();
+  CLI::App* app = parent.add_subcommand("replay", "submit a trace slice to Slurm as duet-emujob jobs at its scaled submit times");
+  app->add_option("--trace", a->trace, "job trace CSV (duet-trace(5))")->required();
+  app->add_option("--scale", a->scale, "time scale K: trace seconds per wall second")->required()->check(CLI::PositiveNumber);
+  app->add_option("--partition", a->partition, "Slurm partition")->required();
+  app->add_option("--limit", a->limit, "at most N jobs (the first by submit time)");
+  app->add_option("--skip", a->skip, "leave out the first N jobs of the trace (file order)");
+  app->add_option("--out", a->out, "job-id file to write (CSV, read by duet report --jobs)")->capture_default_str();
+  app->add_option("--seed", a->seed, "seed of the job-type rule (as duet sim --seed)")->capture_default_str();
+  app->add_option("--nodes-csv", a->nodes_csv, "the cluster's nodes.csv (default: next to $SLURM_CONF or one directory up)");
+  app->add_option("--emujob", a->emujob, "duet-emujob program (default: next to duet, else on PATH)");
+  app->add_option("--job-output", a->job_output, "sbatch --output of each job (e.g. DIR/%j.out)")->capture_default_str();
+  app->add_option("--time-limit-factor", a->time_limit_factor,
+                  "give each job --time = F x its scaled work (minutes, at least 1); 0 = no limit")->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app->add_option("--wait-timeout", a->wait_timeout, "give up waiting after this many seconds")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app->add_flag("--no-wait", a->no_wait, "return once every job is submitted");
+  app->add_option("--throughputs", a->throughputs, "Gavel throughput JSON (default: the installed data/gavel copy)");
+  app->callback([a] { run(*a); });
+}
+
+const CommandRegistrar reg(60, setup);
+
+}  // namespace
+}  // namespace duet::cli

@@ -1,0 +1,132 @@
+#include "policy/replay/sacct.h"
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+
+#include "policy/io/csv.h"
+
+namespace duet::replay {
+
+bool parse_slurm_time(const std::string& s, double& out) {
+  if (s.empty() || s == "Unknown" || s == "None") {
+    out = -1;
+    return true;
+  }
+  std::tm tm{};
+  int n = 0;
+  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                  &tm.tm_min, &tm.tm_sec, &n) != 6 || static_cast<size_t>(n) != s.size())
+    return false;
+  if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 ||
+      tm.tm_sec > 60)
+    return false;
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  tm.tm_isdst = -1;
+  std::time_t t = std::mktime(&tm);
+  if (t == static_cast<std::time_t>(-1)) return false;
+  out = static_cast<double>(t);
+  return true;
+}
+
+namespace {
+
+std::vector<std::pair<std::string, int>> split_bar(const std::string& line) {
+  std::vector<std::pair<std::string, int>> v;
+  size_t b = 0;
+  for (;;) {
+    size_t e = line.find('|', b);
+    v.emplace_back(line.substr(b, e == std::string::npos ? std::string::npos : e - b), static_cast<int>(b) + 1);
+    if (e == std::string::npos) break;
+    b = e + 1;
+  }
+  return v;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// "billing=4,cpu=4,gres/gpu:v100=2,gres/gpu=2,mem=1G,node=1"
+void parse_tres(const std::string& tres, SacctJob& j, const std::string& name, int line, int col) {
+  size_t b = 0;
+  while (b < tres.size()) {
+    size_t e = tres.find(',', b);
+    if (e == std::string::npos) e = tres.size();
+    std::string item = tres.substr(b, e - b);
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InputError(name, line, col + static_cast<int>(b), "AllocTRES: expected NAME=VALUE, got '" + item + "'");
+    std::string key = item.substr(0, eq), val = item.substr(eq + 1);
+    if (key.rfind("gres/gpu", 0) == 0) {
+      char* endp = nullptr;
+      long n = std::strtol(val.c_str(), &endp, 10);
+      if (val.empty() || *endp || n < 0)
+        throw InputError(name, line, col + static_cast<int>(b + eq + 1),
+                         "AllocTRES: expected a GPU count after '" + key + "=', got '" + val + "'");
+      if (key == "gres/gpu") j.gpus = static_cast<int>(n);
+      else if (key.size() > 9 && key[8] == ':') j.gpus_by_type[lower(key.substr(9))] += static_cast<int>(n);
+    }
+    b = e + 1;
+  }
+  if (j.gpus == 0)
+    for (const auto& [t, n] : j.gpus_by_type) j.gpus += n;
+}
+
+}  // namespace
+
+std::vector<SacctJob> parse_sacct(std::istream& in, const std::string& name) {
+  std::string line;
+  int lineno = 0;
+  std::vector<std::pair<std::string, int>> header;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    header = split_bar(line);
+    break;
+  }
+  if (header.empty()) throw InputError(name, lineno, 0, std::string("empty input: expected a header line with ") + kSacctFormat + " (sacct -P)");
+  std::map<std::string, int> col;
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (col.count(header[i].first))
+      throw InputError(name, lineno, header[i].second, "column '" + header[i].first + "' given twice");
+    col[header[i].first] = static_cast<int>(i);
+  }
+  for (const char* need : {"JobID", "Submit", "Start", "End", "NodeList", "AllocTRES", "State"})
+    if (!col.count(need))
+      throw InputError(name, lineno, 0, std::string("header lacks column '") + need + "' (expected sacct -P --format=" +
+                                            kSacctFormat + ")");
+  std::vector<SacctJob> jobs;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    auto f = split_bar(line);
+    if (f.size() != header.size())
+      throw InputError(name, lineno, 0, "expected " + std::to_string(header.size()) + " '|'-separated fields, got " +
+                                            std::to_string(f.size()));
+    SacctJob j;
+    j.line = lineno;
+    j.job_id = f[col["JobID"]].first;
+    if (j.job_id.empty()) throw InputError(name, lineno, f[col["JobID"]].second, "empty JobID");
+    if (j.job_id.find('.') != std::string::npos)
+      throw InputError(name, lineno, f[col["JobID"]].second, "job step '" + j.job_id + "': run sacct with -X (allocations only)");
+    for (auto [key, dst] : {std::pair{"Submit", &j.submit}, {"Start", &j.start}, {"End", &j.end}}) {
+      const auto& [text, c] = f[col[key]];
+      if (!parse_slurm_time(text, *dst))
+        throw InputError(name, lineno, c, std::string(key) + ": expected YYYY-MM-DDTHH:MM:SS, Unknown or None, got '" + text + "'");
+    }
+    if (j.submit < 0) throw InputError(name, lineno, f[col["Submit"]].second, "Submit: a job needs a submit time");
+    j.node_list = f[col["NodeList"]].first;
+    j.state = f[col["State"]].first;
+    parse_tres(f[col["AllocTRES"]].first, j, name, lineno, f[col["AllocTRES"]].second);
+    jobs.push_back(std::move(j));
+  }
+  return jobs;
+}
+
+}  // namespace duet::replay

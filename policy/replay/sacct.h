@@ -1,0 +1,31 @@
+// Reader for `sacct -X -P --format=JobID,Submit,Start,End,NodeList,AllocTRES,State`
+// (a header line, then '|'-separated rows). Columns may come in any order and
+// others may be present. Times are Slurm's local "YYYY-MM-DDTHH:MM:SS";
+// "Unknown", "None" or empty mean not (yet) happened. Errors name the input,
+// line and column (InputError).
+#pragma once
+
+#include <istream>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace duet::replay {
+
+inline constexpr const char* kSacctFormat = "JobID,Submit,Start,End,NodeList,AllocTRES,State";
+
+struct SacctJob {
+  std::string job_id, node_list, state;
+  double submit = -1, start = -1, end = -1;  // seconds since the epoch; -1 = none
+  int gpus = 0;                              // gres/gpu=N
+  std::map<std::string, int> gpus_by_type;   // gres/gpu:TYPE=N (type lower case)
+  int line = 0;
+};
+
+std::vector<SacctJob> parse_sacct(std::istream& in, const std::string& name);
+
+// "2026-11-29T23:14:39" (local time) to epoch seconds; "Unknown"/"None"/""
+// give -1; false if malformed.
+bool parse_slurm_time(const std::string& s, double& out);
+
+}  // namespace duet::replay

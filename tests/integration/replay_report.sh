@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# duet replay + duet report --sacct on a real 4-node test cluster: a tiny
+# trace slice replayed as duet-emujob jobs, the report's JCTs agree with the
+# sacct times, and an emujob on a node of speed 0.5 takes about twice as long
+# as on a node of speed 1.0.
+. "$(dirname "$0")/lib.sh"
+require_cluster_tools
+: "${top_builddir:=$top_srcdir}"
+DUET="$top_builddir/duet"; EMUJOB="$top_builddir/duet-emujob"
+[ -x "$DUET" ] && [ -x "$EMUJOB" ] || skip "duet or duet-emujob not built in $top_builddir"
+export DUET_DATA_DIR="$top_srcdir" DUET_ETC_DIR="$top_srcdir/etc"
+
+cluster_up --nodes 4 --mix v100:4,v100:4,k80:4,p100:4 --speeds 1.0,0.5,1.0,1.0
+work="$CLUSTER_DIR/work"; mkdir -p "$work"
+
+# speed: the same job alone on node1 (1.0) and node2 (0.5), 30 s of work at scale 10
+t="ResNet-50 (batch size 32)"
+a=$(sbatch --parsable -w node1 --gres=gpu:1 -o "$work/fast.out" --wrap "exec '$EMUJOB' --work 30 --scale 10 --job-type '$t'")
+b=$(sbatch --parsable -w node2 --gres=gpu:1 -o "$work/slow.out" --wrap "exec '$EMUJOB' --work 30 --scale 10 --job-type '$t'")
+wait_jobs_done 30 "$a" "$b"
+fast=$(sed -n 's/.*: \([0-9.]*\) s wall.*/\1/p' "$work/fast.out"); slow=$(sed -n 's/.*: \([0-9.]*\) s wall.*/\1/p' "$work/slow.out")
+note "emujob wall: node1 (speed 1.0) ${fast} s, node2 (speed 0.5) ${slow} s"
+[ -n "$fast" ] && [ -n "$slow" ] || fail "no rate line: $(cat "$work/fast.out" "$work/slow.out")"
+awk -v f="$fast" -v s="$slow" 'BEGIN { r = s / f; exit !(f > 2.5 && f < 5 && r > 1.6 && r < 2.5) }' \
+  || fail "expected ~3 s and ~2x on the slow node, got $fast s and $slow s"
+
+# replay: 10 jobs (1, 2, 4 and 8 GPUs; one typed) over 20 trace seconds at scale 10
+{
+  echo "job_id,submit,duration,num_gpus,gpu_type"
+  echo "1,0,20,1,"; echo "2,2,10,2,"; echo "3,4,30,4,"; echo "4,6,10,1,V100"; echo "5,8,20,8,"
+  echo "6,10,10,1,"; echo "7,12,20,2,"; echo "8,14,10,4,K80"; echo "9,16,20,1,"; echo "10,20,10,1,"
+} > "$work/trace.csv"
+"$DUET" replay --trace "$work/trace.csv" --scale 10 --partition gpu --out "$work/jobs.csv" --wait-timeout 40 \
+  --job-output "$work/%j.out" || fail "duet replay failed"
+[ "$(grep -vc '^#\|^job_id' "$work/jobs.csv")" = 10 ] || fail "expected 10 job ids in $work/jobs.csv: $(cat "$work/jobs.csv")"
+ids=$(grep -v '^#\|^job_id' "$work/jobs.csv" | cut -d, -f1 | paste -sd,)
+wait_jobs_done 20 ${ids//,/ }
+grep -q 'measured rate' "$work/$(cut -d, -f1 <<< "${ids}").out" || fail "emujob printed no rate"
+nodes_of_8=$(sacct -X -n -P -j "$(sed -n 's/^\([0-9]*\),5,.*/\1/p' "$work/jobs.csv")" --format=NodeList)
+note "the 8-GPU job ran on $nodes_of_8"
+"$DUET" report --sacct --jobs "$work/jobs.csv" --out "$work/report" --no-plots >/dev/null || fail "duet report failed"
+# mean JCT from sacct by hand, times the scale
+want=$(sacct -X -n -P -j "$ids" --format=Submit,End | while IFS='|' read -r s e; do
+  echo $(( $(date -d "$e" +%s) - $(date -d "$s" +%s) )); done | awk '{ t += $1; n++ } END { printf "%.6f", 10 * t / n }')
+got=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print(r["jobs"], "%.6f" % r["avg_jct_s"])' "$work/report/summary.json")
+note "report: jobs and mean JCT (trace s) = $got; from sacct: $want"
+[ "$got" = "10 $want" ] || fail "report ($got) disagrees with sacct (10 $want)"
+grep -q '| mean JCT' "$work/report/summary.md" || grep -q 'mean JCT' "$work/report/summary.md" || fail "no summary table"
+"$DUET" report "$work/report" "$work/report" | grep -q '| mean JCT (h) |' || fail "duet report A B printed no table"
+echo "PASS: replay of 10 jobs, report JCTs = sacct, slow node ${slow} s vs fast ${fast} s"

@@ -1,0 +1,226 @@
+// The learned "duet" policies behind the policy seam: feature functions,
+// duration history, and untrained models that still schedule every job,
+// including on GPU types the throughput table does not know.
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "policy/core/policy.h"
+#include "policy/io/cluster.h"
+#include "policy/io/gavel.h"
+#include "policy/io/trace.h"
+#include "policy/learn/duet_policy.h"
+#include "policy/learn/features.h"
+#include "policy/learn/model_init.h"
+#include "policy/model/cluster_model.h"
+#include "policy/sim/simulator.h"
+
+// Last: check.h defines a fail() macro that breaks <ios>.
+#include <check.h>
+
+using namespace duet;
+using namespace duet::learn;
+
+static std::string src(const std::string& rel) {
+  const char* t = std::getenv("top_srcdir");
+  return std::string(t ? t : ".") + "/" + rel;
+}
+
+static const ThroughputTable& table() {
+  static ThroughputTable t = read_gavel(src("data/gavel/simulation_throughputs.json"));
+  return t;
+}
+
+static std::shared_ptr<const Model> untrained(uint64_t seed = 7) {
+  return std::make_shared<const Model>(make_initial_model(NetConfig{}, GpHyper{}, seed));
+}
+
+START_TEST(job_features_values) {
+  std::vector<std::string> types = {"V100", "K80"};
+  std::vector<MachineView> ms = {{"a", 0, 8, 2, 0, 1.0, 1}, {"b", 1, 4, 4, 0, 0.5, 0}};
+  ClusterView c{43200, types, ms, 12, 6, 0};  // noon
+  ClusterSummary s = summarise(c);
+  ck_assert_int_eq(s.type_total[0], 8);
+  ck_assert_int_eq(s.type_free[1], 4);
+  JobHistory h;
+  JobView j;
+  j.gpus = 3;
+  j.type_mask = 1u;  // V100 only: 8 of 12 GPUs, 2 free
+  j.wait_s = 60;
+  std::vector<float> f;
+  job_features(j, s, h, f);
+  ck_assert_uint_eq(f.size(), kJobFeatures);
+  ck_assert_float_eq_tol(f[0], std::log1p(3.0), 1e-6);
+  ck_assert_float_eq(f[1], 1.0f);
+  ck_assert_float_eq_tol(f[2], 8.0f / 12.0f, 1e-6);
+  ck_assert_float_eq(f[3], 0.0f);  // 3 > 2 free V100 GPUs
+  ck_assert_float_eq_tol(f[4], std::log1p(1.0), 1e-6);
+  ck_assert_float_eq_tol(f[13], -1.0f, 1e-6);  // cos at noon
+  ck_assert_float_eq(f[15], 0.0f);             // no time limit
+  j.type_mask = 0;
+  j.gpus = 4;
+  f.clear();
+  job_features(j, s, h, f);
+  ck_assert_float_eq(f[2], 1.0f);
+  ck_assert_float_eq(f[3], 1.0f);
+  std::vector<JobView> pending = {j, j};
+  std::vector<float> cf;
+  cluster_features(c, pending, s, cf);
+  ck_assert_uint_eq(cf.size(), kClusterFeatures);
+  ck_assert_float_eq_tol(cf[0], 0.5f, 1e-6);
+  ck_assert_float_eq_tol(cf[4], 1.0f, 1e-6);
+}
+END_TEST
+
+START_TEST(history_predicts_from_most_specific_key) {
+  JobHistory h(3600, 1.5, 2);
+  JobView a;
+  a.user = "alice";
+  a.vc = "vc1";
+  a.gpus = 2;
+  ck_assert_double_eq_tol(h.predict(a).duration_s, 3600, 1e-9);  // prior only
+  ck_assert_double_eq(h.predict(a).samples, 0);
+  h.on_finish(a, 100);
+  h.on_finish(a, 100);
+  JobView b = a;
+  b.gpus = 8;  // same user, other size
+  h.on_finish(b, 10000);
+  h.on_finish(b, 10000);
+  ck_assert_double_eq_tol(h.predict(a).duration_s, 100, 1e-6);
+  ck_assert_double_eq_tol(h.predict(b).duration_s, 10000, 1e-6);
+  JobView c = a;
+  c.gpus = 1;  // falls back to the user's history: geometric mean 1000
+  ck_assert_double_eq_tol(h.predict(c).duration_s, 1000, 1e-6);
+  ck_assert_double_eq(h.predict(c).samples, 4);
+  h.on_finish(a, 0);  // ignored
+  h.on_finish(a, NAN);
+  ck_assert_uint_eq(h.jobs_seen(), 4);
+}
+END_TEST
+
+// 12 jobs; a 12-GPU job spans machines; "Z1" is unknown to the throughput
+// table and known only by its `speed`.
+static const char* kTrace =
+    "job_id,submit,duration,num_gpus,gpu_type\n"
+    "1,0,3600,4,\n2,10,600,1,\n3,20,1200,2,Z1\n4,30,300,1,\n5,40,7200,12,\n6,50,900,2,\n"
+    "7,60,1800,1,Z1\n8,70,100,1,\n9,80,2400,4,\n10,90,60,1,\n11,100,5000,8,\n12,110,30,1,Z1\n";
+static const char* kCluster =
+    "machine,gpu_type,num_gpus,rack,speed\n"
+    "m0,V100,8,r0,\nm1,V100,8,r0,\nm2,K80,4,r1,\nz0,Z1,4,r1,0.7\nz1,Z1,2,r2,0.7\n";
+
+static SimResult simulate(OrderingPolicy& o, PlacementPolicy& p, int64_t& finished) {
+  std::istringstream ts(kTrace), cs(kCluster);
+  Trace t = read_trace(ts, "trace");
+  ClusterModel c = build_cluster(read_cluster(cs, "cluster"), table());
+  SimOptions opt;
+  opt.model.seed = 3;
+  Simulator sim(t, c, table(), nullptr, opt);
+  sim.set_policies(&o, &p);
+  struct Count : SimObserver {
+    int64_t n = 0;
+    void on_finish(const JobView&, double) override { ++n; }
+  } count;
+  sim.set_observer(&count);
+  SimResult r = sim.run();
+  finished = count.n;
+  return r;
+}
+
+START_TEST(untrained_duet_finishes_every_job) {
+  auto m = untrained();
+  auto o = make_duet_ordering(m);
+  auto p = make_duet_placement(m);
+  int64_t n = 0;
+  SimResult r = simulate(*o, *p, n);
+  ck_assert_int_eq(n, 12);
+  ck_assert_int_eq(r.jobs, 12);
+  ck_assert(std::isfinite(r.avg_jct_s) && r.avg_jct_s > 0);
+}
+END_TEST
+
+START_TEST(each_agent_with_a_baseline) {
+  auto m = untrained(11);
+  int64_t n = 0;
+  auto o = make_duet_ordering(m);
+  auto bf = make_placement("best-fit", 1);
+  simulate(*o, *bf, n);
+  ck_assert_int_eq(n, 12);
+  auto fifo = make_ordering("fifo");
+  auto p = make_duet_placement(m);
+  simulate(*fifo, *p, n);
+  ck_assert_int_eq(n, 12);
+}
+END_TEST
+
+START_TEST(deterministic_for_a_seed) {
+  auto m = untrained(5);
+  int64_t n = 0;
+  auto o1 = make_duet_ordering(m);
+  auto p1 = make_duet_placement(m);
+  auto o2 = make_duet_ordering(m);
+  auto p2 = make_duet_placement(m);
+  SimResult a = simulate(*o1, *p1, n), b = simulate(*o2, *p2, n);
+  ck_assert_double_eq(a.avg_jct_s, b.avg_jct_s);
+  ck_assert_double_eq(a.makespan_s, b.makespan_s);
+}
+END_TEST
+
+START_TEST(registry_needs_a_model) {
+  register_duet_policies();
+  bool threw = false;
+  try {
+    make_ordering("duet");
+  } catch (const std::invalid_argument& e) {
+    threw = std::string(e.what()).find("--model") != std::string::npos;
+  }
+  ck_assert(threw);
+}
+END_TEST
+
+START_TEST(placement_uses_gp_and_prefers_fast_machines) {
+  auto m = untrained(3);
+  DuetPolicyOptions opt;
+  opt.prior_weight = 100;  // the prior dominates the untrained head
+  auto p = make_duet_placement(m, opt);
+  std::vector<std::string> types = {"V100", "Z1"};
+  std::vector<MachineView> ms = {{"slow", 1, 4, 4, 0, 0.5, 0}, {"fast", 0, 4, 4, 1, 1.0, 0}};
+  ClusterView c{0, types, ms, 8, 8, 0};
+  JobView j;
+  j.id = 1;
+  j.gpus = 2;
+  auto where = p->place(j, c);
+  ck_assert(where.has_value());
+  ck_assert_int_eq((*where)[0].machine, 1);
+  j.gpus = 6;  // needs both machines
+  where = p->place(j, c);
+  ck_assert(where.has_value());
+  int total = 0;
+  for (auto& part : *where) total += part.gpus;
+  ck_assert_int_eq(total, 6);
+  j.gpus = 9;  // cannot fit
+  ck_assert(!p->place(j, c).has_value());
+}
+END_TEST
+
+int main() {
+  Suite* s = suite_create("learn_policy");
+  TCase* tc = tcase_create("core");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, job_features_values);
+  tcase_add_test(tc, history_predicts_from_most_specific_key);
+  tcase_add_test(tc, untrained_duet_finishes_every_job);
+  tcase_add_test(tc, each_agent_with_a_baseline);
+  tcase_add_test(tc, deterministic_for_a_seed);
+  tcase_add_test(tc, registry_needs_a_model);
+  tcase_add_test(tc, placement_uses_gp_and_prefers_fast_machines);
+  suite_add_tcase(s, tc);
+  SRunner* r = srunner_create(s);
+  srunner_run_all(r, CK_NORMAL);
+  int failed = srunner_ntests_failed(r);
+  srunner_free(r);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,101 @@
+// duet report --sacct: the sacct reader (errors with line and column) and the
+// metrics computed from accounting records.
+#include <sstream>
+#include <string>
+
+#include "policy/io/csv.h"
+#include "policy/replay/sacct.h"
+#include "policy/replay/sacct_metrics.h"
+
+// Last: check.h defines a fail() macro that breaks <ios>.
+#include <check.h>
+
+using namespace duet;
+using namespace duet::replay;
+
+static const char* kGood =
+    "JobID|Submit|Start|End|NodeList|AllocTRES|State\n"
+    "10|2026-01-01T00:00:00|2026-01-01T00:00:10|2026-01-01T00:01:10|node1|billing=1,cpu=1,gres/gpu:v100=2,gres/gpu=2,node=1|COMPLETED\n"
+    "11|2026-01-01T00:00:05|2026-01-01T00:00:05|2026-01-01T00:00:35|node3|cpu=1,gres/gpu=1,node=1|COMPLETED\n"
+    "12|2026-01-01T00:00:06|Unknown|Unknown|None assigned||CANCELLED by 0\n"
+    "13|2026-01-01T00:00:07|2026-01-01T00:00:08|Unknown|node2|gres/gpu:p100=4,gres/gpu=4|RUNNING\n";
+
+START_TEST(parses_rows) {
+  std::istringstream in(kGood);
+  auto jobs = parse_sacct(in, "t");
+  ck_assert_int_eq(jobs.size(), 4);
+  ck_assert_str_eq(jobs[0].job_id.c_str(), "10");
+  ck_assert_int_eq(jobs[0].gpus, 2);
+  ck_assert_int_eq(jobs[0].gpus_by_type.at("v100"), 2);
+  ck_assert(jobs[0].end - jobs[0].start == 60);
+  ck_assert(jobs[2].start < 0 && jobs[2].end < 0);
+  ck_assert_int_eq(jobs[3].line, 5);
+}
+END_TEST
+
+START_TEST(metrics_match_times) {
+  std::istringstream in(kGood);
+  auto jobs = parse_sacct(in, "t");
+  PriceTable prices;
+  prices.add({"V100", 3.6, 300});
+  prices.add({"K80", 0.36, 150});
+  prices.add({"default", 1, 100});
+  SacctCounts c;
+  SimResult r = metrics_from_sacct(jobs, prices, 8, 2.0, {{"node3", "k80"}}, &c);
+  ck_assert_int_eq(c.finished, 2);
+  ck_assert_int_eq(c.not_started, 1);
+  ck_assert_int_eq(c.not_ended, 1);
+  ck_assert_int_eq(r.jobs, 2);
+  // JCTs 70 s and 30 s, times scale 2
+  ck_assert_double_eq_tol(r.avg_jct_s, 100.0, 1e-9);
+  ck_assert_double_eq_tol(r.p95_jct_s, 140.0, 1e-9);
+  ck_assert_double_eq_tol(r.avg_queue_s, 10.0, 1e-9);
+  ck_assert_double_eq_tol(r.makespan_s, 140.0, 1e-9);  // 00:00:00 .. 00:01:10
+  // busy: 2 GPUs x 120 s + 1 x 60 s = 300 GPU-s
+  ck_assert_double_eq_tol(r.busy_gpu_s, 300.0, 1e-9);
+  ck_assert_double_eq_tol(r.gpu_util, 300.0 / (8 * 140.0), 1e-9);
+  // fees: v100 240 GPU-s x 3.6/h = 0.24; untyped on node3 -> k80 60 GPU-s x 0.36/h = 0.006
+  ck_assert_double_eq_tol(r.fees_usd, 0.246, 1e-9);
+  ck_assert(!r.samples.empty());
+}
+END_TEST
+
+static std::string error_of(const std::string& text) {
+  std::istringstream in(text);
+  try {
+    parse_sacct(in, "s.txt");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+START_TEST(errors_name_line) {
+  std::string h = "JobID|Submit|Start|End|NodeList|AllocTRES|State\n";
+  std::string e = error_of(h + "1|2026-01-01T00:00:00|x|Unknown|n||PENDING\n");
+  ck_assert_msg(e.find("s.txt:2:") == 0 && e.find("Start") != std::string::npos, "%s", e.c_str());
+  e = error_of(h + "1|2026-01-01T00:00:00|None\n");
+  ck_assert_msg(e.find("s.txt:2:") == 0 && e.find("expected 7") != std::string::npos, "%s", e.c_str());
+  e = error_of("JobID|Submit|Start|End|NodeList|State\n");
+  ck_assert_msg(e.find("AllocTRES") != std::string::npos, "%s", e.c_str());
+  e = error_of(h + "\n1.batch|2026-01-01T00:00:00|None|None|n||PENDING\n");
+  ck_assert_msg(e.find("s.txt:3:") == 0 && e.find("-X") != std::string::npos, "%s", e.c_str());
+  e = error_of(h + "1|2026-01-01T00:00:00|None|None|n|gres/gpu=two|PENDING\n");
+  ck_assert_msg(e.find("s.txt:2:") == 0 && e.find("GPU count") != std::string::npos, "%s", e.c_str());
+  ck_assert(error_of("").find("empty input") != std::string::npos);
+}
+END_TEST
+
+int main() {
+  Suite* s = suite_create("replay_sacct");
+  TCase* t = tcase_create("core");
+  tcase_add_test(t, parses_rows);
+  tcase_add_test(t, metrics_match_times);
+  tcase_add_test(t, errors_name_line);
+  suite_add_tcase(s, t);
+  SRunner* r = srunner_create(s);
+  srunner_run_all(r, CK_NORMAL);
+  int failed = srunner_ntests_failed(r);
+  srunner_free(r);
+  return failed ? 1 : 0;
+}
