@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "vmha/engine/guest_exit.h"
 #include "vmha/engine/replicated_run.h"
 #include "vmha/vmm/vm.h"
 
@@ -23,32 +24,6 @@ namespace {
 int fail(const std::string& message) {
   std::fprintf(stderr, "vmha: %s\n", message.c_str());
   return 125;
-}
-
-// Ends vmha the way the guest ended, so a shell sees the same status.
-int finish(const RunResult& r) {
-  switch (r.end) {
-    case RunResult::End::kExited:
-      return r.code;
-    case RunResult::End::kSignaled: {
-      if (!r.message.empty()) std::fprintf(stderr, "vmha: guest killed by %s\n", r.message.c_str());
-      std::fflush(nullptr);
-      rlimit no_core{0, 0};
-      setrlimit(RLIMIT_CORE, &no_core);
-      signal(r.code, SIG_DFL);
-      sigset_t set;
-      sigemptyset(&set);
-      sigaddset(&set, r.code);
-      sigprocmask(SIG_UNBLOCK, &set, nullptr);
-      raise(r.code);
-      return 128 + r.code;
-    }
-    case RunResult::End::kStopped:
-      return fail("guest stopped before it finished");
-    case RunResult::End::kFailed:
-      break;
-  }
-  return fail(r.message);
 }
 
 }  // namespace
@@ -123,7 +98,7 @@ int run_command(const RunCommandOptions& o) {
                  s, static_cast<unsigned long long>(syscalls), syscalls / s, tracker_name(vm->tracker().kind()),
                  static_cast<unsigned long long>(ts.guest_pages), static_cast<unsigned long long>(ts.vmm_pages));
   }
-  return finish(r);
+  return exit_like_guest(r, "vmha");  // a shell sees the guest's status
 }
 
 }  // namespace vmha
