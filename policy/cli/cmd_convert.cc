@@ -12,7 +12,7 @@ namespace duet::cli {
 namespace {
 
 struct ConvertArgs {
-  std::string in, out;
+  std::string in, out, from, to;
   double fraction = 1;
   uint64_t seed = 1;
 };
@@ -32,6 +32,13 @@ void write_to(const std::string& out, const std::function<void(std::ostream&)>& 
   if (std::rename(tmp.c_str(), out.c_str()) != 0) throw std::runtime_error("cannot rename " + tmp + " to " + out);
 }
 
+// "YYYY-MM-DD" or "YYYY-MM-DD HH:MM:SS" (UTC) -> seconds since 1970.
+int64_t parse_when(const std::string& opt, const std::string& v) {
+  int64_t t = 0;
+  if (parse_timestamp(v.size() == 10 ? v + " 00:00:00" : v, t)) return t;
+  throw std::invalid_argument(opt + ": expected 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS', got '" + v + "'");
+}
+
 void setup(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand("convert", "convert real data (Philly jobs, PAI machines) to duet's formats");
   app->require_subcommand(1);
@@ -39,8 +46,14 @@ void setup(CLI::App& parent) {
   CLI::App* philly = app->add_subcommand("philly", "Philly jobs CSV (timestamp,duration,num_gpus,gpu_time,cluster) -> duet-trace(5)");
   philly->add_option("IN", pa->in, "Philly CSV")->required();
   philly->add_option("-o,--output", pa->out, "output trace CSV ('-' = stdout)")->required();
+  philly->add_option("--from", pa->from, "keep jobs submitted at or after this UTC time (YYYY-MM-DD[ HH:MM:SS]); submit counts from it");
+  philly->add_option("--to", pa->to, "keep jobs submitted before this UTC time (YYYY-MM-DD[ HH:MM:SS])");
   philly->callback([pa] {
-    Trace t = read_philly(pa->in);
+    TimeWindow w;
+    if (!pa->from.empty()) w.from = parse_when("--from", pa->from);
+    if (!pa->to.empty()) w.to = parse_when("--to", pa->to);
+    if (w.from >= w.to) throw std::invalid_argument("--from must be before --to");
+    Trace t = read_philly(pa->in, w);
     write_to(pa->out, [&](std::ostream& o) { write_trace(o, t); });
     std::cerr << fmt::format("duet convert philly: {} jobs\n", t.jobs.size());
   });

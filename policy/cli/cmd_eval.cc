@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "policy/cli/common.h"
+#include "policy/cli/eval_protocol.h"
 #include "policy/core/policy.h"
 #include "policy/report/summary.h"
 #include "policy/sim/simulator.h"
@@ -15,52 +16,52 @@ namespace {
 
 struct EvalArgs {
   Inputs in;
-  std::string policies = "all", out;
+  std::string policies, out, protocol, split = "test", loads = "70,90,110", seeds = "1,2,3", philly, pai;
   bool no_plots = false;
 };
 
-// "all" or a comma list of ORDER/PLACE, either side may be '*'.
-std::vector<std::pair<std::string, std::string>> expand(const std::string& list) {
-  std::vector<std::pair<std::string, std::string>> v;
-  auto add_pair = [&](const std::string& o, const std::string& p) {
-    // Learned policies ("duet") join wildcards only when --model was given.
-    auto wild = [](const std::string& pat, const std::string& n) { return pat == "*" && (n != "duet" || model_given()); };
-    for (const auto& on : ordering_names())
-      if (wild(o, on) || o == on)
-        for (const auto& pn : placement_names())
-          if (wild(p, pn) || p == pn) v.emplace_back(on, pn);
-  };
-  size_t b = 0;
-  for (;;) {
-    size_t e = list.find(',', b);
-    std::string item = list.substr(b, e == std::string::npos ? std::string::npos : e - b);
-    if (item == "all") {
-      add_pair("*", "*");
-    } else {
-      size_t s = item.find('/');
-      if (s == std::string::npos)
-        throw std::invalid_argument("--policies: expected ORDER/PLACE (or 'all'), got '" + item + "'");
-      std::string o = item.substr(0, s), p = item.substr(s + 1);
-      if (o != "*") make_ordering(o);  // unknown names: an error listing the known ones
-      if (p != "*") make_placement(p);
-      add_pair(o, p);
-    }
-    if (e == std::string::npos) break;
-    b = e + 1;
-  }
-  return v;
+void run_protocol_command(const EvalArgs& a) {
+  if (a.protocol != "philly") throw std::invalid_argument("--protocol: the only protocol is 'philly', got '" + a.protocol + "'");
+  if (!a.in.trace.empty() || !a.in.cluster.empty())
+    throw std::invalid_argument("--protocol makes its own traces and clusters: leave out --trace and --cluster");
+  ProtocolArgs p;
+  p.philly = a.philly;
+  p.pai = a.pai;
+  p.split = a.split;
+  p.loads = parse_loads(a.loads);
+  p.seeds = parse_seeds(a.seeds);
+  p.policies = a.policies;
+  p.throughputs = a.in.throughputs;
+  p.prices = a.in.prices;
+  p.out = a.out;
+  p.period = a.in.period;
+  p.no_plots = a.no_plots;
+  run_protocol(p);
 }
 
 void setup(CLI::App& parent) {
   auto args = std::make_shared<EvalArgs>();
   CLI::App* app = parent.add_subcommand("eval", "compare ordering/placement pairs: summary.md, summary.json, PNG plots");
-  args->in.add_options(*app);
+  args->in.add_options(*app, false);
   app->add_option("--policies", args->policies,
-                  "comma list of ORDER/PLACE ('*' = every one) or 'all' (every baseline pair)")->capture_default_str();
+                  "comma list of ORDER/PLACE ('*' = every one) or 'all' (every baseline pair; the default "
+                  "without --protocol)");
+  app->add_option("--protocol", args->protocol,
+                  "'philly': the evaluation protocol (Philly split, PAI clusters at --loads, --seeds; duet-eval(1))");
+  app->add_option("--split", args->split, "protocol split: train (Sep-Oct), validate (Nov 1-15), test (Nov 16-)")
+      ->capture_default_str();
+  app->add_option("--loads", args->loads, "protocol: offered loads in % of the cluster's capacity")->capture_default_str();
+  app->add_option("--seeds", args->seeds, "protocol: seeds (cluster sample, machine speeds, fluctuation)")
+      ->capture_default_str();
+  app->add_option("--philly", args->philly, "protocol: Philly CSV (default: the installed data/philly copy)");
+  app->add_option("--pai", args->pai, "protocol: PAI machine spec CSV (default: the installed data/pai copy)");
   app->add_option("--out", args->out, "output directory (created)")->required();
   app->add_flag("--no-plots", args->no_plots, "skip gnuplot (still writes the plot data and script)");
   app->callback([args] {
-    auto pairs = expand(args->policies);
+    if (!args->protocol.empty()) return run_protocol_command(*args);
+    if (args->in.trace.empty() || args->in.cluster.empty())
+      throw std::invalid_argument("--trace and --cluster are required (or give --protocol philly)");
+    auto pairs = expand_pairs(args->policies.empty() ? "all" : args->policies);
     auto l = load(args->in);
     std::filesystem::create_directories(args->out);
     std::vector<SimResult> rows;
@@ -71,19 +72,14 @@ void setup(CLI::App& parent) {
     meta.ideal = args->in.ideal;
     meta.total_gpus = l->cluster.total_gpus;
     for (size_t i = 0; i < pairs.size(); ++i) {
-      auto ordering = make_ordering(pairs[i].first);
-      auto placement = make_placement(pairs[i].second, args->in.seed);
-      SimOptions o;
-      o.model.seed = args->in.seed;
-      o.model.ideal = args->in.ideal;
+      RunOptions o;
+      o.seed = args->in.seed;
+      o.ideal = args->in.ideal;
       o.period_s = args->in.period;
       o.drop_oversized = args->in.drop_oversized;
-      o.progress = progress_bar(fmt::format("eval {}/{} {}", i + 1, pairs.size(), pairs[i].first));
-      Simulator sim(l->trace, l->cluster, l->table, &l->prices, o);
-      sim.set_policies(ordering.get(), placement.get());
-      rows.push_back(sim.run());
-      progress_done();
-      meta.dropped = sim.dropped_jobs();
+      o.progress_label = fmt::format("eval {}/{} {}", i + 1, pairs.size(), pairs[i].first);
+      rows.push_back(run_pair(l->trace, l->cluster, l->table, &l->prices, pairs[i].first, pairs[i].second, o,
+                              &meta.dropped));
       meta.jobs = rows.back().jobs;
       std::cerr << fmt::format("duet eval: {}/{} mean JCT {:.2f} h ({:.1f} s)\n", rows.back().ordering,
                                rows.back().placement, rows.back().avg_jct_s / 3600, rows.back().wall_s);

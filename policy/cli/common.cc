@@ -8,8 +8,10 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "policy/core/policy.h"
 #include "policy/io/cluster.h"
 #include "policy/io/gavel.h"
+#include "policy/sim/simulator.h"
 
 #ifndef DUET_PKGDATADIR
 #define DUET_PKGDATADIR ""
@@ -47,9 +49,9 @@ std::string find_etc(const std::string& name) {
 ModelHook& model_hook();
 std::string& model_path();
 
-void Inputs::add_options(CLI::App& app) {
-  app.add_option("--trace", trace, "job trace CSV (duet-trace(5); convert Philly with 'duet convert philly')")->required();
-  app.add_option("--cluster", cluster, "cluster CSV (duet-cluster(5); convert PAI with 'duet convert pai')")->required();
+void Inputs::add_options(CLI::App& app, bool required) {
+  app.add_option("--trace", trace, "job trace CSV (duet-trace(5); convert Philly with 'duet convert philly')")->required(required);
+  app.add_option("--cluster", cluster, "cluster CSV (duet-cluster(5); convert PAI with 'duet convert pai')")->required(required);
   app.add_option("--seed", seed, "seed for job types, machine speeds, fluctuation, random placement")->capture_default_str();
   app.add_flag("--ideal", ideal, "every speed effect off: a job runs exactly its duration, preemption is free");
   app.add_option("--period", period, "decision period in seconds for preemptive policies")->capture_default_str()
@@ -87,6 +89,60 @@ std::unique_ptr<Loaded> load(const Inputs& in) {
   l->cluster = build_cluster(read_cluster(in.cluster), l->table);
   for (const auto& t : l->cluster.gpu_types) l->prices.lookup(t.name);  // fails early without a price
   return l;
+}
+
+std::vector<std::pair<std::string, std::string>> expand_pairs(const std::string& list) {
+  std::vector<std::pair<std::string, std::string>> v;
+  auto add_pair = [&](const std::string& o, const std::string& p) {
+    // Learned policies ("duet", "duet-...") join wildcards only when --model was given.
+    // Ablation variants ("duet-rbf", ...) only by name.
+    auto wild = [](const std::string& pat, const std::string& n) {
+      if (pat != "*" || n.rfind("duet-", 0) == 0) return false;
+      return n != "duet" || model_given();
+    };
+    for (const auto& on : ordering_names())
+      if (wild(o, on) || o == on)
+        for (const auto& pn : placement_names())
+          if (wild(p, pn) || p == pn) v.emplace_back(on, pn);
+  };
+  size_t b = 0;
+  for (;;) {
+    size_t e = list.find(',', b);
+    std::string item = list.substr(b, e == std::string::npos ? std::string::npos : e - b);
+    if (item == "all") {
+      add_pair("*", "*");
+    } else {
+      size_t s = item.find('/');
+      if (s == std::string::npos)
+        throw std::invalid_argument("--policies: expected ORDER/PLACE (or 'all'), got '" + item + "'");
+      std::string o = item.substr(0, s), p = item.substr(s + 1);
+      if (o != "*") make_ordering(o);  // unknown names: an error listing the known ones
+      if (p != "*") make_placement(p);
+      add_pair(o, p);
+    }
+    if (e == std::string::npos) break;
+    b = e + 1;
+  }
+  return v;
+}
+
+SimResult run_pair(const Trace& trace, const ClusterModel& cluster, const ThroughputTable& table,
+                   const PriceTable* prices, const std::string& ordering, const std::string& placement,
+                   const RunOptions& o, int64_t* dropped) {
+  auto ord = make_ordering(ordering);
+  auto plc = make_placement(placement, o.seed);
+  SimOptions so;
+  so.model.seed = o.seed;
+  so.model.ideal = o.ideal;
+  so.period_s = o.period_s;
+  so.drop_oversized = o.drop_oversized;
+  so.progress = progress_bar(o.progress_label);
+  Simulator sim(trace, cluster, table, prices, so);
+  sim.set_policies(ord.get(), plc.get());
+  SimResult r = sim.run();
+  progress_done();
+  if (dropped) *dropped = sim.dropped_jobs();
+  return r;
 }
 
 static bool g_bar_shown = false;

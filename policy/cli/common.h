@@ -5,6 +5,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -12,6 +14,7 @@
 #include "policy/model/cluster_model.h"
 #include "policy/model/prices.h"
 #include "policy/model/throughput.h"
+#include "policy/sim/metrics.h"
 
 namespace duet::cli {
 
@@ -29,7 +32,8 @@ struct Inputs {
   bool ideal = false, drop_oversized = false;
   double period = 300;
   std::string model;  // --model: model file for the learned "duet" policies
-  void add_options(CLI::App& app);
+  // required = false: --trace/--cluster may be left out (the caller checks).
+  void add_options(CLI::App& app, bool required = true);
 };
 
 // Called with --model's value as it is parsed (before any policy is built);
@@ -47,6 +51,22 @@ struct Loaded {
 };
 // Reads and checks every input; throws InputError / std::runtime_error.
 std::unique_ptr<Loaded> load(const Inputs& in);
+
+// "all" or a comma list of ORDER/PLACE pairs, either side may be '*' (every
+// registered policy; learned ones only with --model). Throws naming the item.
+std::vector<std::pair<std::string, std::string>> expand_pairs(const std::string& list);
+
+struct RunOptions {
+  uint64_t seed = 1;
+  bool ideal = false, drop_oversized = false;
+  double period_s = 300;
+  std::string progress_label;  // shown in the progress bar
+};
+// Builds the two policies by name and simulates them once; *dropped gets the
+// jobs left out as oversized.
+SimResult run_pair(const Trace& trace, const ClusterModel& cluster, const ThroughputTable& table,
+                   const PriceTable* prices, const std::string& ordering, const std::string& placement,
+                   const RunOptions& o, int64_t* dropped);
 
 // A progress bar on stderr, only when stderr is a terminal; a no-op otherwise.
 std::function<void(double)> progress_bar(const std::string& label);

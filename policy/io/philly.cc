@@ -37,7 +37,7 @@ bool parse_timestamp(const std::string& s, int64_t& out) {
   return true;
 }
 
-Trace read_philly(const std::string& path) {
+Trace read_philly(const std::string& path, const TimeWindow& window) {
   std::ifstream f = CsvReader::open(path);
   CsvReader r(f, path);
   CsvHeader h = read_header(r, {"timestamp", "duration", "num_gpus", "gpu_time", "cluster"}, {});
@@ -60,11 +60,13 @@ Trace read_philly(const std::string& path) {
     r.non_negative(c_gt, "gpu_time");
     row.j.vc = r.fields()[c_c].text;
     if (row.j.vc.empty()) r.fail(c_c, "field 'cluster': expected a virtual-cluster id, got an empty field");
+    if (row.ts < window.from || row.ts >= window.to) continue;
     rows.push_back(std::move(row));
   }
-  if (rows.empty()) throw InputError(path, r.line(), 0, "no jobs in the Philly trace");
+  if (rows.empty())
+    throw InputError(path, r.line(), 0, window.whole() ? "no jobs in the Philly trace" : "no jobs in the Philly trace in the time window");
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.ts < b.ts; });
-  const int64_t t0 = rows.front().ts;
+  const int64_t t0 = window.from != INT64_MIN ? window.from : rows.front().ts;
   Trace t;
   t.source = path;
   t.jobs.reserve(rows.size());

@@ -3,15 +3,22 @@
 // timestamp "YYYY-MM-DD HH:MM:SS" (UTC). Converted to a duet trace:
 // submit = timestamp - earliest timestamp, vc = cluster, job_id = data row
 // number (1 = first row after the header); jobs sorted by submit (stable).
+// A window [from, to) (seconds since 1970, UTC) keeps only jobs submitted in
+// it and counts submit from `from`: the evaluation splits (duet-eval(1)).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "policy/io/trace.h"
 
 namespace duet {
 
-Trace read_philly(const std::string& path);
+struct TimeWindow {
+  int64_t from = INT64_MIN, to = INT64_MAX;
+  bool whole() const { return from == INT64_MIN && to == INT64_MAX; }
+};
+Trace read_philly(const std::string& path, const TimeWindow& window = {});
 // Seconds since 1970-01-01 for "YYYY-MM-DD HH:MM:SS"; false if malformed.
 bool parse_timestamp(const std::string& s, int64_t& out);
 

@@ -62,7 +62,10 @@ class DuetPlacement : public PlacementPolicy {
       : model_(std::move(m)), head_((check_model(*model_), *model_)), opt_(o) {
     for (size_t i = 0; i < model_->job_types.size(); ++i) type_index_[model_->job_types[i]] = static_cast<uint32_t>(i);
   }
-  std::string name() const override { return "duet"; }
+  std::string name() const override {
+    if (!opt_.kernel || *opt_.kernel == model_->gp.kind) return "duet";
+    return *opt_.kernel == KernelKind::rbf ? "duet-rbf" : *opt_.kernel == KernelKind::none ? "duet-nogp" : "duet-rw";
+  }
 
   std::optional<Placement> place(const JobView& job, const ClusterView& c) override {
     if (job.gpus <= 0) return std::nullopt;
@@ -150,7 +153,9 @@ class DuetPlacement : public PlacementPolicy {
       d.push_back(MachineDesc{std::string(m.name), type, "r" + std::to_string(m.rack),
                               {std::log(std::max(1e-3, m.speed))}});
     }
-    gp_ = std::make_unique<PerformanceGp>(std::move(d), static_cast<uint32_t>(model_->job_types.size()), model_->gp);
+    GpHyper hyper = model_->gp;
+    if (opt_.kernel) hyper.kind = *opt_.kernel;
+    gp_ = std::make_unique<PerformanceGp>(std::move(d), static_cast<uint32_t>(model_->job_types.size()), hyper);
     placed_.clear();
   }
 
@@ -225,6 +230,18 @@ void register_duet_policies() {
   register_placement("duet", [](uint64_t seed) {
     DuetPolicyOptions o;
     o.seed = seed;
+    return make_duet_placement(current_model(), o);
+  });
+  register_placement("duet-rbf", [](uint64_t seed) {
+    DuetPolicyOptions o;
+    o.seed = seed;
+    o.kernel = KernelKind::rbf;
+    return make_duet_placement(current_model(), o);
+  });
+  register_placement("duet-nogp", [](uint64_t seed) {
+    DuetPolicyOptions o;
+    o.seed = seed;
+    o.kernel = KernelKind::none;
     return make_duet_placement(current_model(), o);
   });
 }

@@ -9,9 +9,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "policy/core/policy.h"
+#include "policy/learn/gp_hyper.h"
 #include "policy/learn/model_file.h"
 
 namespace duet::learn {
@@ -27,6 +29,8 @@ struct DuetPolicyOptions {
   bool sample = false;
   double temperature = 1.0;
   std::uint64_t seed = 1;
+  // Ablations: replace the model's GP kernel ("duet-rbf", "duet-nogp").
+  std::optional<KernelKind> kernel;
 };
 
 std::unique_ptr<OrderingPolicy> make_duet_ordering(std::shared_ptr<const Model> m,
@@ -37,7 +41,9 @@ std::unique_ptr<PlacementPolicy> make_duet_placement(std::shared_ptr<const Model
 // Loads (once per path; later calls reuse it) the model that the registry's
 // "duet" factories use; throws FormatError / std::invalid_argument.
 void set_registry_model(const std::string& path);
-// Registers "duet" ordering and placement in the policy registry; their
+// Registers "duet" ordering and placement in the policy registry, and the
+// placement ablations "duet-rbf" (GP with an RBF kernel on machine features)
+// and "duet-nogp" (prior mean and variance only); their
 // factories throw std::invalid_argument if no model was set. Idempotent.
 void register_duet_policies();
 

@@ -144,6 +144,66 @@ START_TEST(eval_writes_table_json_and_plots) {
 }
 END_TEST
 
+START_TEST(convert_philly_window) {
+  const std::string d = tmpdir();
+  Out r = run("convert philly '" + srcdir() + "/data/philly/philly.csv' --from 2017-11-16 -o '" + d + "/test.csv'");
+  ck_assert_msg(r.rc == 0, "%s", r.err.c_str());
+  ck_assert_msg(r.err.find("17219 jobs") != std::string::npos, "%s", r.err.c_str());
+  std::ifstream f(d + "/test.csv");
+  std::string header, first;
+  std::getline(f, header);
+  std::getline(f, first);
+  // submit counts from --from: the first job of Nov 16 comes within the day
+  const double submit = std::stod(first.substr(first.find(',') + 1));
+  ck_assert(submit >= 0 && submit < 86400);
+  r = run("convert philly '" + srcdir() + "/data/philly/philly.csv' --from 2017-11-01 --to 2017-11-16 -o -");
+  ck_assert(r.err.find("12179 jobs") != std::string::npos);
+  r = run("convert philly '" + srcdir() + "/data/philly/philly.csv' --from 2017-11-31x -o -");
+  ck_assert_int_eq(r.rc, 1);
+  ck_assert(r.err.find("--from: expected 'YYYY-MM-DD'") != std::string::npos);
+  r = run("convert philly '" + srcdir() + "/data/philly/philly.csv' --from 2018-02-01 -o -");
+  ck_assert_int_eq(r.rc, 1);
+  ck_assert(r.err.find("no jobs in the Philly trace in the time window") != std::string::npos);
+}
+END_TEST
+
+START_TEST(protocol_runs_loads_and_seeds) {
+  const std::string d = tmpdir();
+  Out r = run("eval --protocol philly --split validate --loads 90,130 --seeds 1,2 --policies fifo/first-fit,qssf/first-fit "
+              "--no-plots --out '" + d + "/proto'");
+  ck_assert_msg(r.rc == 0, "%s", r.err.c_str());
+  auto j = nlohmann::json::parse(slurp(d + "/proto/summary.json"));
+  ck_assert_str_eq(j["split"].get<std::string>().c_str(), "validate");
+  ck_assert_int_eq(j["jobs"].get<int>(), 12179);
+  ck_assert_int_eq(j["loads"].size(), 2);
+  for (const auto& l : j["loads"]) {
+    ck_assert_int_eq(l["pairs"].size(), 2);
+    ck_assert_int_eq(l["clusters"].size(), 2);
+    for (const auto& p : l["pairs"]) ck_assert_int_eq(p["mean_jct_h"].size(), 2);
+    // with queues, QSSF beats FIFO: the protocol really loads the cluster
+    ck_assert_str_eq(l["best_baseline"].get<std::string>().c_str(), "qssf/first-fit");
+  }
+  // a higher load means a smaller cluster for the same seed
+  auto gpus = [&](int load, int seed) {
+    std::ifstream f(d + "/proto/load" + std::to_string(load) + "/seed" + std::to_string(seed) + "/cluster.csv");
+    std::string line;
+    int n = -1;
+    while (std::getline(f, line)) ++n;
+    return n;
+  };
+  ck_assert_int_gt(gpus(90, 1), gpus(130, 1));
+  ck_assert(fs::exists(d + "/proto/load90/seed2/summary.md"));
+  ck_assert(slurp(d + "/proto/summary.md").find("## Load 130%") != std::string::npos);
+  r = run("eval --protocol philly --trace x.csv --out '" + d + "/p2'");
+  ck_assert_int_eq(r.rc, 1);
+  ck_assert(r.err.find("leave out --trace and --cluster") != std::string::npos);
+  r = run("eval --protocol philly --loads 90,zero --out '" + d + "/p2'");
+  ck_assert(r.rc == 1 && r.err.find("--loads: expected") != std::string::npos);
+  r = run("eval --out '" + d + "/p2'");
+  ck_assert(r.rc == 1 && r.err.find("--trace and --cluster are required") != std::string::npos);
+}
+END_TEST
+
 int main() {
   if (access(duet().c_str(), X_OK) != 0) {
     std::printf("SKIP: %s not built\n", duet().c_str());
@@ -151,11 +211,13 @@ int main() {
   }
   Suite* s = suite_create("policy_cli");
   TCase* tc = tcase_create("cli");
-  tcase_set_timeout(tc, 60);
+  tcase_set_timeout(tc, 240);
   tcase_add_test(tc, help_everywhere);
   tcase_add_test(tc, convert_then_sim_json_is_deterministic);
   tcase_add_test(tc, errors_name_file_and_line);
   tcase_add_test(tc, eval_writes_table_json_and_plots);
+  tcase_add_test(tc, convert_philly_window);
+  tcase_add_test(tc, protocol_runs_loads_and_seeds);
   suite_add_tcase(s, tc);
   SRunner* r = srunner_create(s);
   srunner_set_fork_status(r, CK_NOFORK);
