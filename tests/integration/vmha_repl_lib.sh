@@ -34,11 +34,16 @@ start_backup() {
 }
 
 # Waits for child $1 at most $2 seconds (then kills it); sets WAIT_RC.
+# Polls from this shell: a watcher subshell killed right after its fork can
+# still run this shell's EXIT trap (bash resets traps only after the fork),
+# which removed $T in the middle of a test.
 wait_bounded() {
-  ( trap - EXIT; sleep "$2"; kill -9 "$1" 2>/dev/null ) &
-  _watch=$!
+  _left=$(($2 * 50))
+  while [ "$_left" -gt 0 ] && kill -0 "$1" 2>/dev/null; do
+    sleep 0.02
+    _left=$((_left - 1))
+  done
+  [ "$_left" -gt 0 ] || kill -9 "$1" 2>/dev/null
   wait "$1" 2>/dev/null
   WAIT_RC=$?
-  kill "$_watch" 2>/dev/null
-  wait "$_watch" 2>/dev/null
 }

@@ -2,7 +2,10 @@
 // measure it (`vmha bench`).
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
+
 #include "vmha/cli/bench_command.h"
+#include "vmha/cli/diagnostics_log.h"
 #include "vmha/cli/run_command.h"
 #include "vmha/engine/backup_service.h"
 #include "vmha/engine/repl_bench.h"
@@ -26,6 +29,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--mode", run.mode, "Checkpointing: async (prefetch while the guest runs) or stop-copy")->capture_default_str();
   run_cmd->add_option("--epoch-ms", run.epoch_ms, "Longest epoch in milliseconds")->capture_default_str();
   run_cmd->add_option("--lease-ms", run.lease_ms, "Hold output this long after losing the backup, then go on unprotected")->capture_default_str();
+  std::string log_file;
+  run_cmd->add_option("--stats-file", run.stats_file, "With --backup: write replication statistics (epochs, pauses) to this file at the end");
+  run_cmd->add_option("--log", log_file, "Write vmha's own diagnostics to this file instead of standard error (which then carries only the guest's)");
   run_cmd->add_option("program", run.argv, "PROGRAM ARGS... (after --)")->required();
 
   vmha::BenchOptions bench;
@@ -36,7 +42,7 @@ int main(int argc, char** argv) {
   bench_cmd->add_flag("--json", bench_json, "Replication comparison as JSON");
   bench_cmd->add_option("--epoch-ms", bench_epoch_ms, "Epoch length for the replication comparison")->capture_default_str();
   bench_cmd->add_option("--workloads", bench.workload_dir, "Directory holding the built workload programs")->capture_default_str();
-  bench_cmd->add_option("--reps", bench.reps, "Repetitions per measurement (best is kept)")->capture_default_str();
+  bench_cmd->add_option("--reps", bench.reps, "Repetitions per measurement (--native-only: best is kept; replication: medians, epochs pooled)")->capture_default_str();
   bench_cmd->add_option("--harvest-ms", bench.harvest_ms, "Period of the harvester thread in milliseconds")->capture_default_str();
   bench_cmd->add_option("--only", bench.only, "Run only workloads whose name contains this");
 
@@ -49,11 +55,16 @@ int main(int argc, char** argv) {
   backup_cmd->add_option("--lease-ms", backup.lease_ms, "Primary lost: connection gone and silent this long")->capture_default_str();
   backup_cmd->add_option("--address-file", backup.address_file, "Write the listening HOST:PORT to this file");
   backup_cmd->add_option("--accept-timeout", backup.accept_timeout_s, "Seconds to wait for the primary")->capture_default_str();
+  backup_cmd->add_option("--log", log_file, "Write vmha's own diagnostics to this file instead of standard error (which then carries only the resumed guest's)");
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  }
+  if (!log_file.empty() && !vmha::redirect_diagnostics(log_file)) {
+    std::perror(("vmha: --log " + log_file).c_str());
+    return 125;
   }
   if (*run_cmd) return vmha::run_command(run);
   if (*backup_cmd) return vmha::run_backup(backup);

@@ -53,28 +53,35 @@ void AddressSpace::carve(uint64_t start, uint64_t end) {
 
 bool AddressSpace::populate(uint64_t start, uint64_t end, int prot) {
   uint64_t flags = pte_flags(prot);
+  std::vector<uint64_t> downgraded;  // lost a permission: KVM must forget their mappings
+  bool ok = true;
   for (uint64_t va = start; va < end; va += kPageSize) {
     uint64_t* pte = pt_.leaf(va, true);
-    if (!pte) return false;
+    if (!pte) { ok = false; break; }
     if (*pte & kPteBacked) {
+      bool lost = ((*pte & (kPtePresent | kPteWrite)) & ~flags) || ((flags & kPteNoExec) && !(*pte & kPteNoExec));
+      if (lost) downgraded.push_back(*pte & kPteFrame);
       pt_.set_leaf(pte, (*pte & kPteFrame) | flags | kPteBacked | kPteAccessed | kPteDirty);
       continue;
     }
     if (prot == PROT_NONE) continue;  // reservations get frames when opened up
     uint64_t frame = mem_.alloc_frame();
-    if (!frame) return false;
+    if (!frame) { ok = false; break; }
     pt_.set_leaf(pte, frame | flags | kPteBacked | kPteAccessed | kPteDirty);
   }
-  return true;
+  if (!downgraded.empty()) mem_.forget_guest_mappings(downgraded);
+  return ok;
 }
 
 void AddressSpace::release(uint64_t start, uint64_t end) {
+  std::vector<uint64_t> frames;
   for (uint64_t va = start; va < end; va += kPageSize) {
     uint64_t* pte = pt_.leaf(va, false);
     if (!pte || !*pte) continue;
-    if (*pte & kPteBacked) mem_.free_frame(*pte & kPteFrame);
+    if (*pte & kPteBacked) frames.push_back(*pte & kPteFrame);
     pt_.set_leaf(pte, 0);
   }
+  if (!frames.empty()) mem_.free_frames(frames);
   flush_ = true;
 }
 
@@ -179,14 +186,17 @@ int64_t AddressSpace::remap(uint64_t old_addr, uint64_t old_len, uint64_t new_le
   }
   // Move the frames, not the bytes: re-point the entries.
   uint64_t move = std::min(old_len, new_len);
+  std::vector<uint64_t> moved;  // the guest must not reach them at the old address
   for (uint64_t off = 0; off < move; off += kPageSize) {
     uint64_t* from = pt_.leaf(old_addr + off, false);
     uint64_t value = from ? *from : 0;
     if (from) pt_.set_leaf(from, 0);
+    if (value & kPteBacked) moved.push_back(value & kPteFrame);
     uint64_t* to = pt_.leaf(dest + off, true);
     if (!to) return -ENOMEM;
     pt_.set_leaf(to, value);
   }
+  if (!moved.empty()) mem_.forget_guest_mappings(moved);
   carve(old_addr, old_addr + old_len);
   insert({dest, dest + move, v.prot, v.flags});
   flush_ = true;

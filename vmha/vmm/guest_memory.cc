@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <memory>
 
 namespace vmha {
@@ -44,13 +45,43 @@ uint64_t GuestMemory::alloc_frame() {
   return gpa;
 }
 
-void GuestMemory::free_frame(uint64_t gpa) {
-  if (external_)
-    std::memset(base_ + gpa, 0, 4096);  // shared memory: MADV_DONTNEED would not zero it
-  else
-    madvise(base_ + gpa, 4096, MADV_DONTNEED);  // zero, and give the RAM back
-  log_.note(gpa, 4096);
-  free_.push_back(gpa);
+namespace {
+// Calls fn(gpa, bytes) for each run of adjacent frames in sorted `gpas`.
+template <typename Fn>
+void for_each_run(std::vector<uint64_t>& gpas, Fn fn) {
+  std::sort(gpas.begin(), gpas.end());
+  for (size_t i = 0; i < gpas.size();) {
+    size_t j = i + 1;
+    while (j < gpas.size() && gpas[j] == gpas[j - 1] + 4096) ++j;
+    fn(gpas[i], (j - i) * 4096);
+    i = j;
+  }
+}
+}  // namespace
+
+void GuestMemory::forget_guest_mappings(std::vector<uint64_t>& gpas) {
+  // A protection change of the host pages is an MMU-notifier event: KVM
+  // drops every shadow entry that maps them. The contents stay.
+  for_each_run(gpas, [&](uint64_t gpa, uint64_t len) {
+    mprotect(base_ + gpa, len, PROT_READ);
+    mprotect(base_ + gpa, len, PROT_READ | PROT_WRITE);
+  });
+}
+
+void GuestMemory::free_frames(std::vector<uint64_t>& gpas) {
+  for_each_run(gpas, [&](uint64_t gpa, uint64_t len) {
+    if (external_) {
+      // Caller memory may be shared (MADV_DONTNEED would not zero it) or
+      // registered for remote reads (the pages must stay where they are).
+      std::memset(base_ + gpa, 0, len);
+      mprotect(base_ + gpa, len, PROT_READ);
+      mprotect(base_ + gpa, len, PROT_READ | PROT_WRITE);
+    } else {
+      madvise(base_ + gpa, len, MADV_DONTNEED);  // zero, give the RAM back, and an MMU-notifier event
+    }
+    log_.note(gpa, len);
+  });
+  free_.insert(free_.end(), gpas.begin(), gpas.end());
 }
 
 void GuestMemory::set_allocator(uint64_t bump, std::vector<uint64_t> free_list) {

@@ -37,7 +37,18 @@ class GuestMemory {
 
   // A zeroed frame, or 0 when memory is exhausted (frame 0 is never handed out).
   uint64_t alloc_frame();
-  void free_frame(uint64_t gpa);
+  void free_frame(uint64_t gpa) { std::vector<uint64_t> one{gpa}; free_frames(one); }
+  // Zeroes the frames, makes KVM forget its mappings of them (below) and puts
+  // them on the free list. Sorts `gpas`.
+  void free_frames(std::vector<uint64_t>& gpas);
+
+  // This KVM has no EPT: its shadow MMU caches guest translations and is not
+  // told when the VMM edits guest page tables from the host. It is told when
+  // the host mapping of a frame changes (MMU notifier), so a frame whose guest
+  // mapping went away, moved or lost a permission must pass through here, or
+  // the guest keeps reaching it through the old address (a freed frame then
+  // reused elsewhere corrupts both users). Contents are kept. Sorts `gpas`.
+  void forget_guest_mappings(std::vector<uint64_t>& gpas);
   uint64_t frames_in_use() const { return next_ / 4096 - free_.size(); }
 
   // Allocator state, for serialisation.

@@ -1,0 +1,99 @@
+#include "plugins/spank/lib/ha_accounting.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <type_traits>
+
+namespace vmha_spank {
+
+std::string format_result(const TaskResult& r) {
+  char pause[64];
+  std::snprintf(pause, sizeof pause, "%.4f", r.pause_ms_mean);
+  std::ostringstream o;
+  o << "epochs=" << r.epochs << "\npause_ms_mean=" << pause << "\npause_count=" << r.pause_count
+    << "\nfailovers=" << r.failovers << "\nnode=" << r.node << "\nbackup_node=" << r.backup_node
+    << "\nexit=" << r.exit_code << "\n";
+  return o.str();
+}
+
+bool parse_result(const std::string& text, TaskResult* r, std::string* error) {
+  std::istringstream in(text);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.empty()) continue;
+    auto eq = line.find('=');
+    if (eq == std::string::npos) {
+      *error = "line " + std::to_string(n) + ": expected key=value, got '" + line + "'";
+      return false;
+    }
+    std::string k = line.substr(0, eq), v = line.substr(eq + 1);
+    char* end = nullptr;
+    auto number = [&](auto* field) {
+      errno = 0;
+      double d = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end || d < 0) return false;
+      *field = static_cast<std::remove_reference_t<decltype(*field)>>(d);
+      return true;
+    };
+    bool ok = true;
+    if (k == "epochs") ok = number(&r->epochs);
+    else if (k == "pause_ms_mean") ok = number(&r->pause_ms_mean);
+    else if (k == "pause_count") ok = number(&r->pause_count);
+    else if (k == "failovers") ok = number(&r->failovers);
+    else if (k == "node") r->node = v;
+    else if (k == "backup_node") r->backup_node = v;
+    else if (k == "exit") r->exit_code = std::atoi(v.c_str());
+    // other keys: written by newer versions, ignored
+    if (!ok) {
+      *error = "line " + std::to_string(n) + ": " + k + ": expected a non-negative number, got '" + v + "'";
+      return false;
+    }
+  }
+  return true;
+}
+
+void JobTotals::add(const TaskResult& r) {
+  ++tasks;
+  epochs += r.epochs;
+  failovers += r.failovers;
+  pause_count += r.pause_count;
+  pause_ms_sum += r.pause_ms_mean * static_cast<double>(r.pause_count);
+}
+
+std::string JobTotals::comment() const {
+  char buf[200];
+  double mean = pause_count ? pause_ms_sum / static_cast<double>(pause_count) : 0.0;
+  std::snprintf(buf, sizeof buf, "vmha: tasks=%llu epochs=%llu pause_ms_mean=%.3f failovers=%llu",
+                static_cast<unsigned long long>(tasks), static_cast<unsigned long long>(epochs), mean,
+                static_cast<unsigned long long>(failovers));
+  return buf;
+}
+
+JobTotals sum_job_results(const std::string& job_dir, std::vector<std::string>* problems) {
+  JobTotals t;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(job_dir, ec)) {
+    std::filesystem::path p = entry.path() / "result";
+    if (!std::filesystem::exists(p, ec)) continue;
+    std::ifstream f(p);
+    std::stringstream text;
+    text << f.rdbuf();
+    TaskResult r;
+    std::string error;
+    if (!f || !parse_result(text.str(), &r, &error)) {
+      problems->push_back(p.string() + ": " + (error.empty() ? "cannot read" : error));
+      continue;
+    }
+    t.add(r);
+  }
+  if (ec) problems->push_back(job_dir + ": " + ec.message());
+  return t;
+}
+
+}  // namespace vmha_spank

@@ -1,0 +1,38 @@
+// What a protected task did (written by vmha-task as DIR/result, `key=value`
+// lines) and the job's total that goes into its AdminComment, e.g.
+//   vmha: tasks=2 epochs=312 pause_ms_mean=0.41 failovers=1
+// Fields: tasks (protected tasks finished), epochs (checkpoints committed),
+// pause_ms_mean (mean time the guest was paused per epoch, over the primaries
+// that finished), failovers (tasks finished by their backup).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace vmha_spank {
+
+struct TaskResult {
+  uint64_t epochs = 0;
+  double pause_ms_mean = 0;
+  uint64_t pause_count = 0;
+  uint64_t failovers = 0;
+  std::string node, backup_node;
+  int exit_code = 0;
+};
+
+std::string format_result(const TaskResult& r);
+// False with *error ("line N: ...") on a malformed file.
+bool parse_result(const std::string& text, TaskResult* r, std::string* error);
+
+struct JobTotals {
+  uint64_t tasks = 0, epochs = 0, failovers = 0, pause_count = 0;
+  double pause_ms_sum = 0;
+  void add(const TaskResult& r);
+  std::string comment() const;  // the AdminComment text
+};
+
+// Sums DIR/*/result under a job's state directory. Unreadable or malformed
+// files are listed in *problems (one line each) and skipped.
+JobTotals sum_job_results(const std::string& job_dir, std::vector<std::string>* problems);
+
+}  // namespace vmha_spank

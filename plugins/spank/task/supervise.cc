@@ -1,0 +1,209 @@
+#include "plugins/spank/task/supervise.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "plugins/spank/lib/ha_accounting.h"
+#include "plugins/spank/task/backup_step.h"
+#include "plugins/spank/task/output_relay.h"
+#include "plugins/spank/task/spawn.h"
+
+namespace vmha_task {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+volatile std::sig_atomic_t g_signal = 0;  // a signal Slurm sent to the task
+void on_signal(int sig) { g_signal = sig; }
+
+int fail(const std::string& what) {
+  std::fprintf(stderr, "vmha-task: %s\n", what.c_str());
+  return 125;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+bool write_key(const std::string& path) {
+  unsigned char key[32];
+  int r = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  bool ok = r >= 0 && read(r, key, sizeof key) == static_cast<ssize_t>(sizeof key);
+  if (r >= 0) close(r);
+  int w = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  ok = ok && w >= 0 && write(w, key, sizeof key) == static_cast<ssize_t>(sizeof key);
+  if (w >= 0) close(w);
+  return ok;
+}
+
+void touch(const std::string& path) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd >= 0) close(fd);
+}
+
+// Waits for `pid` (WNOHANG); true once it ended, with *status.
+bool reaped(pid_t pid, int* status) {
+  if (pid <= 0) return false;
+  pid_t r = waitpid(pid, status, WNOHANG);
+  return r == pid;
+}
+
+// The task's result for the job's accounting.
+void write_result(const TaskEnv& t, const std::string& backup_node, int exit_code) {
+  vmha_spank::TaskResult r;
+  r.node = t.node;
+  r.backup_node = backup_node;
+  r.exit_code = exit_code;
+  std::istringstream stats(read_file(t.file("primary.stats")));
+  std::string line;
+  while (std::getline(stats, line)) {
+    auto eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string k = line.substr(0, eq), v = line.substr(eq + 1);
+    if (k == "epochs") r.epochs = std::strtoull(v.c_str(), nullptr, 10);
+    if (k == "pause_ms_mean") r.pause_ms_mean = std::strtod(v.c_str(), nullptr);
+    if (k == "pause_count") r.pause_count = std::strtoull(v.c_str(), nullptr, 10);
+  }
+  std::string log = read_file(t.file("backup.log"));
+  auto at = log.find("resuming from checkpoint ");
+  if (at != std::string::npos) {
+    r.failovers = 1;
+    if (r.epochs == 0) r.epochs = std::strtoull(log.c_str() + at + 25, nullptr, 10);
+  }
+  std::string tmp = t.file("result.tmp");
+  std::ofstream(tmp) << vmha_spank::format_result(r);
+  std::rename(tmp.c_str(), t.file("result").c_str());
+}
+
+[[noreturn]] void end_like(int status) {
+  if (WIFSIGNALED(status)) {
+    std::signal(WTERMSIG(status), SIG_DFL);
+    raise(WTERMSIG(status));
+  }
+  std::exit(WIFEXITED(status) ? WEXITSTATUS(status) : 125);
+}
+
+}  // namespace
+
+int supervise(const TaskEnv& t, const std::string& self) {
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM}) std::signal(sig, on_signal);
+  std::signal(SIGPIPE, SIG_IGN);
+  if (mkdir(t.dir.c_str(), 0700) != 0 && errno != EEXIST)
+    return fail("cannot create " + t.dir + ": " + std::strerror(errno));
+  if (!write_key(t.file("key"))) return fail("cannot write the key " + t.file("key"));
+  touch(t.file("out"));
+  touch(t.file("err"));
+
+  std::string error;
+  BackupStep backup;
+  if (!start_backup_step(t, self, &backup, &error) || !wait_backup_address(t, &backup, 60000, &error)) {
+    if (backup.srun > 0) kill(backup.srun, SIGTERM);
+    return fail(error);
+  }
+
+  std::vector<std::string> argv = {t.settings.vmha, "run", "--backup", backup.address, "--key", t.file("key"),
+                                   "--mode", t.settings.mode, "--epoch-ms", std::to_string(t.settings.epoch_ms),
+                                   "--lease-ms", std::to_string(t.settings.lease_ms), "--memory",
+                                   std::to_string(t.settings.memory_mib), "--workdir", t.cwd, "--log",
+                                   t.file("primary.log"), "--stats-file", t.file("primary.stats"), "--",
+                                   t.program};
+  argv.insert(argv.end(), t.args.begin(), t.args.end());
+  std::vector<std::string> add = {"UCX_LOG_FILE=" + t.file("ucx-primary.log")};
+  if (!t.settings.transports.empty()) add.push_back("UCX_TLS=" + t.settings.transports);
+  SpawnFiles files;
+  files.out = t.file("out");
+  files.err = t.file("err");
+  pid_t primary = spawn(argv, child_environment({}, add), files, &error);
+  if (primary < 0) {
+    kill(backup.srun, SIGTERM);
+    return fail(error);
+  }
+
+  OutputRelay relay(t.file("out"), t.file("err"));
+  int primary_status = 0, backup_status = 0;
+  bool primary_done = false, backup_done = false, failover = false, cancelled = false;
+  Clock::time_point primary_end{};
+  // Once the primary has ended without a failover, everything it released is
+  // in the files; what the backup step writes later is not the program's
+  // (e.g. slurmstepd's "STEP ... CANCELLED" when it is ended), so stop there.
+  bool relaying = true;
+  while (!(primary_done && backup_done)) {
+    if (relaying) relay.pump();
+    if (g_signal && !cancelled) {
+      // Slurm signals every process of the step; make sure both sides get it.
+      cancelled = true;
+      if (!primary_done) kill(primary, g_signal);
+      if (!backup_done) kill(backup.srun, SIGTERM);
+    }
+    if (!primary_done && reaped(primary, &primary_status)) {
+      primary_done = true;
+      primary_end = Clock::now();
+      // Exited (the program's status, or 125 when vmha itself failed, e.g. a
+      // refused executable): nothing to take over. Killed: the backup resumes.
+      bool finished_itself = WIFEXITED(primary_status);
+      if (!finished_itself && !cancelled) {
+        // A signal meant for the whole step reaches us too: give it a moment.
+        for (int i = 0; i < 10 && !g_signal; ++i) std::this_thread::sleep_for(20ms);
+        if (!g_signal) {
+          failover = true;
+          touch(t.file("primary.gone"));  // the backup's fencing command waits for this
+        }
+      }
+      if (!failover) {
+        relay.pump();
+        relaying = false;
+      }
+    }
+    if (!backup_done && reaped(backup.srun, &backup_status)) backup_done = true;
+    // A primary that finished told its backup so (Bye); do not wait for long.
+    if (primary_done && !failover && !backup_done &&
+        Clock::now() - primary_end > std::chrono::milliseconds(2000 + 4 * t.settings.lease_ms)) {
+      kill(backup.srun, SIGTERM);
+      primary_end = Clock::now();
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  if (relaying) relay.pump();
+
+  int status = primary_status;
+  if (WIFEXITED(primary_status) && WEXITSTATUS(primary_status) == 125) {
+    // vmha's own diagnostics went to primary.log: the user must see why.
+    std::fprintf(stderr, "vmha-task: vmha run failed:\n%s", read_file(t.file("primary.log")).c_str());
+  }
+  if (failover) {
+    bool same_signal = WIFEXITED(backup_status) && WIFSIGNALED(primary_status) &&
+                       WEXITSTATUS(backup_status) == 128 + WTERMSIG(primary_status);
+    if (WIFEXITED(backup_status) && WEXITSTATUS(backup_status) < 125) {
+      status = backup_status;  // the backup finished the program
+    } else if (!same_signal) {  // same_signal: the program itself died by it
+      std::fprintf(stderr, "vmha-task: the primary vmha ended (%s) and the backup could not finish the program; see %s\n",
+                   WIFSIGNALED(primary_status) ? strsignal(WTERMSIG(primary_status)) : "status 125",
+                   t.file("backup.log").c_str());
+    }
+  }
+  if (cancelled && g_signal) {
+    write_result(t, backup.node, 128 + g_signal);
+    std::signal(g_signal, SIG_DFL);
+    raise(g_signal);
+  }
+  write_result(t, backup.node, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  end_like(status);
+}
+
+}  // namespace vmha_task

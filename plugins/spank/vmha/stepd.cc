@@ -1,0 +1,144 @@
+// slurmstepd (remote context): decides whether a step is protected, prepares
+// the job's state directory, turns each task into vmha-task (the supervisor
+// that runs the program under `vmha run` with its backup on another node),
+// and records what happened in the job's AdminComment.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include <slurm/slurm.h>
+}
+
+#include "plugins/spank/lib/ha_accounting.h"
+#include "plugins/spank/vmha/args.h"
+#include "plugins/spank/vmha/contexts.h"
+
+namespace vmha_spank {
+
+namespace {
+
+struct Step {
+  bool protected_ = false;
+  uint32_t job = 0, step = 0;
+  std::string job_dir;
+};
+Step g_step;
+
+bool is_user_step(uint32_t step) {
+  return step != SLURM_BATCH_SCRIPT && step != SLURM_EXTERN_CONT && step != SLURM_INTERACTIVE_STEP &&
+         step != SLURM_PENDING_STEP;
+}
+
+int make_dir(const std::string& path, mode_t mode, uid_t uid, gid_t gid, bool chown_it) {
+  if (mkdir(path.c_str(), mode) != 0 && errno != EEXIST) {
+    slurm_error("vmha: cannot create %s: %s (plugstack.conf statedir=)", path.c_str(), strerror(errno));
+    return -1;
+  }
+  if (chown_it && chown(path.c_str(), uid, gid) != 0) {
+    slurm_error("vmha: cannot give %s to uid %u: %s", path.c_str(), static_cast<unsigned>(uid), strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+// slurmstepd links libslurmfull: the public API is there without linking it.
+void set_admin_comment(uint32_t job, const std::string& text) {
+  using Init = void (*)(job_desc_msg_t*);
+  using Update = int (*)(job_desc_msg_t*);
+  auto init = reinterpret_cast<Init>(dlsym(RTLD_DEFAULT, "slurm_init_job_desc_msg"));
+  auto update = reinterpret_cast<Update>(dlsym(RTLD_DEFAULT, "slurm_update_job"));
+  if (!init || !update) {
+    slurm_error("vmha: slurm_update_job not found in this process; AdminComment not set");
+    return;
+  }
+  job_desc_msg_t desc;
+  init(&desc);
+  desc.job_id = job;
+  std::string copy = text;
+  desc.admin_comment = copy.data();
+  if (update(&desc) != 0) slurm_error("vmha: job %u: cannot set AdminComment '%s'", job, text.c_str());
+}
+
+}  // namespace
+
+int stepd_init_post_opt(spank_t sp) {
+  char role[32];
+  if (spank_getenv(sp, kEnvRole, role, sizeof role) == ESPANK_SUCCESS) return 0;  // a backup step
+  if (spank_get_item(sp, S_JOB_STEPID, &g_step.step) != ESPANK_SUCCESS || !is_user_step(g_step.step)) return 0;
+  HaRequest req;
+  if (request_from_step(sp, &req) != 0) return -1;
+  if (!req.on) return 0;
+  if (req.epoch_ms) settings().epoch_ms = req.epoch_ms;
+  uid_t uid;
+  gid_t gid;
+  if (spank_get_item(sp, S_JOB_ID, &g_step.job) != ESPANK_SUCCESS || spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+      spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
+    slurm_error("vmha: cannot read the job's id and owner");
+    return -1;
+  }
+  g_step.job_dir = settings().statedir + "/job" + std::to_string(g_step.job);
+  if (make_dir(settings().statedir, 01777, 0, 0, false) != 0) return -1;
+  if (make_dir(g_step.job_dir, 0700, uid, gid, true) != 0) return -1;
+  g_step.protected_ = true;
+  return 0;
+}
+
+int stepd_task_init(spank_t sp) {
+  if (!g_step.protected_) return 0;
+  int argc = 0;
+  char** argv = nullptr;
+  if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS || argc < 1 || !argv || !argv[0]) {
+    slurm_error("vmha: the task has no command");
+    return -1;
+  }
+  if (spank_setenv(sp, kEnvArgv0, argv[0], 1) != ESPANK_SUCCESS) return -1;
+  for (const auto& [name, value] : task_environment(settings()))
+    if (spank_setenv(sp, name.c_str(), value.c_str(), 1) != ESPANK_SUCCESS) return -1;
+  // The task's program becomes vmha-task's: it resolves argv[0] itself. Only
+  // this forked task process sees the change; execve() follows.
+  argv[0] = strdup(settings().task.c_str());
+  return argv[0] ? 0 : -1;
+}
+
+int stepd_task_post_fork(spank_t sp) {
+  if (!g_step.protected_) return 0;
+  uint32_t task = 0;
+  pid_t pid = 0;
+  spank_get_item(sp, S_TASK_GLOBAL_ID, &task);
+  spank_get_item(sp, S_TASK_PID, &pid);
+  slurm_info("vmha: job %u step %u task %u (pid %d) runs under %s: vmha run, epoch %d ms, mode %s, backup on the %s node",
+             g_step.job, g_step.step, task, static_cast<int>(pid), settings().task.c_str(), settings().epoch_ms,
+             settings().mode.c_str(), settings().backup.c_str());
+  return 0;
+}
+
+// Called as slurmstepd collects each task's exit, before it tells srun: so
+// the job cannot have ended yet (after the job ends, updates are refused).
+int stepd_task_exit(spank_t sp) {
+  if (!g_step.protected_) return 0;
+  uint32_t task = 0;
+  spank_get_item(sp, S_TASK_GLOBAL_ID, &task);
+  // Tasks end on several nodes at once: sum and update under one lock, so
+  // the last update holds every result written so far.
+  std::string lock_path = g_step.job_dir + "/.accounting.lock";
+  int fd = open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+  if (fd >= 0) flock(fd, LOCK_EX);
+  std::vector<std::string> problems;
+  JobTotals totals = sum_job_results(g_step.job_dir, &problems);
+  for (const auto& p : problems) slurm_error("vmha: %s", p.c_str());
+  std::string comment = totals.comment();
+  set_admin_comment(g_step.job, comment);
+  slurm_info("vmha: job %u step %u task %u ended: AdminComment '%s'", g_step.job, g_step.step, task, comment.c_str());
+  if (fd >= 0) close(fd);
+  return 0;
+}
+
+}  // namespace vmha_spank

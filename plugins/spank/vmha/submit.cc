@@ -1,0 +1,60 @@
+#include "plugins/spank/vmha/submit.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace vmha_spank {
+
+namespace {
+
+// srun, sbatch and salloc export their option struct `opt` and libslurmfull
+// exports slurm_option_get(opt, name), which formats any option the way the
+// command parsed it ("2" or "2-4" for --nodes), whatever the struct layout.
+using OptionGet = char* (*)(void* opt, const char* name);
+using XFree = void (*)(void** p);
+
+unsigned nodes_from_option_table() {
+  void* opt = dlsym(RTLD_DEFAULT, "opt");
+  auto get = reinterpret_cast<OptionGet>(dlsym(RTLD_DEFAULT, "slurm_option_get"));
+  auto xfree = reinterpret_cast<XFree>(dlsym(RTLD_DEFAULT, "slurm_xfree"));
+  if (!opt || !get) return 0;
+  char* v = get(opt, "nodes");
+  if (!v) return 0;
+  unsigned n = static_cast<unsigned>(std::strtoul(v, nullptr, 10));
+  if (xfree) xfree(reinterpret_cast<void**>(&v));
+  return n;
+}
+
+}  // namespace
+
+unsigned requested_min_nodes() {
+  unsigned n = nodes_from_option_table();
+  // srun inside an allocation: its backups may go to any node of the job.
+  if (const char* alloc = std::getenv("SLURM_JOB_NUM_NODES")) {
+    unsigned a = static_cast<unsigned>(std::strtoul(alloc, nullptr, 10));
+    if (a > n) n = a;
+  }
+  return n;
+}
+
+int check_and_export(const HaRequest& req, const char* command) {
+  if (!req.on) return 0;
+  unsigned nodes = requested_min_nodes();
+  if (nodes != 0 && nodes < 2) {
+    slurm_error("vmha: %s --ha: a protected job needs a second node for the backups of its tasks, "
+                "but this job asks for %u node (add -N 2 or more; no backup partition is configured)",
+                command, nodes);
+    return -1;
+  }
+  // The job's steps (srun inside sbatch/salloc) read SLURM_HA.
+  std::string value = req.epoch_ms ? std::to_string(req.epoch_ms) : "yes";
+  if (setenv(kEnvHa, value.c_str(), 1) != 0) {
+    slurm_error("vmha: cannot set %s", kEnvHa);
+    return -1;
+  }
+  return 0;
+}
+
+}  // namespace vmha_spank

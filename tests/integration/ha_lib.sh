@@ -1,0 +1,110 @@
+# Helpers for the vmha SPANK plugin tests (sourced after lib.sh): a 2-node
+# test cluster whose plugstack.conf loads vmha.so from the build tree.
+: "${top_builddir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+HA_SO="$top_builddir/plugins/spank/vmha/.libs/vmha.so"
+HA_TASK="$top_builddir/plugins/spank/vmha-task"
+HA_VMHA="$top_builddir/vmha/vmha"
+HA_WL="$top_builddir/vmha/workloads"
+
+ha_require() {
+  require_cluster_tools
+  [ -f "$HA_SO" ] && [ -x "$HA_TASK" ] && [ -x "$HA_VMHA" ] || fail "vmha.so, vmha-task or vmha not built in $top_builddir"
+}
+
+ha_require_kvm() {
+  if [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then skip "/dev/kvm is not usable here (vmha needs KVM)"; fi
+}
+
+# ha_cluster_up [PLUGSTACK_ARG...] [-- TESTCLUSTER_ARG...]: sets HA_DIR (work
+# files: plugstack.conf, state/, work/), starts a 2-node cluster.
+ha_cluster_up() {
+  local args=() extra=()
+  while [ $# -gt 0 ]; do
+    if [ "$1" = -- ]; then shift; extra=("$@"); break; fi
+    args+=("$1"); shift
+  done
+  HA_DIR=$(mktemp -d /tmp/duet-ha.XXXXXX)
+  mkdir -p "$HA_DIR/work" "$HA_DIR/state"
+  echo "required $HA_SO vmha=$HA_VMHA task=$HA_TASK statedir=$HA_DIR/state memory=256 lease=300 ${args[*]}" \
+    > "$HA_DIR/plugstack.conf"
+  cluster_up --nodes 2 --cpus 2 --set "PlugStackConfig=$HA_DIR/plugstack.conf" "${extra[@]}"
+  trap 'cluster_down; rm -rf "$HA_DIR"' EXIT
+}
+
+# ha_pids JOBID PATTERN: live processes of job JOBID whose command line
+# matches PATTERN (pgrep -f), as "PID PROCID STEPID NODE PARENT" lines
+# (PARENT: the parent's program name)
+ha_pids() {
+  local pid st env ppid parent
+  for pid in $(pgrep -f -- "$2" || true); do
+    env=$(tr '\0' '\n' 2>/dev/null < "/proc/$pid/environ") || continue
+    # no `| grep -q` here: with pipefail, an early grep exit fails the pipe
+    grep -qx "SLURM_JOB_ID=$1" <<< "$env" || continue
+    read -r st ppid < <(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1,2) || continue
+    case "$st" in Z|X|"") continue ;; esac
+    parent=$(tr '\0' '\n' 2>/dev/null < "/proc/$ppid/cmdline" | head -n1) || true
+    echo "$pid $(sed -n 's/^SLURM_PROCID=//p' <<< "$env") $(sed -n 's/^SLURM_STEP_ID=//p' <<< "$env") $(sed -n 's/^SLURMD_NODENAME=//p' <<< "$env") ${parent##*/}"
+  done
+}
+
+# ha_wait_pids SECS JOBID PATTERN N: until N such processes exist
+ha_wait_pids() {
+  local i
+  for i in $(seq $(( $1 * 20 ))); do
+    [ "$(ha_pids "$2" "$3" | wc -l)" -ge "$4" ] && return 0
+    sleep 0.05
+  done
+  fail "fewer than $4 processes matching '$3' in job $2 after $1 s"
+}
+
+# ha_task_output FILE RANK: the lines of task RANK in a `srun -l` output file
+ha_task_output() { sed -n "s/^ *$2: //p" "$1"; }
+
+# ha_sacct JOBID FIELD: the job's FIELD in accounting
+ha_sacct() { timeout 10 sacct -X -n -P -j "$1" --format="$2" | head -n1; }
+
+# ha_state JOBID: the job's state from slurmctld (also after it ended)
+ha_state() { timeout 10 scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n 's/^JobState=//p' | head -n1; }
+
+# ha_wait_end SECS JOBID: until the job left the running states; prints the state
+ha_wait_end() {
+  local i st
+  for i in $(seq $(( $1 * 5 ))); do
+    st=$(ha_state "$2")
+    case "$st" in PENDING|RUNNING|CONFIGURING|COMPLETING|"") sleep 0.2 ;; *) echo "$st"; return 0 ;; esac
+  done
+  timeout 10 squeue || true
+  fail "job $2 not finished after $1 s"
+}
+
+# ha_wait_accounting SECS JOBID: until sacct has the job COMPLETED with its
+# AdminComment; prints "State|ExitCode|AdminComment"
+ha_wait_accounting() {
+  local i line
+  for i in $(seq $(( $1 * 4 ))); do
+    line=$(timeout 10 sacct -X -n -P -j "$2" --format=State,ExitCode,AdminComment 2>/dev/null | head -n1)
+    case "$line" in *"|vmha: "*) echo "$line"; return 0 ;; esac
+    sleep 0.25
+  done
+  fail "job $2: no final accounting record with an AdminComment after $1 s (last: '$line')"
+}
+
+# ha_compare_tasks OUT NATIVE RANKS...: each rank's lines of a `srun -l` output equal NATIVE
+ha_compare_tasks() {
+  local out=$1 native=$2 r; shift 2
+  for r in "$@"; do
+    ha_task_output "$out" "$r" > "$out.task$r"
+    cmp -s "$out.task$r" "$native" || { diff "$native" "$out.task$r" | head -n 5; fail "task $r: output differs from the native run ($(wc -l < "$out.task$r") of $(wc -l < "$native") lines)"; }
+  done
+}
+
+# ha_dump JOBID: what a failing test needs to see: squeue, the job's task
+# logs (srun, primary, backup) and the plugin's lines in the slurmd logs
+ha_dump() {
+  local f
+  timeout 10 squeue -s 2>/dev/null || true
+  for f in "$HA_DIR/state/job$1"/*/srun.log "$HA_DIR/state/job$1"/*/primary.log "$HA_DIR/state/job$1"/*/backup.log; do
+    [ -s "$f" ] && { echo "--- $f"; tail -n 5 "$f"; }
+  done
+  grep -h "vmha\|error" "$CLUSTER_DIR"/log/slurmd-node*.log 2>/dev/null | tail -n 10 || true
+}

@@ -1,0 +1,200 @@
+// vmha SPANK plugin, Slurm-free part: --ha values, plugstack.conf arguments,
+// the settings' trip through the task environment, host lists, the choice
+// of the backup node, task results and the job's AdminComment text.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "plugins/spank/lib/ha_accounting.h"
+#include "plugins/spank/lib/ha_settings.h"
+#include "plugins/spank/lib/hostlist.h"
+
+#include <check.h>  // last: it defines a fail() macro
+
+using namespace vmha_spank;
+
+START_TEST(test_ha_values) {
+  bool on = false;
+  int epoch = -1;
+  std::string err;
+  ck_assert(parse_ha_value(nullptr, &on, &epoch, &err) && on && epoch == 0);
+  ck_assert(parse_ha_value("", &on, &epoch, &err) && on && epoch == 0);
+  ck_assert(parse_ha_value("yes", &on, &epoch, &err) && on && epoch == 0);
+  ck_assert(parse_ha_value("20", &on, &epoch, &err) && on && epoch == 20);
+  ck_assert(parse_ha_value("60000", &on, &epoch, &err) && on && epoch == 60000);
+  ck_assert(parse_ha_value("off", &on, &epoch, &err) && !on);
+  ck_assert(parse_ha_value("0", &on, &epoch, &err) && !on);
+  for (const char* bad : {"abc", "-5", "60001", "10ms", "1.5", " 20"}) {
+    err.clear();
+    ck_assert_msg(!parse_ha_value(bad, &on, &epoch, &err), "accepted '%s'", bad);
+    ck_assert_msg(err.find("expected an epoch length in milliseconds") != std::string::npos, "%s", err.c_str());
+    ck_assert_msg(err.find(std::string("'") + bad + "'") != std::string::npos, "%s", err.c_str());
+  }
+}
+END_TEST
+
+START_TEST(test_plugstack_args) {
+  HaSettings s;
+  ck_assert_int_eq(s.epoch_ms, 50);
+  ck_assert_str_eq(s.mode.c_str(), "async");
+  ck_assert_str_eq(s.backup.c_str(), "next");
+  ck_assert(s.vmha.size() > 5 && s.vmha.substr(s.vmha.size() - 5) == "/vmha");
+  const char* args[] = {"epoch=20", "mode=stop-copy", "lease=300", "memory=256", "backup=last",
+                        "statedir=/var/spool/vmha", "vmha=/opt/bin/vmha", "task=/opt/libexec/vmha-task",
+                        "transports=tcp", "srun_args=--mem=0"};
+  std::string err;
+  ck_assert_msg(apply_plugstack_args(10, const_cast<char**>(args), &s, &err), "%s", err.c_str());
+  ck_assert_int_eq(s.epoch_ms, 20);
+  ck_assert_str_eq(s.mode.c_str(), "stop-copy");
+  ck_assert_int_eq(s.lease_ms, 300);
+  ck_assert_int_eq(s.memory_mib, 256);
+  ck_assert_str_eq(s.backup.c_str(), "last");
+  ck_assert_str_eq(s.statedir.c_str(), "/var/spool/vmha");
+  ck_assert_str_eq(s.task.c_str(), "/opt/libexec/vmha-task");
+  ck_assert_str_eq(s.transports.c_str(), "tcp");
+  const char* bad[] = {"epoch=50", "mode=fast"};
+  ck_assert(!apply_plugstack_args(2, const_cast<char**>(bad), &s, &err));
+  ck_assert_msg(err == "argument 2 'mode=fast': mode: expected async or stop-copy, got 'fast'", "%s", err.c_str());
+  ck_assert(!apply_plugstack_arg("epochs=5", &s, &err));
+  ck_assert(err.find("unknown key 'epochs'") != std::string::npos);
+  ck_assert(!apply_plugstack_arg("epoch", &s, &err));
+  ck_assert(err.find("expected key=value") != std::string::npos);
+  ck_assert(!apply_plugstack_arg("statedir=relative/dir", &s, &err));
+  ck_assert(!apply_plugstack_arg("lease=10", &s, &err));
+  ck_assert(!apply_plugstack_arg("backup=random", &s, &err));
+}
+END_TEST
+
+START_TEST(test_task_environment_round_trip) {
+  HaSettings a;
+  a.epoch_ms = 7;
+  a.mode = "stop-copy";
+  a.statedir = "/x/y";
+  a.transports = "sm,self";
+  std::map<std::string, std::string> env;
+  for (const auto& [k, v] : task_environment(a)) {
+    ck_assert(k.rfind(kEnvPrefix, 0) == 0);
+    env[k] = v;
+  }
+  HaSettings b;
+  std::string err;
+  auto get = [&](const char* n) -> const char* {
+    auto it = env.find(n);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  ck_assert_msg(settings_from_environment(get, &b, &err), "%s", err.c_str());
+  ck_assert_int_eq(b.epoch_ms, 7);
+  ck_assert_str_eq(b.mode.c_str(), "stop-copy");
+  ck_assert_str_eq(b.statedir.c_str(), "/x/y");
+  ck_assert_str_eq(b.transports.c_str(), "sm,self");
+  env.erase("VMHA_TASK_MODE");
+  ck_assert(!settings_from_environment(get, &b, &err));
+  ck_assert(err.find("VMHA_TASK_MODE is not set") != std::string::npos);
+  env["VMHA_TASK_MODE"] = "bogus";
+  ck_assert(!settings_from_environment(get, &b, &err));
+  ck_assert(err.find("VMHA_TASK_MODE: expected async or stop-copy") != std::string::npos);
+}
+END_TEST
+
+static std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : " ") + x;
+  return s;
+}
+
+START_TEST(test_hostlist) {
+  std::vector<std::string> h;
+  std::string err;
+  ck_assert(expand_hostlist("node1", &h, &err));
+  ck_assert_msg(joined(h) == "node1", "%s", joined(h).c_str());
+  ck_assert(expand_hostlist("node[1-3,7],login", &h, &err));
+  ck_assert_msg(joined(h) == "node1 node2 node3 node7 login", "%s", joined(h).c_str());
+  ck_assert(expand_hostlist("gpu[08-10]x", &h, &err));
+  ck_assert_msg(joined(h) == "gpu08x gpu09x gpu10x", "%s", joined(h).c_str());
+  ck_assert(expand_hostlist("r[1-2]n[1-2]", &h, &err));
+  ck_assert_msg(joined(h) == "r1n1 r1n2 r2n1 r2n2", "%s", joined(h).c_str());
+  ck_assert(!expand_hostlist("node[1-", &h, &err));
+  ck_assert_msg(err == "column 5: '[' without ']'", "%s", err.c_str());
+  ck_assert(!expand_hostlist("node[3-1]", &h, &err));
+  ck_assert(err.find("runs backwards") != std::string::npos);
+  ck_assert(!expand_hostlist("node[a]", &h, &err));
+  ck_assert(err.find("expected a number or a range") != std::string::npos);
+  ck_assert(!expand_hostlist("a,,b", &h, &err));
+  ck_assert(err.find("empty host name") != std::string::npos);
+}
+END_TEST
+
+START_TEST(test_backup_node) {
+  std::vector<std::string> n = {"node1", "node2", "node3"};
+  ck_assert_msg(pick_backup_node(n, "node1", "next") == "node2", "backup node");
+  ck_assert_msg(pick_backup_node(n, "node3", "next") == "node1", "backup node");
+  ck_assert_msg(pick_backup_node(n, "node3", "last") == "node2", "backup node");
+  ck_assert_msg(pick_backup_node(n, "node1", "last") == "node3", "backup node");
+  ck_assert_msg(pick_backup_node(n, "elsewhere", "next") == "node1", "backup node");
+  ck_assert_msg(pick_backup_node({"node1"}, "node1", "next") == "", "backup node");
+  ck_assert_msg(pick_backup_node({"node1"}, "node1", "last") == "", "backup node");
+}
+END_TEST
+
+START_TEST(test_results_and_comment) {
+  TaskResult a;
+  a.epochs = 100;
+  a.pause_ms_mean = 0.5;
+  a.pause_count = 100;
+  a.node = "node1";
+  a.backup_node = "node2";
+  TaskResult back;
+  std::string err;
+  ck_assert_msg(parse_result(format_result(a), &back, &err), "%s", err.c_str());
+  ck_assert_int_eq(back.epochs, 100);
+  ck_assert_int_eq(back.pause_count, 100);
+  ck_assert_str_eq(back.backup_node.c_str(), "node2");
+  ck_assert(!parse_result("epochs=1\ngarbage\n", &back, &err));
+  ck_assert_msg(err == "line 2: expected key=value, got 'garbage'", "%s", err.c_str());
+  ck_assert(!parse_result("epochs=-3\n", &back, &err));
+  ck_assert(err.find("line 1: epochs: expected a non-negative number") != std::string::npos);
+
+  char tmpl[] = "/tmp/check_vmha_spank.XXXXXX";
+  ck_assert(mkdtemp(tmpl));
+  std::string dir = tmpl;
+  TaskResult b;
+  b.epochs = 40;
+  b.failovers = 1;  // finished by its backup: no pause figures
+  mkdir((dir + "/step0.task0").c_str(), 0700);
+  mkdir((dir + "/step0.task1").c_str(), 0700);
+  mkdir((dir + "/step1.task0").c_str(), 0700);
+  std::ofstream(dir + "/step0.task0/result") << format_result(a);
+  std::ofstream(dir + "/step0.task1/result") << format_result(b);
+  std::ofstream(dir + "/step1.task0/result") << "epochs=x\n";
+  std::vector<std::string> problems;
+  JobTotals t = sum_job_results(dir, &problems);
+  ck_assert_int_eq(problems.size(), 1);
+  ck_assert(problems[0].find("step1.task0/result: line 1: epochs") != std::string::npos);
+  ck_assert_msg(t.comment() == "vmha: tasks=2 epochs=140 pause_ms_mean=0.500 failovers=1", "%s", t.comment().c_str());
+  ck_assert_msg(JobTotals().comment() == "vmha: tasks=0 epochs=0 pause_ms_mean=0.000 failovers=0", "%s", JobTotals().comment().c_str());
+  std::string cmd = "rm -rf " + dir;
+  ck_assert_int_eq(std::system(cmd.c_str()), 0);
+}
+END_TEST
+
+int main() {
+  Suite* s = suite_create("vmha_spank");
+  TCase* tc = tcase_create("core");
+  tcase_add_test(tc, test_ha_values);
+  tcase_add_test(tc, test_plugstack_args);
+  tcase_add_test(tc, test_task_environment_round_trip);
+  tcase_add_test(tc, test_hostlist);
+  tcase_add_test(tc, test_backup_node);
+  tcase_add_test(tc, test_results_and_comment);
+  suite_add_tcase(s, tc);
+  SRunner* r = srunner_create(s);
+  srunner_run_all(r, CK_NORMAL);
+  int failed = srunner_ntests_failed(r);
+  srunner_free(r);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,51 @@
+#include "vmha/cli/stats_file.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+
+#include "vmha/engine/guest_exit.h"
+
+namespace vmha {
+
+bool write_stats_file(const std::string& path, const EngineStats& s) {
+  std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  if (!f) return false;
+  double sum = std::accumulate(s.pause_ms.begin(), s.pause_ms.end(), 0.0);
+  double max = s.pause_ms.empty() ? 0.0 : *std::max_element(s.pause_ms.begin(), s.pause_ms.end());
+  double mean = s.pause_ms.empty() ? 0.0 : sum / static_cast<double>(s.pause_ms.size());
+  std::fprintf(f, "epochs=%llu\npause_ms_mean=%.4f\npause_ms_max=%.4f\npause_count=%zu\n",
+               static_cast<unsigned long long>(s.epochs), mean, max, s.pause_ms.size());
+  std::fprintf(f, "prefetched_pages=%llu\nresidual_pages=%llu\nbackup_lost=%d\n",
+               static_cast<unsigned long long>(s.prefetched_pages),
+               static_cast<unsigned long long>(s.residual_pages), s.backup_lost ? 1 : 0);
+  bool ok = std::fclose(f) == 0;
+  return ok && std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+// Mirrors vmha/engine/replicated_run.cc (keep the checks in step with it).
+int run_replicated_with_stats(const RunCommandOptions& o) {
+  signal(SIGPIPE, SIG_IGN);
+  EngineOptions eo;
+  eo.backup = o.backup;
+  eo.key_file = o.key_file;
+  if (o.mode == "async") eo.async = true;
+  else if (o.mode == "stop-copy") eo.async = false;
+  else return std::fprintf(stderr, "vmha: --mode %s: expected async or stop-copy\n", o.mode.c_str()), 125;
+  if (o.key_file.empty()) return std::fprintf(stderr, "vmha: --backup needs --key FILE\n"), 125;
+  if (o.epoch_ms < 1 || o.epoch_ms > 60000) return std::fprintf(stderr, "vmha: --epoch-ms %d: expected 1..60000\n", o.epoch_ms), 125;
+  eo.epoch_ms = o.epoch_ms;
+  eo.lease_ms = o.lease_ms;
+  VmOptions vo;
+  vo.workdir = o.workdir;
+  vo.memory_bytes = o.memory_mib << 20;
+  ProtectedRun run = run_protected(eo, vo, o.argv);
+  if (!write_stats_file(o.stats_file, run.stats))
+    std::fprintf(stderr, "vmha: cannot write --stats-file %s\n", o.stats_file.c_str());
+  return exit_like_guest(run.result, "vmha");
+}
+
+}  // namespace vmha
