@@ -4,6 +4,7 @@
 // Weight still comes first.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +24,11 @@ class NodeRanker {
   virtual std::string rank(const JobInfo& job, const ClusterInfo& cluster,
                            std::vector<double>& preference, std::string* reason) = 0;
 };
+
+// Reads a node speeds CSV (header row with columns `node` and `speed`, speed
+// > 0). Returns false and sets *error ("file:line: what was expected").
+bool read_node_speeds(const std::string& csv_path, std::map<std::string, double>* speeds,
+                      std::string* error);
 
 // Test hook: nodes by their speed factor from a CSV with a header row and
 // columns `node` and `speed` (the test cluster's nodes.csv). Fails (nullptr,

@@ -22,6 +22,9 @@ class Observer {
  public:
   virtual ~Observer() = default;
   virtual std::string name() const = 0;
+  // The cluster as it is now; select/duet calls it before restore() and
+  // observe(), so a learned observer can map node names to its own state.
+  virtual void set_cluster(const ClusterInfo& cluster) { (void)cluster; }
   virtual void observe(const JobOutcome& outcome) = 0;
   // Serialised state (opaque to the plugin; it adds its own header).
   virtual std::string save() const = 0;

@@ -24,6 +24,12 @@ class OrderScorer {
   virtual std::string name() const = 0;
   virtual std::string score(std::span<const JobInfo> jobs, const ClusterInfo& cluster,
                             std::span<double> scores) = 0;
+  // A GPU job ended after run_s seconds of running (a learned scorer keeps
+  // its run-time history from these). Serialised like score(); no throw.
+  virtual void on_finish(const JobInfo& job, double run_s) {
+    (void)job;
+    (void)run_s;
+  }
 };
 
 // Age+size priority (like Slurm multifactor with PriorityFavorSmall):

@@ -1,4 +1,5 @@
 // prefer-fast: a test ranker that orders nodes by a known speed factor.
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -43,13 +44,13 @@ class PreferFastRanker final : public NodeRanker {
 
 }  // namespace
 
-std::unique_ptr<NodeRanker> make_prefer_fast_ranker(const std::string& csv_path,
-                                                    std::string* error) {
-  auto fail = [&](int line, const std::string& msg) -> std::unique_ptr<NodeRanker> {
+bool read_node_speeds(const std::string& csv_path, std::map<std::string, double>* speeds,
+                      std::string* error) {
+  auto fail = [&](int line, const std::string& msg) {
     if (error) *error = csv_path + ":" + std::to_string(line) + ": " + msg;
-    return nullptr;
+    return false;
   };
-  if (csv_path.empty()) return fail(0, "NodeSpeedsFile not set (Ranker=prefer-fast needs it)");
+  if (csv_path.empty()) return fail(0, "NodeSpeedsFile not set");
   std::ifstream in(csv_path);
   if (!in) return fail(0, std::string("cannot read: ") + std::strerror(errno));
   std::string line;
@@ -61,7 +62,7 @@ std::unique_ptr<NodeRanker> make_prefer_fast_ranker(const std::string& csv_path,
     if (header[i] == "speed") speed_col = static_cast<int>(i);
   }
   if (node_col < 0 || speed_col < 0) return fail(1, "header lacks a 'node' or 'speed' column");
-  std::map<std::string, double> speeds;
+  speeds->clear();
   int lineno = 1;
   while (std::getline(in, line)) {
     ++lineno;
@@ -73,9 +74,20 @@ std::unique_ptr<NodeRanker> make_prefer_fast_ranker(const std::string& csv_path,
     char* end = nullptr;
     double v = std::strtod(s.c_str(), &end);
     if (s.empty() || *end || !(v > 0)) return fail(lineno, "speed: expected a number > 0, got '" + s + "'");
-    speeds[cells[node_col]] = v;
+    (*speeds)[cells[node_col]] = v;
   }
-  if (speeds.empty()) return fail(lineno, "no nodes listed");
+  if (speeds->empty()) return fail(lineno, "no nodes listed");
+  return true;
+}
+
+std::unique_ptr<NodeRanker> make_prefer_fast_ranker(const std::string& csv_path,
+                                                    std::string* error) {
+  std::map<std::string, double> speeds;
+  std::string err;
+  if (!read_node_speeds(csv_path, &speeds, &err)) {
+    if (error) *error = csv_path.empty() ? "not set (Ranker=prefer-fast needs it)" : err;
+    return nullptr;
+  }
   return std::make_unique<PreferFastRanker>(std::move(speeds));
 }
 

@@ -67,6 +67,7 @@ ClusterInfo cluster_info(int64_t now) {
     NodeInfo n;
     n.name = str(node->name);
     n.cpus_total = node->cpus;
+    n.jobs_running = node->run_job_cnt;
     n.usable = !IS_NODE_DOWN(node) && !IS_NODE_DRAIN(node) && !IS_NODE_FAIL(node) &&
                !IS_NODE_NO_RESPOND(node) && !IS_NODE_FUTURE(node);
     if (node->gres_list) {

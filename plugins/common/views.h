@@ -34,6 +34,7 @@ struct NodeInfo {
   uint32_t gpus_total = 0;
   uint32_t gpus_alloc = 0;
   uint32_t cpus_total = 0;
+  uint32_t jobs_running = 0;  // jobs allocated on it now (co-location)
   bool usable = true;      // not down, drained or failing
 };
 

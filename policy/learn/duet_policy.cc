@@ -35,6 +35,7 @@ class DuetOrdering : public OrderingPolicy {
     job_feature_rows(jobs, s, history_, rows_);
     cluster_features(c, jobs, s, cl_);
     agent_.score(rows_, jobs.size(), cl_, {}, scores_);
+    add_order_prior(rows_, scores_, opt_.order_prior_weight);
     order.resize(jobs.size());
     std::iota(order.begin(), order.end(), size_t{0});
     if (opt_.sample) {

@@ -24,6 +24,9 @@ struct DuetPolicyOptions {
   // learns a residual on top, so an untrained model already places sensibly.
   double prior_weight = 1.0;
   double risk_aversion = 1.0;
+  // Ordering: weight of the explicit QSSF-like prior added to the network's
+  // score (add_order_prior, features.h); the network learns a residual.
+  double order_prior_weight = 3.0;
   // Ordering: sample from softmax(scores / temperature) instead of ranking
   // greedily (training exploration); the seed drives the sampler.
   bool sample = false;

@@ -145,4 +145,9 @@ void cluster_features(const ClusterView& c, std::span<const JobView> pending, co
   out[7] = static_cast<float>(s.tod_cos);
 }
 
+void add_order_prior(std::span<const float> rows, std::span<float> scores, double weight) {
+  for (size_t i = 0; i < scores.size() && (i + 1) * kJobFeatures <= rows.size(); ++i)
+    scores[i] -= static_cast<float>(weight * rows[i * kJobFeatures + 11]);
+}
+
 }  // namespace duet::learn

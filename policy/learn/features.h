@@ -89,4 +89,11 @@ void job_feature_rows(std::span<const JobView> jobs, const ClusterSummary& s, co
 void cluster_features(const ClusterView& c, std::span<const JobView> pending, const ClusterSummary& s,
                       std::vector<float>& out);
 
+// The ordering agent's explicit prior, shared by the simulator policy and
+// priority/duet: scores[i] -= weight * log1p(predicted remaining GPU-hours)
+// of row i (feature 11, QSSF-like). The network learns a residual on top, so
+// an untrained or briefly trained model already orders sensibly.
+inline constexpr double kOrderPriorWeight = 3.0;
+void add_order_prior(std::span<const float> rows, std::span<float> scores, double weight = kOrderPriorWeight);
+
 }  // namespace duet::learn

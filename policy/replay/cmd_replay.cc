@@ -30,7 +30,7 @@ using namespace duet::replay;
 
 struct ReplayArgs {
   std::string trace, partition, out = "replay-jobs.csv", nodes_csv, emujob, job_output = "/dev/null", throughputs;
-  double scale = 1, wait_timeout = 1800, time_limit_factor = 0;
+  double scale = 1, wait_timeout = 1800, time_limit_factor = 0, max_duration = 0;
   size_t limit = 0, skip = 0;
   uint64_t seed = 1;
   bool no_wait = false;
@@ -118,12 +118,18 @@ void run(const ReplayArgs& a) {
   std::ofstream out(a.out, std::ios::trunc);
   if (!out) throw std::runtime_error("cannot write " + a.out);
   write_jobs_header(out, {{"trace", a.trace}, {"scale", fmt::format("{}", a.scale)}, {"partition", a.partition},
-                          {"skip", std::to_string(a.skip)}, {"seed", std::to_string(a.seed)}});
+                          {"skip", std::to_string(a.skip)}, {"seed", std::to_string(a.seed)},
+                          {"max_duration", fmt::format("{}", a.max_duration)}});
   const double first = slice.front().submit;
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::string> ids;
   int skipped = 0, failed = 0;
-  for (const JobSpec& j : slice) {
+  int capped = 0;
+  for (JobSpec j : slice) {
+    if (a.max_duration > 0 && j.duration > a.max_duration) {
+      j.duration = a.max_duration;
+      ++capped;
+    }
     std::vector<std::string> argv = {"sbatch", "--parsable", "--partition=" + a.partition,
                                      fmt::format("--job-name=duet-{}", j.id), "--output=" + a.job_output};
     std::string why;
@@ -135,6 +141,9 @@ void run(const ReplayArgs& a) {
     const int jt = assign_job_type(j, table, a.seed, t.source);
     if (a.time_limit_factor > 0)
       argv.push_back(fmt::format("--time={}", std::max(1L, std::lround(std::ceil(j.duration / a.scale * a.time_limit_factor / 60.0)))));
+    // What select/duet's learned agent compares the measured run time with
+    // (plugins/common/job_hints.h): wall seconds alone on a reference machine.
+    argv.push_back(fmt::format("--comment=duet:ref={:.6g};type={}", j.duration / a.scale, table.job_type_name(jt)));
     argv.push_back("--wrap=exec " + quote_sh(emujob) + fmt::format(" --work {} --scale {} --gpus {} --job-type ", j.duration, a.scale, j.gpus) +
                    quote_sh(table.job_type_name(jt)));
     std::this_thread::sleep_until(t0 + std::chrono::duration<double>((j.submit - first) / a.scale));
@@ -154,6 +163,7 @@ void run(const ReplayArgs& a) {
     out.flush();
     if (ids.size() % 10 == 0) std::cerr << fmt::format("duet replay: {} of {} jobs submitted\n", ids.size(), slice.size());
   }
+  if (capped) std::cerr << fmt::format("duet replay: {} jobs' work capped at --max-duration {} s\n", capped, a.max_duration);
   std::cerr << fmt::format("duet replay: {} jobs submitted, {} left out, {} failed; ids in {}\n", ids.size(), skipped, failed, a.out);
   if (a.no_wait || ids.empty()) return;
   const std::set<std::string> mine(ids.begin(), ids.end());
@@ -187,6 +197,10 @@ void setup(CLI::App& parent) {
   app->add_option("--time-limit-factor", a->time_limit_factor,
                   "give each job --time = F x its scaled work (minutes, at least 1); 0 = no limit")->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  app->add_option("--max-duration", a->max_duration,
+                  "cap each job's work at this many trace seconds (0 = no cap), so a slice with week-long jobs "
+                  "replays in minutes; the job-id file records the capped work")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
   app->add_option("--wait-timeout", a->wait_timeout, "give up waiting after this many seconds")->capture_default_str()
       ->check(CLI::PositiveNumber);
   app->add_flag("--no-wait", a->no_wait, "return once every job is submitted");

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -138,6 +139,37 @@ bool rescorable(const job_record_t* job) {
          duet::plugin::job_gpu_request(job, &gpus, &type);
 }
 
+// Finished GPU jobs are found by scanning job_list at each re-score (the
+// job_end hook runs only with accounting limits enforced): those that
+// completed at or after the mark and were not fed yet. Re-score thread only.
+time_t g_finish_mark = 0;
+std::set<uint32_t> g_fed_at_mark;  // ids fed whose end_time == g_finish_mark
+
+bool newly_finished(const job_record_t* job) {
+  if (!IS_JOB_COMPLETE(job) || job->start_time <= 0 || job->end_time < job->start_time) return false;
+  if (job->end_time < g_finish_mark || (job->end_time == g_finish_mark && g_fed_at_mark.count(job->job_id)))
+    return false;
+  uint32_t gpus;
+  std::string type;
+  return duet::plugin::job_gpu_request(job, &gpus, &type);
+}
+
+struct Finished {
+  JobInfo info;
+  double run_s;
+  time_t end;
+};
+
+void advance_finish_mark(const std::vector<Finished>& finished) {
+  for (const Finished& f : finished) {
+    if (f.end > g_finish_mark) {
+      g_finish_mark = f.end;
+      g_fed_at_mark.clear();
+    }
+    if (f.end == g_finish_mark) g_fed_at_mark.insert(f.info.job_id);
+  }
+}
+
 // One re-score: views under read locks, scoring without slurmctld locks,
 // priorities under the job write lock.
 void rescore() {
@@ -145,15 +177,21 @@ void rescore() {
   auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
   const auto t0 = Clock::now();
   std::vector<JobInfo> jobs;
+  std::vector<Finished> finished;  // GPU jobs completed since the last round
   ClusterInfo cluster;
   time_t now = time(nullptr);
   {
     slurmctld_lock_t read_lock = {NO_LOCK, READ_LOCK, READ_LOCK, READ_LOCK, NO_LOCK};
     lock_slurmctld(read_lock);
     ListIterator it = list_iterator_create(job_list);
-    while (auto* job = static_cast<job_record_t*>(list_next(it)))
+    while (auto* job = static_cast<job_record_t*>(list_next(it))) {
       if (rescorable(job)) jobs.push_back(duet::plugin::job_info(job, now));
+      else if (newly_finished(job))
+        finished.push_back({duet::plugin::job_info(job, now),
+                            static_cast<double>(job->end_time - job->start_time), job->end_time});
+    }
     list_iterator_destroy(it);
+    advance_finish_mark(finished);
     cluster = duet::plugin::cluster_info(now);
     unlock_slurmctld(read_lock);
   }
@@ -170,6 +208,7 @@ void rescore() {
   duet::plugin::LogLevel lvl;
   {
     std::lock_guard<std::mutex> lk(g.mu);
+    for (const Finished& f : finished) g.scorer->on_finish(f.info, f.run_s);
     scores = score_locked(jobs, cluster);
     duet::plugin::PriorityLadder ladder;
     prio = ladder.assign(scores);

@@ -108,6 +108,7 @@ void restore_locked(const char* dir) {
   }
   std::stringstream rest;
   rest << in.rdbuf();
+  g.agent.observer->set_cluster(cluster_info(time(nullptr)));
   std::string err = g.agent.observer->restore(rest.str());
   if (!err.empty()) {
     error("%s: %s: %s; observer starts empty", kTag, path.c_str(), err.c_str());
@@ -222,6 +223,7 @@ void steering_job_fini(job_record_t* job) {
     o.run_s = static_cast<double>(end - job->start_time);
     o.nodes = job_node_names(job);
     o.completed = IS_JOB_COMPLETE(job);
+    g.agent.observer->set_cluster(cluster_info(time(nullptr)));
     g.agent.observer->observe(o);
     save_locked(slurm_conf.state_save_location);  // a SIGKILL loses nothing
     DUET_VERBOSE(level(), "%s: observer %s updated by %pJ (%.0f s): %s", kTag,

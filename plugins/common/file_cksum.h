@@ -1,0 +1,14 @@
+// POSIX cksum(1) of a file: names a loaded model in the plugins' logs so a
+// reader (or a test) can tell which file is in use: `cksum FILE` prints the
+// same number.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace duet::plugin {
+
+// Returns false (and *error) when the file cannot be read.
+bool file_cksum(const std::string& path, uint32_t* crc, std::string* error);
+
+}  // namespace duet::plugin

@@ -1,0 +1,308 @@
+// Ranker=model: duet's learned placement agent behind select/duet's seams,
+// one object that is both the NodeRanker and the Observer:
+//   rank     RWGP posterior (mean, sd of log speed vs expected) per node +
+//            the placement head (plain C++, Eigen) + the risk-aware prior
+//            log(known speed) + mean - sd, as policy/learn/duet_policy's
+//            placement does in the simulator;
+//   observe  a finished job's measured vs expected run time on its nodes
+//            updates the RWGP online;
+//   save     the GP's window and long-term statistics by node name (text),
+//            which select/duet keeps in StateSaveLocation.
+// No Slurm and no LibTorch header here. select/duet serialises all calls.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "plugins/common/file_cksum.h"
+#include "plugins/common/job_hints.h"
+#include "plugins/common/placement_agent.h"
+#include "policy/learn/model_file.h"
+#include "policy/learn/performance_gp.h"
+#include "policy/learn/placement_features.h"
+#include "policy/learn/placement_head.h"
+
+namespace duet::plugin {
+namespace {
+
+// The risk-aware prior's weights (duet_policy.h DuetPolicyOptions defaults).
+constexpr double kPriorWeight = 1.0;
+constexpr double kRiskAversion = 1.0;
+constexpr double kClampLog = 2.0;  // |log(measured / expected)| kept below this
+
+// The saved state: GP observations and long-term sums keyed by node name, so
+// it survives node list changes (unknown names are dropped on restore).
+struct SavedObs {
+  std::string node;
+  uint32_t slot;
+  double value;
+};
+struct SavedSum {
+  std::string node;
+  uint32_t slot;
+  double sum, count;
+};
+struct SavedState {
+  std::vector<SavedObs> window;
+  std::vector<SavedSum> sums;
+};
+
+// The agent; select/duet sees it through the two faces below.
+class LearnedPlacement {
+ public:
+  LearnedPlacement(std::shared_ptr<const learn::Model> m, std::string name,
+                   std::map<std::string, double> speeds)
+      : model_(std::move(m)), head_(*model_), name_(std::move(name)), speeds_(std::move(speeds)) {
+    for (size_t i = 0; i < model_->job_types.size(); ++i) type_index_[model_->job_types[i]] = static_cast<uint32_t>(i);
+  }
+
+  const std::string& name() const { return name_; }
+
+  std::string rank(const JobInfo& job, const ClusterInfo& cluster, std::vector<double>& preference,
+                   std::string* reason) {
+    try {
+      set_cluster(cluster);
+      const learn::PlacementJob pj{job_type(job), static_cast<uint16_t>(std::clamp<uint32_t>(job.gpus, 1, 65535))};
+      states_.clear();
+      for (size_t i = 0; i < cluster.nodes.size(); ++i) {
+        const NodeInfo& n = cluster.nodes[i];
+        const uint32_t total = std::max<uint32_t>(1, n.gpus_total);
+        const uint32_t free = n.gpus_total - std::min(n.gpus_alloc, n.gpus_total);
+        states_.push_back(learn::MachineState{static_cast<uint32_t>(i), static_cast<uint16_t>(std::min<uint32_t>(free, 65535)),
+                                              static_cast<uint16_t>(std::min<uint32_t>(total, 65535)),
+                                              static_cast<uint16_t>(std::min<uint32_t>(n.jobs_running, 65535)),
+                                              static_cast<float>(known_speed(n.name)), 0.0f});
+      }
+      learn::placement_features(*gp_, pj, states_, rows_);
+      head_.score(rows_, states_.size(), {}, scores_);
+      preference.assign(cluster.nodes.size(), 0.0);
+      double lowest = 0;
+      for (size_t i = 0; i < cluster.nodes.size(); ++i) {
+        const float* r = rows_.data() + i * learn::kPlacementFeatures;
+        preference[i] = scores_[i] + kPriorWeight * (r[3] - kRiskAversion * r[1]);
+        if (!std::isfinite(preference[i])) return "non-finite score for " + cluster.nodes[i].name;
+        lowest = i == 0 ? preference[i] : std::min(lowest, preference[i]);
+      }
+      // Nodes without GPUs or unusable: last.
+      for (size_t i = 0; i < cluster.nodes.size(); ++i)
+        if (cluster.nodes[i].gpus_total == 0 || !cluster.nodes[i].usable) preference[i] = lowest - 1;
+      if (reason) {
+        size_t best = std::max_element(preference.begin(), preference.end()) - preference.begin();
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "%s: best %s (known speed %.3g, GP log-speed %+.3f +- %.3f)", name_.c_str(),
+                      cluster.nodes[best].name.c_str(), known_speed(cluster.nodes[best].name),
+                      rows_[best * learn::kPlacementFeatures], rows_[best * learn::kPlacementFeatures + 1]);
+        *reason = buf;
+      }
+      return "";
+    } catch (const std::exception& e) {
+      return std::string("placement agent: ") + e.what();
+    } catch (...) {
+      return "placement agent: unknown exception";
+    }
+  }
+
+  // (Re)builds the GP when the node list changes, carrying its state over by name.
+  void set_cluster(const ClusterInfo& cluster) {
+    std::vector<std::string> names;
+    for (const NodeInfo& n : cluster.nodes) names.push_back(n.name);
+    if (gp_ && names == names_) return;
+    std::optional<SavedState> keep = pending_;
+    if (gp_ && !keep) keep = capture();
+    std::vector<learn::MachineDesc> d;
+    for (const NodeInfo& n : cluster.nodes)
+      d.push_back(learn::MachineDesc{n.name, n.gpu_type.empty() ? "?" : n.gpu_type, "",
+                                     {std::log(std::max(1e-3, known_speed(n.name)))}});
+    gp_ = std::make_unique<learn::PerformanceGp>(std::move(d), static_cast<uint32_t>(model_->job_types.size()),
+                                                 model_->gp);
+    names_ = std::move(names);
+    pending_.reset();
+    if (keep) apply(*keep);
+  }
+
+  void observe(const JobOutcome& o) {
+    if (!o.completed || !(o.run_s > 0)) return;
+    const JobHints h = parse_job_hints(o.job.comment);
+    if (!(h.ref_s > 0)) return;  // no expectation to compare with
+    if (!gp_) return;            // set_cluster comes first (select/duet)
+    double expected = 1e300;
+    for (const std::string& n : o.nodes) expected = std::min(expected, known_speed(n));
+    if (!(expected > 0) || expected > 1e299) return;
+    const double v = std::clamp(std::log(h.ref_s / o.run_s / expected), -kClampLog, kClampLog);
+    const uint32_t t = job_type(o.job);
+    for (const std::string& n : o.nodes) {
+      auto it = std::find(names_.begin(), names_.end(), n);
+      if (it != names_.end()) gp_->observe(learn::GpObservation{static_cast<uint32_t>(it - names_.begin()), t, v});
+    }
+  }
+
+  std::string save() const {
+    const SavedState s = gp_ ? capture() : pending_.value_or(SavedState{});
+    std::ostringstream out;
+    out.precision(17);
+    out << "model " << name_ << '\n';
+    for (const SavedObs& o : s.window) out << "obs " << o.slot << ' ' << o.value << ' ' << o.node << '\n';
+    for (const SavedSum& x : s.sums) out << "sum " << x.slot << ' ' << x.sum << ' ' << x.count << ' ' << x.node << '\n';
+    return out.str();
+  }
+
+  std::string restore(std::string_view bytes) {
+    SavedState s;
+    std::istringstream in{std::string(bytes)};
+    std::string line;
+    int lineno = 0;
+    while (std::getline(in, line)) {
+      ++lineno;
+      if (line.empty() || line.rfind("model ", 0) == 0) continue;  // another model's state still applies
+      std::istringstream ls(line);
+      std::string kind;
+      ls >> kind;
+      bool ok = false;
+      if (kind == "obs") {
+        SavedObs o;
+        ok = static_cast<bool>(ls >> o.slot >> o.value >> o.node) && std::isfinite(o.value);
+        if (ok) s.window.push_back(o);
+      } else if (kind == "sum") {
+        SavedSum x;
+        ok = static_cast<bool>(ls >> x.slot >> x.sum >> x.count >> x.node) && std::isfinite(x.sum) && x.count >= 0;
+        if (ok) s.sums.push_back(x);
+      }
+      if (!ok)
+        return "line " + std::to_string(lineno) + ": expected 'obs SLOT VALUE NODE' or 'sum SLOT SUM COUNT NODE'";
+    }
+    if (gp_) apply(s);
+    else pending_ = std::move(s);
+    return "";
+  }
+
+  std::string summary() const {
+    const SavedState s = gp_ ? capture() : pending_.value_or(SavedState{});
+    std::string out = std::to_string(s.window.size()) + " observations in the window";
+    if (!gp_) return out + " (no node list yet)";
+    // Posterior mean and sd of the pooled slot (what any job type sees
+    // before its own observations), per node: equal states print equal.
+    const uint32_t slot = gp_->num_job_types();
+    for (size_t i = 0; i < names_.size(); ++i) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, " %s:mu=%.4f,sd=%.4f", names_[i].c_str(), gp_->mean(i, slot),
+                    std::sqrt(std::max(0.0, gp_->var(i, slot))));
+      out += buf;
+    }
+    return out;
+  }
+
+ private:
+  uint32_t job_type(const JobInfo& j) const {
+    auto it = type_index_.find(parse_job_hints(j.comment).type);
+    return it != type_index_.end() ? it->second : static_cast<uint32_t>(model_->job_types.size());
+  }
+  double known_speed(const std::string& node) const {
+    auto it = speeds_.find(node);
+    return it != speeds_.end() ? it->second : 1.0;
+  }
+
+  SavedState capture() const {
+    SavedState s;
+    for (const learn::GpObservation& o : gp_->window()) s.window.push_back({names_[o.machine], o.job_type, o.value});
+    const Eigen::MatrixXd& sum = gp_->long_term_sum();
+    const Eigen::MatrixXd& cnt = gp_->long_term_count();
+    for (Eigen::Index i = 0; i < cnt.rows(); ++i)
+      for (Eigen::Index t = 0; t < cnt.cols(); ++t)
+        if (cnt(i, t) > 0) s.sums.push_back({names_[i], static_cast<uint32_t>(t), sum(i, t), cnt(i, t)});
+    return s;
+  }
+
+  void apply(const SavedState& s) {
+    std::map<std::string, uint32_t> index;
+    for (size_t i = 0; i < names_.size(); ++i) index[names_[i]] = static_cast<uint32_t>(i);
+    const uint32_t slots = gp_->num_job_types() + 1;
+    std::deque<learn::GpObservation> window;
+    for (const SavedObs& o : s.window) {
+      auto it = index.find(o.node);
+      if (it != index.end()) window.push_back({it->second, std::min(o.slot, slots - 1), o.value});
+    }
+    Eigen::MatrixXd sum = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(names_.size()), slots);
+    Eigen::MatrixXd cnt = sum;
+    for (const SavedSum& x : s.sums) {
+      auto it = index.find(x.node);
+      if (it == index.end()) continue;
+      sum(it->second, std::min(x.slot, slots - 1)) += x.sum;
+      cnt(it->second, std::min(x.slot, slots - 1)) += x.count;
+    }
+    gp_->restore(std::move(window), std::move(sum), std::move(cnt));
+  }
+
+  std::shared_ptr<const learn::Model> model_;
+  learn::PlacementHead head_;
+  std::string name_;
+  std::map<std::string, double> speeds_;  // known speed per node (NodeSpeedsFile), else 1
+  std::map<std::string, uint32_t> type_index_;
+  std::unique_ptr<learn::PerformanceGp> gp_;
+  std::vector<std::string> names_;        // the GP's machines, cluster order
+  std::optional<SavedState> pending_;     // restored before the node list was known
+  std::vector<learn::MachineState> states_;
+  std::vector<float> rows_, scores_;
+};
+
+class RankerFace final : public NodeRanker {
+ public:
+  explicit RankerFace(std::shared_ptr<LearnedPlacement> a) : a_(std::move(a)) {}
+  std::string name() const override { return a_->name(); }
+  std::string rank(const JobInfo& job, const ClusterInfo& cluster, std::vector<double>& preference,
+                   std::string* reason) override {
+    return a_->rank(job, cluster, preference, reason);
+  }
+
+ private:
+  std::shared_ptr<LearnedPlacement> a_;
+};
+
+// Named "rwgp", not after the model file: the observations are data about
+// the nodes and stay valid when a new model file is installed.
+class ObserverFace final : public Observer {
+ public:
+  explicit ObserverFace(std::shared_ptr<LearnedPlacement> a) : a_(std::move(a)) {}
+  std::string name() const override { return "rwgp"; }
+  void set_cluster(const ClusterInfo& cluster) override { a_->set_cluster(cluster); }
+  void observe(const JobOutcome& o) override { a_->observe(o); }
+  std::string save() const override { return a_->save(); }
+  std::string restore(std::string_view bytes) override { return a_->restore(bytes); }
+  std::string summary() const override { return a_->summary(); }
+
+ private:
+  std::shared_ptr<LearnedPlacement> a_;
+};
+
+PlacementAgent load_placement_agent(const std::string& path, const DuetConf& conf, std::string* error) {
+  try {
+    uint32_t crc = 0;
+    if (!file_cksum(path, &crc, error)) return {};
+    auto m = std::make_shared<const learn::Model>(learn::load_model(path));
+    m->check_inputs(m->nets.ordering.job_features, m->nets.ordering.cluster_features, learn::kPlacementFeatures);
+    std::map<std::string, double> speeds;
+    if (!conf.node_speeds_file.empty() && !read_node_speeds(conf.node_speeds_file, &speeds, error)) {
+      *error = "NodeSpeedsFile " + *error;
+      return {};
+    }
+    auto agent = std::make_shared<LearnedPlacement>(
+        m, "model(cksum " + std::to_string(crc) + ", format " + std::to_string(learn::kModelVersion) + ")",
+        std::move(speeds));
+    return PlacementAgent{std::make_shared<RankerFace>(agent), std::make_shared<ObserverFace>(agent)};
+  } catch (const std::exception& e) {
+    *error = e.what();
+  } catch (...) {
+    *error = "unknown exception while loading";
+  }
+  return {};
+}
+
+const bool registered = (register_placement_model_loader(&load_placement_agent), true);
+
+}  // namespace
+}  // namespace duet::plugin

@@ -1,0 +1,255 @@
+// The plugins' learned-agent adapters without Slurm: Scorer=model and
+// Ranker=model through the factory seams (plugins/common/agent_factory.cc)
+// with a fresh model file, the GP observer's save/restore, job hints, cksum.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "plugins/common/file_cksum.h"
+#include "plugins/common/job_hints.h"
+#include "plugins/common/order_scorer.h"
+#include "plugins/common/placement_agent.h"
+#include "policy/learn/model_init.h"
+
+#include <check.h>  // last: it defines a fail() macro
+
+using namespace duet::plugin;
+
+// Compares std::string values (ck_assert_str_eq would keep a dangling c_str()).
+#define CK_STR_EQ(a, b)                                                            \
+  do {                                                                             \
+    std::string _a = (a), _b = (b);                                                \
+    ck_assert_msg(_a == _b, "'%s' != '%s'", _a.c_str(), _b.c_str());               \
+  } while (0)
+
+namespace {
+
+std::string g_dir;
+
+std::string model_file() {
+  static std::string path;
+  if (path.empty()) {
+    path = g_dir + "/duet.model";
+    duet::learn::Model m = duet::learn::make_initial_model(duet::learn::NetConfig{}, duet::learn::GpHyper{}, 7);
+    m.job_types = {"ResNet-50 (batch size 32)", "Transformer (batch size 64)"};
+    duet::learn::save_model(m, path);
+  }
+  return path;
+}
+
+std::string write_file(const std::string& name, const std::string& text) {
+  std::string path = g_dir + "/" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+ClusterInfo cluster(uint32_t busy_on_node1 = 0) {
+  ClusterInfo c;
+  c.now = 1700000000;
+  for (int i = 1; i <= 4; ++i) {
+    NodeInfo n;
+    n.name = "node" + std::to_string(i);
+    n.gpu_type = i <= 2 ? "v100" : "k80";
+    n.gpus_total = 4;
+    n.cpus_total = 8;
+    c.nodes.push_back(n);
+  }
+  c.nodes[0].gpus_alloc = busy_on_node1;
+  c.nodes[0].jobs_running = busy_on_node1 ? 1 : 0;
+  return c;
+}
+
+JobInfo job(uint32_t id, uint32_t gpus, double wait_s, const std::string& comment = "") {
+  JobInfo j;
+  j.job_id = id;
+  j.user_id = 1000 + id % 3;
+  j.account = "vc" + std::to_string(id % 2);
+  j.gpus = gpus;
+  j.wait_s = wait_s;
+  j.submit_time = 1700000000 - static_cast<int64_t>(wait_s);
+  j.comment = comment;
+  return j;
+}
+
+DuetConf model_conf() {
+  DuetConf c;
+  c.scorer = "model";
+  c.ranker = "model";
+  c.model_path = c.placement_model_path = model_file();
+  c.node_speeds_file = write_file("speeds.csv", "node,speed\nnode1,0.5\nnode2,1.5\nnode3,0.4\nnode4,0.45\n");
+  return c;
+}
+
+uint32_t expected_crc() {
+  uint32_t crc = 0;
+  std::string err;
+  ck_assert_msg(file_cksum(model_file(), &crc, &err), "%s", err.c_str());
+  return crc;
+}
+
+}  // namespace
+
+START_TEST(test_job_hints) {
+  JobHints h = parse_job_hints("duet:ref=12.5;type=ResNet-50 (batch size 32)");
+  ck_assert_double_eq_tol(h.ref_s, 12.5, 1e-12);
+  CK_STR_EQ(h.type, "ResNet-50 (batch size 32)");
+  h = parse_job_hints(format_job_hints(3.25, "A;b=c"));
+  ck_assert_double_eq_tol(h.ref_s, 3.25, 1e-12);
+  CK_STR_EQ(h.type, "A;b=c");
+  h = parse_job_hints("my comment ref=5");
+  ck_assert(h.ref_s < 0 && h.type.empty());
+  h = parse_job_hints("duet:ref=abc;type=x");
+  ck_assert(h.ref_s < 0);
+  CK_STR_EQ(h.type, "x");
+}
+END_TEST
+
+START_TEST(test_cksum_matches_posix) {
+  uint32_t crc = 0;
+  std::string err;
+  ck_assert(file_cksum(write_file("hello.txt", "hello\n"), &crc, &err));
+  ck_assert_uint_eq(crc, 3015617425u);  // `echo hello | cksum`
+  ck_assert(file_cksum(write_file("empty.txt", ""), &crc, &err));
+  ck_assert_uint_eq(crc, 4294967295u);  // `cksum < /dev/null`
+  ck_assert(!file_cksum(g_dir + "/absent", &crc, &err));
+  ck_assert(err.find("absent: cannot open") != std::string::npos);
+}
+END_TEST
+
+START_TEST(test_ordering_agent_scores) {
+  std::string err;
+  auto s = make_order_scorer(model_conf(), &err);
+  ck_assert_msg(s != nullptr, "%s", err.c_str());
+  const std::string want = "model(cksum " + std::to_string(expected_crc()) + ", format 1)";
+  CK_STR_EQ(s->name(), want);
+  std::vector<JobInfo> jobs = {job(1, 1, 60), job(2, 8, 3600, "duet:ref=100;type=ResNet-50 (batch size 32)"),
+                               job(3, 2, 5), job(4, 4, 0)};
+  std::vector<double> scores(jobs.size(), 0.0);
+  CK_STR_EQ(s->score(jobs, cluster(2), scores), "");
+  std::set<double> distinct;
+  for (double x : scores) {
+    ck_assert(std::isfinite(x));
+    distinct.insert(x);
+  }
+  ck_assert_uint_eq(distinct.size(), jobs.size());
+  // deterministic, and a job scored alone scores as in the batch only when
+  // the features agree (cluster features include the queue): just finite
+  std::vector<double> again(jobs.size(), 0.0);
+  CK_STR_EQ(s->score(jobs, cluster(2), again), "");
+  for (size_t i = 0; i < jobs.size(); ++i) ck_assert_double_eq(scores[i], again[i]);
+  std::vector<double> one(1, 0.0);
+  CK_STR_EQ(s->score(std::span<const JobInfo>(jobs.data(), 1), ClusterInfo{}, one), "");
+  ck_assert(std::isfinite(one[0]));
+  // finished jobs feed the duration history: job 1's features change
+  for (int k = 0; k < 3; ++k) s->on_finish(job(1, 1, 0), 50000);
+  CK_STR_EQ(s->score(jobs, cluster(2), again), "");
+  ck_assert(again[0] != scores[0]);
+}
+END_TEST
+
+START_TEST(test_model_load_errors) {
+  DuetConf c = model_conf();
+  std::string garbage(4096, '\x5a');
+  c.model_path = c.placement_model_path = write_file("corrupt.model", garbage);
+  std::string err;
+  ck_assert(make_order_scorer(c, &err) == nullptr);
+  ck_assert_msg(err.find("ModelPath " + c.model_path + ": ") == 0, "%s", err.c_str());
+  std::vector<std::string> errors;
+  PlacementAgent a = make_placement_agent(c, &errors);
+  ck_assert(a.ranker == nullptr);
+  ck_assert_uint_eq(errors.size(), 1);
+  ck_assert_msg(errors[0].find("PlacementModelPath " + c.model_path + ": ") == 0, "%s", errors[0].c_str());
+  // a bad NodeSpeedsFile names itself
+  c = model_conf();
+  c.node_speeds_file = write_file("bad-speeds.csv", "node,speed\nnode1,fast\n");
+  errors.clear();
+  a = make_placement_agent(c, &errors);
+  ck_assert(a.ranker == nullptr);
+  ck_assert_msg(errors.size() == 1 && errors[0].find("bad-speeds.csv:2: speed") != std::string::npos, "%s",
+                errors.empty() ? "" : errors[0].c_str());
+}
+END_TEST
+
+START_TEST(test_placement_agent_ranks_learns_and_restores) {
+  std::vector<std::string> errors;
+  PlacementAgent a = make_placement_agent(model_conf(), &errors);
+  ck_assert_msg(a.ranker && a.observer, "%s", errors.empty() ? "" : errors[0].c_str());
+  ck_assert_uint_eq(errors.size(), 0);
+  CK_STR_EQ(a.observer->name(), "rwgp");
+  const std::string want = "model(cksum " + std::to_string(expected_crc()) + ", format 1)";
+  CK_STR_EQ(a.ranker->name(), want);
+
+  const ClusterInfo c = cluster();
+  const JobInfo j = job(10, 1, 0, "duet:ref=100;type=ResNet-50 (batch size 32)");
+  std::vector<double> pref;
+  std::string why;
+  CK_STR_EQ(a.ranker->rank(j, c, pref, &why), "");
+  ck_assert_uint_eq(pref.size(), 4);
+  for (double x : pref) ck_assert(std::isfinite(x));
+  ck_assert_msg(why.find(want + ": best node") == 0, "%s", why.c_str());
+
+  // node2 ran 2x slower than its known speed (1.5) several times: the GP's
+  // mean for node2 drops and so does its preference relative to before
+  a.observer->set_cluster(c);
+  const std::string empty = a.observer->summary();
+  ck_assert_msg(empty.find("0 observations") == 0, "%s", empty.c_str());
+  for (int k = 0; k < 5; ++k) {
+    JobOutcome o{j, {"node2"}, 100 / 1.5 * 2, true};
+    a.observer->observe(o);
+  }
+  JobOutcome no_hint{job(11, 1, 0), {"node1"}, 10, true};  // no ref: nothing learned
+  a.observer->observe(no_hint);
+  const std::string learned = a.observer->summary();
+  ck_assert_msg(learned.find("5 observations") == 0, "%s", learned.c_str());
+  std::vector<double> pref2;
+  CK_STR_EQ(a.ranker->rank(j, c, pref2, &why), "");
+  ck_assert(pref2[1] - pref2[0] < pref[1] - pref[0]);
+
+  // save -> a fresh agent restores the same posterior (before and after it
+  // learns the node list)
+  const std::string saved = a.observer->save();
+  PlacementAgent b = make_placement_agent(model_conf(), &errors);
+  CK_STR_EQ(b.observer->restore(saved), "");
+  b.observer->set_cluster(c);
+  CK_STR_EQ(b.observer->summary(), learned);
+  PlacementAgent d = make_placement_agent(model_conf(), &errors);
+  d.observer->set_cluster(c);
+  CK_STR_EQ(d.observer->restore(saved), "");
+  CK_STR_EQ(d.observer->summary(), learned);
+  // a node that left: its observations are dropped, the rest kept
+  ClusterInfo smaller = c;
+  smaller.nodes.erase(smaller.nodes.begin() + 1);
+  d.observer->set_cluster(smaller);
+  ck_assert_msg(d.observer->summary().find("0 observations") == 0, "%s", d.observer->summary().c_str());
+  // garbage state is refused with the line number
+  std::string err = d.observer->restore("obs 0 zero node1\n");
+  ck_assert_msg(err.find("line 1: expected") == 0, "%s", err.c_str());
+}
+END_TEST
+
+int main() {
+  char tmpl[] = "/tmp/check_plugin_learned.XXXXXX";
+  if (!mkdtemp(tmpl)) return 99;
+  g_dir = tmpl;
+  Suite* s = suite_create("plugin_learned");
+  TCase* tc = tcase_create("core");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_job_hints);
+  tcase_add_test(tc, test_cksum_matches_posix);
+  tcase_add_test(tc, test_ordering_agent_scores);
+  tcase_add_test(tc, test_model_load_errors);
+  tcase_add_test(tc, test_placement_agent_ranks_learns_and_restores);
+  suite_add_tcase(s, tc);
+  SRunner* sr = srunner_create(s);
+  srunner_set_fork_status(sr, CK_NOFORK);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  std::system(("rm -rf '" + g_dir + "'").c_str());
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
