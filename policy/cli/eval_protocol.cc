@@ -255,9 +255,15 @@ void run_protocol(const ProtocolArgs& a) {
   const ClusterSpec full = read_pai(pai).cluster;
   const double full_cap = capacity(build_cluster(full, table));
 
-  auto pairs = expand_pairs(!a.policies.empty() ? a.policies
-                            : model_given()     ? std::string(kBaselinePairs) + "," + kLearnedPairs
-                                                : std::string(kBaselinePairs));
+  std::vector<std::pair<std::string, std::string>> pairs;
+  if (!a.policies.empty()) {
+    pairs = expand_pairs(a.policies);
+  } else {
+    for (auto& p : expand_pairs(kBaselinePairs))  // wildcards would take "duet" in too
+      if (!learned(p.first) && !learned(p.second)) pairs.push_back(std::move(p));
+    if (model_given())
+      for (auto& p : expand_pairs(kLearnedPairs)) pairs.push_back(std::move(p));
+  }
   std::filesystem::create_directories(a.out);
   std::vector<LoadResult> results;
   const size_t total_runs = a.loads.size() * a.seeds.size() * pairs.size();
