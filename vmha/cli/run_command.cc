@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <fstream>
 
-#include "vmha/cli/stats_file.h"
 #include "vmha/engine/guest_exit.h"
 #include "vmha/engine/replicated_run.h"
 #include "vmha/vmm/vm.h"
@@ -31,7 +30,7 @@ int fail(const std::string& message) {
 
 int run_command(const RunCommandOptions& o) {
   if (o.argv.empty()) return fail("run: no program given (usage: vmha run [options] -- PROGRAM ARGS...)");
-  if (!o.backup.empty()) return o.stats_file.empty() ? run_replicated(o) : run_replicated_with_stats(o);
+  if (!o.backup.empty()) return run_replicated(o);
   signal(SIGPIPE, SIG_IGN);  // the guest gets EPIPE and SIGPIPE's default action from the VMM
   VmOptions vo;
   if (Status s = parse_tracker_kind(o.tracker, &vo.tracker); !s.ok()) return fail(s.message());

@@ -23,7 +23,7 @@ struct RunCommandOptions {
   std::string mode = "async";        // async | stop-copy
   int epoch_ms = 50;                 // longest epoch
   int lease_ms = 1000;               // backup unreachable this long: go on unprotected
-  std::string stats_file;            // with backup: replication statistics here (stats_file.h)
+  std::string stats_file;            // with backup: replication statistics here (key=value lines, vmha(1))
 };
 
 // Returns the exit status vmha itself should exit with (or raises the

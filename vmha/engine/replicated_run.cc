@@ -2,12 +2,37 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <numeric>
+#include <string>
 
 #include "vmha/engine/epoch_manager.h"
 #include "vmha/engine/guest_exit.h"
 
 namespace vmha {
+namespace {
+
+// --stats-file: the run's replication statistics as key=value lines for the
+// SPANK plugin's accounting (epochs, pause_ms_mean, pause_ms_max, pause_count,
+// prefetched_pages, residual_pages, backup_lost), written atomically.
+bool write_stats_file(const std::string& path, const EngineStats& s) {
+  std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  if (!f) return false;
+  double sum = std::accumulate(s.pause_ms.begin(), s.pause_ms.end(), 0.0);
+  double max = s.pause_ms.empty() ? 0.0 : *std::max_element(s.pause_ms.begin(), s.pause_ms.end());
+  double mean = s.pause_ms.empty() ? 0.0 : sum / static_cast<double>(s.pause_ms.size());
+  std::fprintf(f, "epochs=%llu\npause_ms_mean=%.4f\npause_ms_max=%.4f\npause_count=%zu\n",
+               static_cast<unsigned long long>(s.epochs), mean, max, s.pause_ms.size());
+  std::fprintf(f, "prefetched_pages=%llu\nresidual_pages=%llu\nbackup_lost=%d\n",
+               static_cast<unsigned long long>(s.prefetched_pages),
+               static_cast<unsigned long long>(s.residual_pages), s.backup_lost ? 1 : 0);
+  bool ok = std::fclose(f) == 0;
+  return ok && std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+}  // namespace
 
 int run_replicated(const RunCommandOptions& o) {
   signal(SIGPIPE, SIG_IGN);
@@ -25,6 +50,8 @@ int run_replicated(const RunCommandOptions& o) {
   vo.workdir = o.workdir;
   vo.memory_bytes = o.memory_mib << 20;
   ProtectedRun run = run_protected(eo, vo, o.argv);
+  if (!o.stats_file.empty() && !write_stats_file(o.stats_file, run.stats))
+    std::fprintf(stderr, "vmha: cannot write --stats-file %s\n", o.stats_file.c_str());
   if (o.stats) {
     std::fprintf(stderr, "vmha: %llu epochs, %llu pages prefetched, %llu residual%s\n",
                  static_cast<unsigned long long>(run.stats.epochs),
