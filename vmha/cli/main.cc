@@ -54,6 +54,8 @@ int main(int argc, char** argv) {
   backup_cmd->add_option("--fence-cmd", backup.fence_cmd, "Shell command run before a takeover; must exit 0 (fences the primary)");
   backup_cmd->add_option("--lease-ms", backup.lease_ms, "Primary lost: connection gone and silent this long")->capture_default_str();
   backup_cmd->add_option("--address-file", backup.address_file, "Write the listening HOST:PORT to this file");
+  backup_cmd->add_option("--stdout", backup.stdout_file, "Append a resumed guest's stdout to this file (the primary's output file: its size tells what was released)");
+  backup_cmd->add_option("--stderr", backup.stderr_file, "Append a resumed guest's stderr to this file (likewise)");
   backup_cmd->add_option("--accept-timeout", backup.accept_timeout_s, "Seconds to wait for the primary")->capture_default_str();
   backup_cmd->add_option("--log", log_file, "Write vmha's own diagnostics to this file instead of standard error (which then carries only the resumed guest's)");
 

@@ -1,7 +1,9 @@
 #include "vmha/engine/backup_service.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -31,6 +33,36 @@ int fail(const std::string& what) {
   return 125;
 }
 
+// --stdout/--stderr: opened (appending) when the backup starts, so a bad
+// path fails at once; put in place as fds 1 and 2 only at a takeover.
+class OutputFiles {
+ public:
+  OutputFiles() = default;
+  OutputFiles(const OutputFiles&) = delete;
+  OutputFiles& operator=(const OutputFiles&) = delete;
+  ~OutputFiles() {
+    for (int fd : fds_)
+      if (fd >= 0) close(fd);
+  }
+  Status open(const std::string& out, const std::string& err) {
+    const std::string* paths[2] = {&out, &err};
+    for (int i = 0; i < 2; ++i) {
+      if (paths[i]->empty()) continue;
+      fds_[i] = ::open(paths[i]->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      if (fds_[i] < 0) return Status::error(errno_text((i == 0 ? "--stdout " : "--stderr ") + *paths[i]));
+    }
+    return Status();
+  }
+  Status install() const {
+    for (int i = 0; i < 2; ++i)
+      if (fds_[i] >= 0 && dup2(fds_[i], i + 1) < 0) return Status::error(errno_text("redirecting the guest's output"));
+    return Status();
+  }
+
+ private:
+  int fds_[2] = {-1, -1};
+};
+
 // The committed image, decoded. Epoch 0: nothing committed.
 struct Committed {
   uint64_t epoch = 0;
@@ -39,7 +71,9 @@ struct Committed {
 };
 
 // Resumes the guest of the committed image in a fresh VMM and runs it to the end.
-int take_over(const BackupOptions& o, ImageStore& store) {
+int take_over(const BackupOptions& o, ImageStore& store, const OutputFiles& files) {
+  // Before the restore: the guest's stream fds are duplicates of fds 1 and 2.
+  if (Status s = files.install(); !s.ok()) return fail("takeover: " + s.message());
   std::unique_ptr<Vm> vm;
   EpochState st;
   Status status;
@@ -96,6 +130,8 @@ bool fence(const BackupOptions& o) {
 
 int run_backup(const BackupOptions& o) {
   signal(SIGPIPE, SIG_IGN);
+  OutputFiles files;
+  if (Status s = files.open(o.stdout_file, o.stderr_file); !s.ok()) return fail(s.message());
   auto auth = SharedKeyAuthenticator::from_file(o.key_file);
   if (!auth.ok()) return fail(auth.status().message());
   UcxOptions uo;
@@ -169,7 +205,7 @@ int run_backup(const BackupOptions& o) {
     }
     if (!fence(o)) return 125;
     ch.reset();
-    return take_over(o, *store);
+    return take_over(o, *store, files);
   }
 }
 

@@ -15,6 +15,11 @@ struct BackupOptions {
   std::string fence_cmd;         // run before a takeover; must exit 0
   std::string address_file;      // write the listening address here
   std::string transports;        // UCX_TLS ("" = UCX default)
+  // Where a resumed guest's stdout/stderr go ("" = this process's own). The
+  // primary's output files: appending to them directly is what lets the
+  // takeover see, from their size, exactly what the primary released; a pipe
+  // (e.g. srun's I/O forwarding) lags behind and hides it.
+  std::string stdout_file, stderr_file;
   int lease_ms = 1000;
   int accept_timeout_s = 60;
 };

@@ -58,8 +58,9 @@ bool start_backup_step(const TaskEnv& t, const std::string& self, BackupStep* b,
     return false;
   }
   std::vector<std::string> argv = {"/usr/bin/env", "srun", "--overlap", "-N1", "-n1", "-w", b->node,
-                                   "--input=none", "--output=" + t.file("out"), "--error=" + t.file("err"),
-                                   "--open-mode=append", "--job-name=vmha-backup", "--quiet"};
+                                   "--input=none", "--output=" + t.file("backup.step"),
+                                   "--error=" + t.file("backup.step"), "--open-mode=append",
+                                   "--job-name=vmha-backup", "--quiet"};
   std::string extra = t.settings.srun_args;
   for (size_t s = 0; !extra.empty() && s <= extra.size();) {
     size_t c = extra.find(',', s);
@@ -70,6 +71,10 @@ bool start_backup_step(const TaskEnv& t, const std::string& self, BackupStep* b,
   std::string fence_cmd = quote(self) + " fence " + quote(t.dir) + " " + quote(t.node);
   argv.insert(argv.end(), {t.settings.vmha, "backup", "--listen", node_address(b->node) + ":0", "--key",
                            t.file("key"), "--address-file", t.file("backup.addr"), "--workdir", t.cwd,
+                           // A resumed program appends to the task's files itself: srun would
+                           // forward its output through a pipe, and the file's size is how the
+                           // backup knows what the primary released.
+                           "--stdout", t.file("out"), "--stderr", t.file("err"),
                            "--lease-ms", std::to_string(t.settings.lease_ms), "--accept-timeout", "60",
                            "--log", t.file("backup.log"), "--fence-cmd", fence_cmd});
   std::vector<std::string> add = {std::string(vmha_spank::kEnvRole) + "=backup",

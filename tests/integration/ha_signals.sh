@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# vmha SPANK plugin, exit codes and signals: a protected program's exit code
+# is the step's and the job's (sacct ExitCode 3:0, state FAILED); `scancel`
+# of a running --ha job ends the program by Slurm's signal on both sides: the
+# job ends CANCELLED within seconds, no vmha process of it is left, and the
+# backup did not take over (AdminComment failovers=0).
+. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/integration/ha_lib.sh"
+ha_require
+ha_require_kvm
+BB=$(command -v busybox || true)
+[ -n "$BB" ] && file -L "$BB" 2>/dev/null | grep -q "statically linked" \
+  || skip "no statically linked busybox (Debian: apt-get install busybox-static)"
+ha_cluster_up epoch=20
+cd "$HA_DIR/work"
+
+# 1. The program's exit code, through vmha-task and srun, is the job's.
+jid=$(sbatch --parsable --ha -N2 -o exit.out --wrap "srun -n2 $BB sh -c 'echo before; exit 3'")
+st=$(ha_wait_end 90 "$jid")
+[ "$st" = FAILED ] || { cat exit.out; ha_dump "$jid"; fail "exit 3: job $jid ended $st, expected FAILED"; }
+[ "$(grep -c '^before$' exit.out)" = 2 ] || { cat exit.out; fail "exit 3: expected 'before' from both tasks"; }
+acct=$(ha_wait_accounting 20 "$jid")
+case "$acct" in "FAILED|3:0|vmha: tasks=2 "*" failovers=0") ;; *) fail "exit 3: accounting '$acct'" ;; esac
+note "exit 3 inside vmha: job $jid $acct"
+
+# 2. scancel while the program runs: Slurm signals the step; the program ends
+# by it and no failover takes place.
+jid=$(sbatch --parsable --ha -N2 -o cancel.out --wrap "srun -l $HA_WL/steps 100000 4000000 1")
+ha_wait_pids 60 "$jid" "^[^ ]*/vmha run --backup" 2
+ha_wait_pids 60 "$jid" "^[^ ]*/vmha backup --listen" 2
+sleep 1
+# Keep copies of the backups' logs: the job epilog removes them.
+( while [ -d "$HA_DIR/state/job$jid" ]; do
+    for f in "$HA_DIR/state/job$jid"/*/backup.log; do
+      [ -f "$f" ] && cp "$f" "backup.$(basename "$(dirname "$f")").log" 2>/dev/null
+    done
+    sleep 0.05
+  done ) &
+copier=$!
+t0=$(date +%s.%N)
+scancel "$jid"
+st=$(ha_wait_end 60 "$jid")
+t1=$(date +%s.%N)
+wait "$copier" || true
+[ "$st" = CANCELLED ] || { ha_dump "$jid"; fail "scancel: job $jid ended $st"; }
+for _ in $(seq 100); do
+  left=$(ha_pids "$jid" "^[^ ]*/vmha (run|backup) ")
+  [ -z "$left" ] && break
+  sleep 0.1
+done
+[ -z "$left" ] || fail "scancel: vmha processes of job $jid still alive 10 s after it ended: $left"
+grep -q "step 1 of 100000" cancel.out || fail "scancel: the program never printed (it did not run)"
+logs=$(ls backup.step0.task*.log 2>/dev/null | wc -l)
+[ "$logs" = 2 ] || fail "scancel: expected the logs of 2 backups, got $logs"
+if grep -H "resuming from checkpoint" backup.step0.task*.log; then fail "scancel: a backup took over"; fi
+note "scancel: job $jid ended $st in $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s after scancel; neither backup took over"
+echo "ok: exit code 3 reached sacct; scancel ended the --ha job with no takeover and no vmha left"
