@@ -24,7 +24,9 @@ Result<std::shared_ptr<Core>> Core::create(const UcxOptions& options) {
   // Shared-memory transports join endpoints that detect a dead peer
   // (UCP_ERR_HANDLING_MODE_PEER) only with this set; without it UCX falls back
   // to TCP on one host.
-  const std::string& tls = options.transports;
+  // The list in effect: the option, else UCX's own UCX_TLS.
+  const char* env_tls = std::getenv("UCX_TLS");
+  const std::string tls = !options.transports.empty() ? options.transports : env_tls ? env_tls : "";
   auto lists = [&tls](const char* name) { return tls.find(name) != std::string::npos; };
   bool explicit_list = !tls.empty() && tls[0] != '^' && !lists("all");
   if (explicit_list && !lists("tcp"))
