@@ -27,7 +27,7 @@ struct EngineOptions {
   // makes every page the guest keeps writing fault again (measured: steps ran
   // 6x slower with 10 ms prefetch than with pre-copy at the end only).
   int prefetch_ms = 0;
-  int lease_ms = 1000;    // backup silent this long (and gone): continue unprotected
+  int lease_ms = 500;     // backup silent this long (and gone): continue unprotected
   std::string transports; // UCX_TLS ("" = UCX default)
   bool quiet = false;     // no "backup lost" report (bench)
 };

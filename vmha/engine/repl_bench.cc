@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "vmha/engine/epoch_manager.h"
+#include "vmha/engine/failover_bench.h"
 
 namespace vmha {
 
@@ -295,6 +296,26 @@ int replication_bench(const ReplBenchOptions& o) {
                   pct(s.stats.output_latency_ms, 0.99));
     std::fflush(stdout);
   }
+  // Failover: kill -9 the primary of steps at random points.
+  nlohmann::json fo;
+  if (o.only.empty() || std::string("failover").find(o.only) != std::string::npos) {
+    FailoverBench fb = failover_bench(d + "steps", key, tmp, o.epoch_ms, std::max(5, o.reps));
+    std::vector<double> take, flow;
+    bool exact = !fb.samples.empty();
+    for (const auto& x : fb.samples) take.push_back(x.takeover_ms), flow.push_back(x.output_ms), exact = exact && x.exact;
+    if (!fb.error.empty()) {
+      std::fprintf(stderr, "vmha bench: failover: %s\n", fb.error.c_str());
+    } else {
+      fo["lease_ms"] = fb.lease_ms;
+      fo["kills"] = fb.samples.size();
+      fo["takeover_ms_p50"] = pct(take, 0.5);
+      fo["takeover_ms_max"] = pct(take, 1.0);
+      fo["output_resumed_ms_p50"] = pct(flow, 0.5);
+      fo["exact"] = exact;
+      out["failover"] = fo;
+      out["failover_ms_p50"] = pct(take, 0.5);
+    }
+  }
   // Summary ratios: median over the memory-intensive workloads.
   out["pause_ratio_p50"] = pct(pause_ratios, 0.5);
   out["latency_ratio_p50"] = pct(latency_ratios, 0.5);
@@ -303,9 +324,19 @@ int replication_bench(const ReplBenchOptions& o) {
   if (o.json) {
     std::printf("%s\n", out.dump(2).c_str());
   } else {
-    std::printf("pause_ratio_p50 (async/stop-copy, memory-intensive, median) %.3f\n", pct(pause_ratios, 0.5));
-    std::printf("latency_ratio_p50 (async/stop-copy, memory-intensive, median) %.3f\n", pct(latency_ratios, 0.5));
-    std::printf("overhead_async (matmul, vCPU CPU + paused time vs native CPU time, %d ms epochs) %.1f%%\n", o.epoch_ms, 100 * overhead_async);
+    if (!pause_ratios.empty())
+      std::printf("pause_ratio_p50 (async/stop-copy, memory-intensive, median) %.3f\n", pct(pause_ratios, 0.5));
+    if (!latency_ratios.empty())
+      std::printf("latency_ratio_p50 (async/stop-copy, memory-intensive, median) %.3f\n", pct(latency_ratios, 0.5));
+    if (overhead_async > -1)
+      std::printf("overhead_async (matmul, vCPU CPU + paused time vs native CPU time, %d ms epochs) %.1f%%\n", o.epoch_ms,
+                  100 * overhead_async);
+    if (!fo.empty())
+      std::printf("failover (steps, kill -9 of the primary, %zu kills, lease %d ms): takeover p50 %.0f ms, max %.0f ms; "
+                  "output again after p50 %.0f ms; output %s\n",
+                  fo["kills"].get<size_t>(), fo["lease_ms"].get<int>(), fo["takeover_ms_p50"].get<double>(),
+                  fo["takeover_ms_max"].get<double>(), fo["output_resumed_ms_p50"].get<double>(),
+                  fo["exact"].get<bool>() ? "exact (every line once)" : "NOT exact");
     std::printf("note: no PML on this host: every first write to a page after a harvest faults (~7.5-10 us)\n");
   }
   unlink(key.c_str());

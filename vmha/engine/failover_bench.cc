@@ -1,0 +1,140 @@
+#include "vmha/engine/failover_bench.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "vmha/engine/backup_service.h"
+
+namespace vmha {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+// fork + exec argv with stdout appended to `out` ("" = /dev/null), stderr to /dev/null.
+pid_t spawn(const std::vector<std::string>& argv, const std::string& out) {
+  pid_t pid = fork();
+  if (pid != 0) return pid;
+  int null = open("/dev/null", O_RDWR);
+  int o = out.empty() ? null : open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+  dup2(null, 0);
+  dup2(o, 1);
+  dup2(null, 2);
+  std::vector<char*> a;
+  for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+  a.push_back(nullptr);
+  execv(a[0], a.data());
+  _exit(127);
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+off_t size_of(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 ? st.st_size : 0;
+}
+
+// Ends `pid` if it is still running after `limit`; returns its wait status.
+int wait_for(pid_t pid, std::chrono::milliseconds limit) {
+  auto end = Clock::now() + limit;
+  int st = 0;
+  while (waitpid(pid, &st, WNOHANG) == 0) {
+    if (Clock::now() > end) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &st, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(1ms);
+  }
+  return st;
+}
+
+}  // namespace
+
+FailoverBench failover_bench(const std::string& steps_path, const std::string& key, const std::string& dir,
+                             int epoch_ms, int kills) {
+  FailoverBench b;
+  b.lease_ms = BackupOptions{}.lease_ms;
+  const std::vector<std::string> program = {steps_path, "600", "20000", "1"};  // 601 lines
+  std::string native = dir + "/failover.native", out = dir + "/failover.out", log = dir + "/failover.log",
+              addr_file = dir + "/failover.addr";
+  unlink(native.c_str());
+  pid_t n = spawn(program, native);
+  if (n < 0 || wait_for(n, 60s) != 0) return b.error = "the steps workload does not run natively", b;
+  const std::string expected = slurp(native);
+  std::mt19937 rng(std::random_device{}());
+  for (int attempt = 0; static_cast<int>(b.samples.size()) < kills && attempt < 2 * kills; ++attempt) {
+    unlink(out.c_str());
+    unlink(log.c_str());
+    unlink(addr_file.c_str());
+    pid_t backup = spawn({"/proc/self/exe", "backup", "--key", key, "--address-file", addr_file, "--accept-timeout",
+                          "20", "--stdout", out, "--log", log}, "");
+    std::string addr;
+    for (int i = 0; i < 2000 && addr.empty(); ++i) {
+      std::ifstream f(addr_file);
+      if (!(f >> addr)) std::this_thread::sleep_for(5ms);
+    }
+    if (addr.empty()) {
+      kill(backup, SIGKILL);
+      waitpid(backup, nullptr, 0);
+      return b.error = "vmha backup did not listen", b;
+    }
+    std::vector<std::string> run = {"/proc/self/exe", "run", "--backup", addr, "--key", key, "--epoch-ms",
+                                    std::to_string(epoch_ms), "--memory", "256", "--"};
+    run.insert(run.end(), program.begin(), program.end());
+    pid_t primary = spawn(run, out);
+    // Kill once a random share of the lines (1/12 to 2/3) is out.
+    off_t kill_at = static_cast<off_t>(expected.size() * std::uniform_real_distribution<double>(1.0 / 12, 2.0 / 3)(rng));
+    bool running = true;
+    while (size_of(out) < kill_at && (running = waitpid(primary, nullptr, WNOHANG) == 0)) std::this_thread::sleep_for(1ms);
+    if (!running) {  // it ended first: no failover to time
+      wait_for(backup, 20s);
+      continue;
+    }
+    kill(primary, SIGKILL);
+    auto killed = Clock::now();
+    waitpid(primary, nullptr, 0);
+    off_t at_kill = size_of(out);
+    FailoverSample s;
+    bool resumed = false, flowed = false;
+    int st = 0;
+    while (waitpid(backup, &st, WNOHANG) == 0 && ms(Clock::now() - killed) < 60000) {
+      if (!resumed && slurp(log).find("resuming from checkpoint") != std::string::npos) {
+        s.takeover_ms = ms(Clock::now() - killed);
+        resumed = true;
+      }
+      if (!flowed && size_of(out) > at_kill) {
+        s.output_ms = ms(Clock::now() - killed);
+        flowed = true;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+    if (wait_for(backup, 1ms) == -1) return b.error = "vmha backup did not finish the program", b;
+    if (!resumed) resumed = slurp(log).find("resuming from checkpoint") != std::string::npos;
+    if (!resumed) continue;  // the primary had finished: nothing was taken over
+    s.exact = slurp(out) == expected;
+    b.samples.push_back(s);
+  }
+  for (const auto& f : {native, out, log, addr_file}) unlink(f.c_str());
+  if (b.samples.empty()) b.error = "no kill hit a running primary";
+  return b;
+}
+
+}  // namespace vmha

@@ -1,0 +1,28 @@
+// `vmha bench`'s failover measurement: a `vmha run --backup` of the steps
+// workload (this executable, as a child) is killed with SIGKILL at a random
+// point; how long until the backup has resumed the guest, and until output
+// flows again. Both sides are processes on this host, as in a real failover.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace vmha {
+
+struct FailoverSample {
+  double takeover_ms = 0;  // kill -> the backup logged "resuming from checkpoint"
+  double output_ms = 0;    // kill -> the first byte after the kill reached the output file
+  bool exact = false;      // the output equals the native run's, every line once
+};
+
+struct FailoverBench {
+  int lease_ms = 0;
+  std::vector<FailoverSample> samples;  // kills that hit a running primary
+  std::string error;                    // why it could not run ("" = it did)
+};
+
+// `kills` failovers of `steps_path` with the default lease; key: a 0600 key file;
+// dir: a scratch directory.
+FailoverBench failover_bench(const std::string& steps_path, const std::string& key, const std::string& dir,
+                             int epoch_ms, int kills);
+
+}  // namespace vmha
