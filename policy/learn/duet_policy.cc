@@ -174,9 +174,8 @@ class DuetPlacement : public PlacementPolicy {
     placement_features(*gp_, pj, states_, rows_);
     head_.score(rows_, cand_.size(), {}, total_);
     for (size_t k = 0; k < cand_.size(); ++k) {
-      const float* r = rows_.data() + k * kPlacementFeatures;
-      // r[3] = log rel_speed + GP mean, r[1] = GP sd
-      total_[k] += static_cast<float>(opt_.prior_weight * (r[3] - opt_.risk_aversion * r[1]));
+      total_[k] += static_cast<float>(
+          placement_prior(rows_.data() + k * kPlacementFeatures, opt_.prior_weight, opt_.risk_aversion));
     }
   }
 

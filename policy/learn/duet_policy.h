@@ -15,6 +15,7 @@
 #include "policy/core/policy.h"
 #include "policy/learn/gp_hyper.h"
 #include "policy/learn/model_file.h"
+#include "policy/learn/placement_features.h"
 
 namespace duet::learn {
 
@@ -22,8 +23,8 @@ struct DuetPolicyOptions {
   // Placement: weight of the explicit risk-aware prior added to the head's
   // score, prior_weight * (log rel_speed + mu - risk_aversion * sd). The head
   // learns a residual on top, so an untrained model already places sensibly.
-  double prior_weight = 1.0;
-  double risk_aversion = 1.0;
+  double prior_weight = kPlacementPriorWeight;
+  double risk_aversion = kPlacementRiskAversion;
   // Ordering: weight of the explicit QSSF-like prior added to the network's
   // score (add_order_prior, features.h); the network learns a residual.
   double order_prior_weight = 3.0;

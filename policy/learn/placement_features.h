@@ -41,4 +41,14 @@ struct PlacementJob {
 void placement_features(const PerformanceGp& gp, const PlacementJob& job, std::span<const MachineState> machines,
                         std::vector<float>& rows);
 
+// The risk-aware speed prior under the placement head's score, from one
+// feature row: weight * (predicted log speed - risk_aversion * GP sd). The
+// simulator's agent and select/duet both add it, with these defaults.
+inline constexpr double kPlacementPriorWeight = 1.0;
+inline constexpr double kPlacementRiskAversion = 1.0;
+inline double placement_prior(const float* row, double weight = kPlacementPriorWeight,
+                              double risk_aversion = kPlacementRiskAversion) {
+  return weight * (row[3] - risk_aversion * row[1]);
+}
+
 }  // namespace duet::learn

@@ -31,9 +31,6 @@
 namespace duet::plugin {
 namespace {
 
-// The risk-aware prior's weights (duet_policy.h DuetPolicyOptions defaults).
-constexpr double kPriorWeight = 1.0;
-constexpr double kRiskAversion = 1.0;
 constexpr double kClampLog = 2.0;  // |log(measured / expected)| kept below this
 
 // The saved state: GP observations and long-term sums keyed by node name, so
@@ -84,8 +81,7 @@ class LearnedPlacement {
       preference.assign(cluster.nodes.size(), 0.0);
       double lowest = 0;
       for (size_t i = 0; i < cluster.nodes.size(); ++i) {
-        const float* r = rows_.data() + i * learn::kPlacementFeatures;
-        preference[i] = scores_[i] + kPriorWeight * (r[3] - kRiskAversion * r[1]);
+        preference[i] = scores_[i] + learn::placement_prior(rows_.data() + i * learn::kPlacementFeatures);
         if (!std::isfinite(preference[i])) return "non-finite score for " + cluster.nodes[i].name;
         lowest = i == 0 ? preference[i] : std::min(lowest, preference[i]);
       }
