@@ -205,7 +205,7 @@ int replication_bench(const ReplBenchOptions& o) {
       {"hashtable", true, {d + "hashtable", "262144", "3000000"}},
       {"steps", true, {d + "steps", "200", "20000", "4"}},
       {"bfs", true, {d + "bfs", "300000", "8"}},
-      {"matmul", false, {d + "matmul", "500"}},
+      {"matmul", false, {d + "matmul", "1000"}},
       {"kvserver", false, {d + "kvserver", "600"}},
   };
   nlohmann::json out;
