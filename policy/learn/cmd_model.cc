@@ -1,6 +1,8 @@
 // duet model: model files of the learned scheduler (duet-model(5)).
 //   duet model init --out M [--seed N]   an untrained model
 //   duet model info M                    what a model file holds
+//   duet model combine --order A --place B --out M
+//                                        agents of two models in one
 // Also wires the learned policies into the duet command: registers "duet"
 // ordering/placement and lets --model choose their model file.
 #include <cstdio>
@@ -10,6 +12,7 @@
 
 #include "policy/cli/common.h"
 #include "policy/learn/duet_policy.h"
+#include "policy/learn/model_combine.h"
 #include "policy/learn/model_file.h"
 #include "policy/learn/model_init.h"
 
@@ -17,7 +20,7 @@ namespace duet::cli {
 namespace {
 
 struct ModelArgs {
-  std::string out, in;
+  std::string out, in, order_from, place_from;
   uint64_t seed = 1;
 };
 
@@ -44,6 +47,17 @@ void setup(CLI::App& parent) {
                              "provenance   {}\n",
                              args->in, learn::kModelVersion, params, learn::kernel_kind_name(m.gp.kind),
                              m.job_types.size(), m.provenance);
+  });
+  CLI::App* comb = app->add_subcommand(
+      "combine", "one model from the ordering agent of one file and the placement agent of another");
+  comb->add_option("--order", args->order_from, "model whose ordering agent (and critic) to take")->required();
+  comb->add_option("--place", args->place_from, "model whose placement agent (and GP) to take")->required();
+  comb->add_option("--out,-o", args->out, "model file to write")->required();
+  comb->callback([args] {
+    const learn::Model m = learn::combine_agents(learn::load_model(args->order_from), learn::load_model(args->place_from));
+    learn::save_model(m, args->out);
+    std::cout << fmt::format("wrote {} (ordering from {}, placement from {})\n", args->out, args->order_from,
+                             args->place_from);
   });
 }
 

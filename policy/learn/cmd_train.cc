@@ -17,6 +17,7 @@ struct TrainArgs {
   Inputs in;
   learn::TrainOptions t;
   std::string png;
+  std::string agents = "both", keep = "best";
 };
 
 // learning curve PNG with gnuplot (skipped, with a note, when absent)
@@ -63,7 +64,16 @@ void setup(CLI::App& parent) {
   app->add_option("--curve", a->t.curve_csv, "learning-curve CSV (default: OUT.csv)");
   app->add_option("--png", a->png, "learning-curve PNG (default: OUT.png)");
   app->add_flag("--resume", a->t.resume, "continue from OUT and OUT.state");
+  app->add_option("--agents", a->agents,
+                  "agents to train: both (jointly), order or place (the other keeps its starting weights)")
+      ->check(CLI::IsMember({"both", "order", "place"}))
+      ->capture_default_str();
+  app->add_option("--keep", a->keep, "model written to OUT: best (evaluation) or last (checkpoint)")
+      ->check(CLI::IsMember({"best", "last"}))
+      ->capture_default_str();
   app->callback([a] {
+    a->t.agents = learn::parse_train_agents(a->agents);
+    a->t.keep_last = a->keep == "last";
     a->t.seed = a->in.seed;
     a->t.ideal = a->in.ideal;
     auto l = load(a->in);

@@ -6,12 +6,14 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include "policy/io/cluster.h"
 #include "policy/io/gavel.h"
 #include "policy/io/trace.h"
 #include "policy/learn/model_file.h"
+#include "policy/learn/model_init.h"
 #include "policy/learn/train/trainer.h"
 #include "policy/model/cluster_model.h"
 
@@ -74,11 +76,58 @@ START_TEST(training_improves_over_untrained_start) {
 }
 END_TEST
 
+// --agents order / place: the fixed agent's weights stay the seeded initial
+// ones, the trained agent's change (and --keep last writes the last checkpoint).
+static bool same_prefix(const Model& a, const Model& b, const std::string& prefix) {
+  for (const NamedArray& w : a.weights)
+    if (w.name.rfind(prefix, 0) == 0 && w.data != b.weight(w.name).data) return false;
+  return true;
+}
+
+START_TEST(one_agent_trains_the_other_stays_fixed) {
+  ThroughputTable table = read_gavel(src("data/gavel/simulation_throughputs.json"));
+  std::istringstream cs("machine,gpu_type,num_gpus,rack\nm0,V100,4,r0\nm1,V100,4,r0\n");
+  ClusterModel cluster = build_cluster(read_cluster(cs, "cluster"), table);
+  Trace trace = tiny_trace();
+  const auto dir = std::filesystem::temp_directory_path() / ("duet-train-agents-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const Model init = make_initial_model(NetConfig{}, GpHyper{}, 5);
+  for (TrainAgents a : {TrainAgents::order, TrainAgents::place}) {
+    TrainOptions o;
+    o.out = (dir / (std::string(train_agents_name(a)) + ".duet")).string();
+    o.seed = 5;
+    o.episodes = 2;
+    o.bc_episodes = 1;
+    o.bc_epochs = 3;
+    o.eval_every = 1;
+    o.agents = a;
+    o.keep_last = true;
+    train(trace, cluster, table, nullptr, o);
+    const Model m = load_model(o.out);
+    ck_assert(m.provenance.find(std::string("--agents ") + train_agents_name(a)) != std::string::npos);
+    const bool order = a == TrainAgents::order;
+    ck_assert_msg(same_prefix(m, init, order ? "placement." : "ordering."), "the fixed agent changed");
+    ck_assert_msg(!same_prefix(m, init, order ? "ordering." : "placement."), "the trained agent did not change");
+    ck_assert(!same_prefix(m, init, "critic."));
+  }
+  ck_assert(parse_train_agents("place") == TrainAgents::place);
+  bool threw = false;
+  try {
+    parse_train_agents("critic");
+  } catch (const std::invalid_argument& e) {
+    threw = std::string(e.what()).find("both, order or place") != std::string::npos;
+  }
+  ck_assert(threw);
+  std::filesystem::remove_all(dir);
+}
+END_TEST
+
 int main() {
   Suite* s = suite_create("learn_train");
   TCase* tc = tcase_create("core");
   tcase_set_timeout(tc, 150);
   tcase_add_test(tc, training_improves_over_untrained_start);
+  tcase_add_test(tc, one_agent_trains_the_other_stays_fixed);
   suite_add_tcase(s, tc);
   SRunner* r = srunner_create(s);
   srunner_run_all(r, CK_NORMAL);

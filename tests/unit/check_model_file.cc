@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "policy/learn/binary_io.h"
+#include "policy/learn/model_combine.h"
 #include "policy/learn/model_file.h"
 #include "policy/learn/model_init.h"
 #include "policy/learn/ordering_agent.h"
@@ -177,6 +178,41 @@ START_TEST(wrong_shapes) {
 }
 END_TEST
 
+// combine_agents: each agent scores exactly as in the model it came from.
+START_TEST(combine_takes_each_agent_whole) {
+  Model a = sample_model();
+  Model b = make_initial_model(NetConfig{}, GpHyper{}, 99);
+  b.job_types = {"bert"};
+  b.machine_norm.mean[2] = 0.5f;
+  b.provenance = "place side";
+  Model c = combine_agents(a, b);
+  std::vector<float> jobs(4 * 16), cluster(8, 0.5f), rows(3 * 9), sa, sc, pb, pc, pa;
+  for (std::size_t i = 0; i < jobs.size(); ++i) jobs[i] = std::sin(0.7f * static_cast<float>(i));
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = std::cos(0.3f * static_cast<float>(i));
+  OrderingAgent(a).score(jobs, 4, cluster, {}, sa);
+  OrderingAgent(c).score(jobs, 4, cluster, {}, sc);
+  ck_assert(sa == sc);
+  PlacementHead(b).score(rows, 3, {}, pb);
+  PlacementHead(c).score(rows, 3, {}, pc);
+  PlacementHead(a).score(rows, 3, {}, pa);
+  ck_assert(pb == pc);
+  ck_assert(pa != pc);  // the sides really differ
+  ck_assert(c.job_types == b.job_types && c.gp.beta == b.gp.beta && c.job_norm.mean == a.job_norm.mean);
+  ck_assert(c.weight("critic.v2.bias").data == a.weight("critic.v2.bias").data);
+  ck_assert(c.provenance.find("place side") != std::string::npos);
+
+  NetConfig other;
+  other.placement.hidden = 16;
+  Model d = make_initial_model(other, GpHyper{}, 1);
+  try {
+    combine_agents(a, d);
+    ck_abort_msg("models with different networks combined");
+  } catch (const std::invalid_argument& e) {
+    ck_assert_msg(std::string(e.what()).find("different networks") != std::string::npos, "%s", e.what());
+  }
+}
+END_TEST
+
 int main() {
   Suite* s = suite_create("model_file");
   TCase* tc = tcase_create("core");
@@ -184,6 +220,7 @@ int main() {
   tcase_add_test(tc, round_trip);
   tcase_add_test(tc, wrong_version_truncated_corrupt);
   tcase_add_test(tc, wrong_shapes);
+  tcase_add_test(tc, combine_takes_each_agent_whole);
   suite_add_tcase(s, tc);
   SRunner* sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -60,14 +60,21 @@ struct PlaceStep {
   float old_logp = 0;
 };
 
+bool trains_order(TrainAgents a) { return a != TrainAgents::place; }
+bool trains_place(TrainAgents a) { return a != TrainAgents::order; }
+
 struct Nets {
   OrderingNet ord;
   PlacementNet plc;
   CriticNet critic;
   explicit Nets(const NetConfig& c) : ord(c), plc(c), critic(c) {}
-  std::vector<torch::Tensor> params() {
-    auto p = ord->parameters();
-    for (auto& x : plc->parameters()) p.push_back(x);
+  // What the optimiser updates: the trained actors and the critic.
+  std::vector<torch::Tensor> params(TrainAgents a) {
+    std::vector<torch::Tensor> p;
+    if (trains_order(a))
+      for (auto& x : ord->parameters()) p.push_back(x);
+    if (trains_place(a))
+      for (auto& x : plc->parameters()) p.push_back(x);
     for (auto& x : critic->parameters()) p.push_back(x);
     return p;
   }
@@ -355,7 +362,8 @@ Episode rollout(Nets& nets, const Model& base, const Trace& t, const ClusterMode
 }
 
 // Behaviour cloning towards the heuristic labels on recorded states.
-double bc_update(Nets& n, torch::optim::Optimizer& opt, const Episode& e, const NetConfig& nc, int epochs) {
+double bc_update(Nets& n, torch::optim::Optimizer& opt, const Episode& e, const NetConfig& nc, int epochs,
+                 TrainAgents agents) {
   double last = 0;
   for (int ep = 0; ep < epochs; ++ep) {
     opt.zero_grad();
@@ -363,7 +371,7 @@ double bc_update(Nets& n, torch::optim::Optimizer& opt, const Episode& e, const 
     int terms = 0;
     for (const Pass& p : e.passes) {
       const std::int64_t njobs = p.jobs.size(0);
-      if (njobs < 2) continue;
+      if (njobs < 2 || !trains_order(agents)) continue;
       // target order: shortest predicted remaining GPU-time (feature 11) first
       auto target = p.jobs.select(1, 11).argsort(0, false);
       auto s = n.ord->forward(p.jobs, p.cluster, torch::zeros({nc.placement.placement_message}));
@@ -371,7 +379,7 @@ double bc_update(Nets& n, torch::optim::Optimizer& opt, const Episode& e, const 
       ++terms;
     }
     for (const PlaceStep& st : e.steps) {
-      if (st.rows.size(0) < 2) continue;
+      if (st.rows.size(0) < 2 || !trains_place(agents)) continue;
       auto logits = n.plc->forward(st.rows, torch::zeros({nc.ordering.order_message})) + st.prior;
       loss = loss - torch::log_softmax(logits, 0)[st.bc_label];
       ++terms;
@@ -379,7 +387,7 @@ double bc_update(Nets& n, torch::optim::Optimizer& opt, const Episode& e, const 
     if (terms == 0) return 0;
     loss = loss / terms;
     loss.backward();
-    torch::nn::utils::clip_grad_norm_(n.params(), 1.0);
+    torch::nn::utils::clip_grad_norm_(n.params(agents), 1.0);
     opt.step();
     last = loss.item<double>();
   }
@@ -394,7 +402,7 @@ double ppo_update(Nets& n, torch::optim::Optimizer& opt, Episode& e, const NetCo
     torch::NoGradGuard ng;
     for (Pass& p : P) {
       p.value = n.critic->forward(p.jobs, p.machines, p.cluster).item<double>() * ret_scale;
-      if (p.prefix > 0) {
+      if (p.prefix > 0 && trains_order(o.agents)) {
         auto s = n.ord->forward(p.jobs, p.cluster, torch::zeros({nc.placement.placement_message}));
         p.prefix = std::min(p.prefix, kMaxPrefix);
         p.old_logp = pl_logp(s, p.perm, p.prefix).item<float>();
@@ -434,23 +442,24 @@ double ppo_update(Nets& n, torch::optim::Optimizer& opt, Episode& e, const NetCo
       };
       auto v = n.critic->forward(p.jobs, p.machines, p.cluster);
       val = val + (v - p.ret / ret_scale).pow(2);
-      if (p.prefix > 0) {
+      if (p.prefix > 0 && trains_order(o.agents)) {
         auto s = n.ord->forward(p.jobs, p.cluster, torch::zeros({nc.placement.placement_message}));
         pol = pol + clipped(pl_logp(s, p.perm, p.prefix), p.old_logp);
         auto lp = torch::log_softmax(s, 0);
         ent = ent - (lp.exp() * lp).sum();
       }
-      for (int si : p.places) {
-        const PlaceStep& st = e.steps[static_cast<size_t>(si)];
-        auto lp = torch::log_softmax(n.plc->forward(st.rows, torch::zeros({nc.ordering.order_message})) + st.prior, 0);
-        pol = pol + clipped(lp[st.choice], st.old_logp);
-        ent = ent - (lp.exp() * lp).sum();
-      }
+      if (trains_place(o.agents))
+        for (int si : p.places) {
+          const PlaceStep& st = e.steps[static_cast<size_t>(si)];
+          auto lp = torch::log_softmax(n.plc->forward(st.rows, torch::zeros({nc.ordering.order_message})) + st.prior, 0);
+          pol = pol + clipped(lp[st.choice], st.old_logp);
+          ent = ent - (lp.exp() * lp).sum();
+        }
       ++terms;
     }
     auto loss = (pol + o.value_coef * val - o.entropy * ent) / terms;
     loss.backward();
-    torch::nn::utils::clip_grad_norm_(n.params(), 0.5);
+    torch::nn::utils::clip_grad_norm_(n.params(o.agents), 0.5);
     opt.step();
     last = loss.item<double>();
   }
@@ -477,6 +486,16 @@ void write_state(const std::string& path, const State& s) {
 
 }  // namespace
 
+TrainAgents parse_train_agents(const std::string& s) {
+  if (s == "both") return TrainAgents::both;
+  if (s == "order") return TrainAgents::order;
+  if (s == "place") return TrainAgents::place;
+  throw std::invalid_argument("--agents: expected both, order or place, got '" + s + "'");
+}
+const char* train_agents_name(TrainAgents a) {
+  return a == TrainAgents::order ? "order" : a == TrainAgents::place ? "place" : "both";
+}
+
 double evaluate_model(const std::string& model, const Trace& trace, const ClusterModel& cluster,
                       const ThroughputTable& table, std::uint64_t seed, bool ideal) {
   return greedy_jct(load_model(model), trace, cluster, table, seed, ideal);
@@ -502,12 +521,13 @@ TrainReport train(const Trace& trace, const ClusterModel& cluster, const Through
   import_weights(*nets.ord, "ordering.", base.weights);
   import_weights(*nets.plc, "placement.", base.weights);
   import_weights(*nets.critic, "critic.", base.weights);
-  torch::optim::Adam opt(nets.params(), torch::optim::AdamOptions(o.lr));
+  torch::optim::Adam opt(nets.params(o.agents), torch::optim::AdamOptions(o.lr));
 
   // Evaluation window: the first window of the trace, fixed seed.
   const Trace eval = window(trace, 0, o.window_jobs);
   const std::string prov = "duet train --seed " + std::to_string(o.seed) + " --episodes " +
-                           std::to_string(o.episodes) + " --bc-episodes " + std::to_string(o.bc_episodes);
+                           std::to_string(o.episodes) + " --bc-episodes " + std::to_string(o.bc_episodes) +
+                           (o.agents == TrainAgents::both ? "" : std::string(" --agents ") + train_agents_name(o.agents));
   TrainReport rep;
   if (!o.resume) {
     st.initial = greedy_jct(base, eval, cluster, table, o.seed, o.ideal);
@@ -531,10 +551,8 @@ TrainReport train(const Trace& trace, const ClusterModel& cluster, const Through
     const double jct = greedy_jct(m, eval, cluster, table, o.seed, o.ideal);
     curve << phase << "," << episode << "," << elapsed() << "," << rollout_jct << "," << jct << "," << loss << "\n";
     curve.flush();
-    if (jct < st.best) {
-      st.best = jct;
-      save_model(m, o.out);
-    }
+    if (jct < st.best || o.keep_last) save_model(m, o.out);
+    st.best = std::min(st.best, jct);
     write_state(state_path, st);
   };
   const bool resumed_past_bc = o.resume && st.episodes > 0;
@@ -545,7 +563,7 @@ TrainReport train(const Trace& trace, const ClusterModel& cluster, const Through
     for (int b = 0; b < o.bc_episodes && !out_of_time(); ++b) {
       Trace w = pick_window();
       Episode e = rollout(nets, base, w, cluster, table, prices, o.seed + 1000 + b, o.ideal, true);
-      const double loss = bc_update(nets, opt, e, base.nets, o.bc_epochs);
+      const double loss = bc_update(nets, opt, e, base.nets, o.bc_epochs, o.agents);
       checkpoint("bc", b, e.jct, loss);
       if (o.progress) o.progress(static_cast<double>(++done) / total);
     }

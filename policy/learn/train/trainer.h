@@ -22,6 +22,16 @@
 
 namespace duet::learn {
 
+// Which agents PPO (and behaviour cloning) update. A fixed agent keeps the
+// weights it starts with (the seeded initial ones, or the --resume model's)
+// and still samples its actions as in joint training, so the only change
+// from joint training is which parameters move: the ablation "independently
+// trained agents" trains each agent against a fixed partner.
+enum class TrainAgents { both, order, place };
+// "both", "order", "place"; throws std::invalid_argument naming the choices.
+TrainAgents parse_train_agents(const std::string& s);
+const char* train_agents_name(TrainAgents a);
+
 struct TrainOptions {
   std::string out;            // model file (checkpoints overwrite it)
   std::string curve_csv;      // learning curve; "" = out + ".csv"
@@ -37,6 +47,10 @@ struct TrainOptions {
   double fee_lambda = 0.0;    // weight of fees (USD) against job-hours
   int eval_every = 5;         // episodes between greedy evaluations/checkpoints
   bool resume = false;        // continue from `out` and its .state file
+  TrainAgents agents = TrainAgents::both;
+  // false: `out` is the best evaluated checkpoint (default); true: the last
+  // one (a fixed training budget, e.g. for ablations).
+  bool keep_last = false;
   bool ideal = false;         // simulator --ideal
   std::function<void(double)> progress;  // fraction of the run done
 };
