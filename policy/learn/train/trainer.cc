@@ -45,6 +45,7 @@ torch::Tensor pl_logp(const torch::Tensor& s, const torch::Tensor& perm, std::in
 struct Pass {
   double t = 0;
   torch::Tensor jobs, cluster, machines;  // critic + ordering inputs
+  torch::Tensor prior;                    // the ordering prior under the network's score (add_order_prior)
   torch::Tensor perm;                     // sampled order (int64)
   std::vector<std::int64_t> ids;          // job ids in input order
   std::unordered_map<std::int64_t, int> pos;  // job id -> position in perm
@@ -148,7 +149,10 @@ class TrainOrdering : public OrderingPolicy {
     r_.machine_rows(c, all, PlacementJob{static_cast<std::uint32_t>(r_.base->job_types.size()), 1}, -1, mrows);
     p.machines = rows_tensor(mrows, static_cast<std::int64_t>(all.size()), kPlacementFeatures);
     const auto& nc = r_.base->nets;
-    auto scores = r_.nets->ord->forward(p.jobs, p.cluster, torch::zeros({nc.placement.placement_message}));
+    // Act as deployed (DuetOrdering, priority/duet): the network's score on
+    // top of the QSSF-like prior, so the network learns that residual.
+    p.prior = p.jobs.select(1, 11) * static_cast<float>(-r_.popt.order_prior_weight);
+    auto scores = r_.nets->ord->forward(p.jobs, p.cluster, torch::zeros({nc.placement.placement_message})) + p.prior;
     std::vector<double> key(jobs.size());
     auto acc = scores.accessor<float, 1>();
     for (size_t i = 0; i < jobs.size(); ++i) key[i] = acc[static_cast<std::int64_t>(i)] + (r_.sample ? r_.gumbel() : 0.0);
@@ -374,7 +378,7 @@ double bc_update(Nets& n, torch::optim::Optimizer& opt, const Episode& e, const 
       if (njobs < 2 || !trains_order(agents)) continue;
       // target order: shortest predicted remaining GPU-time (feature 11) first
       auto target = p.jobs.select(1, 11).argsort(0, false);
-      auto s = n.ord->forward(p.jobs, p.cluster, torch::zeros({nc.placement.placement_message}));
+      auto s = n.ord->forward(p.jobs, p.cluster, torch::zeros({nc.placement.placement_message})) + p.prior;
       loss = loss - pl_logp(s, target, std::min<std::int64_t>(njobs, 8));
       ++terms;
     }
@@ -403,7 +407,7 @@ double ppo_update(Nets& n, torch::optim::Optimizer& opt, Episode& e, const NetCo
     for (Pass& p : P) {
       p.value = n.critic->forward(p.jobs, p.machines, p.cluster).item<double>() * ret_scale;
       if (p.prefix > 0 && trains_order(o.agents)) {
-        auto s = n.ord->forward(p.jobs, p.cluster, torch::zeros({nc.placement.placement_message}));
+        auto s = n.ord->forward(p.jobs, p.cluster, torch::zeros({nc.placement.placement_message})) + p.prior;
         p.prefix = std::min(p.prefix, kMaxPrefix);
         p.old_logp = pl_logp(s, p.perm, p.prefix).item<float>();
       }
@@ -443,7 +447,7 @@ double ppo_update(Nets& n, torch::optim::Optimizer& opt, Episode& e, const NetCo
       auto v = n.critic->forward(p.jobs, p.machines, p.cluster);
       val = val + (v - p.ret / ret_scale).pow(2);
       if (p.prefix > 0 && trains_order(o.agents)) {
-        auto s = n.ord->forward(p.jobs, p.cluster, torch::zeros({nc.placement.placement_message}));
+        auto s = n.ord->forward(p.jobs, p.cluster, torch::zeros({nc.placement.placement_message})) + p.prior;
         pol = pol + clipped(pl_logp(s, p.perm, p.prefix), p.old_logp);
         auto lp = torch::log_softmax(s, 0);
         ent = ent - (lp.exp() * lp).sum();
