@@ -1,6 +1,7 @@
 // vmha engine: the checkpoint state blob (encode/decode, damage rejected),
-// output holding (streams held, files passed through) and exactly-once
-// release on takeover. No KVM needed.
+// output holding (streams and file writes held, the guest's view of a file
+// with held writes) and release on takeover (streams exactly once, file
+// writes re-applied). No KVM needed.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -78,7 +79,7 @@ START_TEST(state_damage_rejected) {
   stream[8 + 8 + 12 + 8 + 64 + 4 + 8] = 9;
   s = EpochState::decode(stream, &back);
   ck_assert(!s.ok());
-  ck_assert(s.message().find("1 or 2") != std::string::npos);
+  ck_assert(s.message().find("0 (a file), 1 or 2") != std::string::npos);
 }
 END_TEST
 
@@ -97,7 +98,7 @@ START_TEST(release_exactly_once_by_file_size) {
   ck_assert(write(fd, "a\nbb", 4) == 4);  // the primary released "a\n" and half of "bbb\n"
   st.held = {rec(1, 1, 0, "a\n"), rec(2, 1, 2, "bbb\n"), rec(3, 1, 6, "c\n")};
   uint64_t written = 0;
-  Status s = release_unreleased(st, &written);
+  Status s = release_unreleased(st, "/", &written);
   dup2(saved, 1);
   close(saved);
   close(fd);
@@ -108,28 +109,115 @@ START_TEST(release_exactly_once_by_file_size) {
 }
 END_TEST
 
-START_TEST(sink_holds_streams_passes_files) {
+START_TEST(sink_holds_streams) {
   HeldOutputSink sink;
-  char path[] = "/tmp/vmha-engine-XXXXXX";
-  int fd = mkstemp(path);
   iovec v{const_cast<char*>("data"), 4};
-  OutputTarget file{5, fd, "f.txt"};
-  ck_assert_int_eq(sink.write(file, {&v, 1}, -1), 4);
-  ck_assert(!sink.waiting());
   int out = dup(1);
   OutputTarget stream{1, out, ""};
   ck_assert_int_eq(sink.write(stream, {&v, 1}, -1), 4);
   ck_assert_int_eq(sink.write(stream, {&v, 1}, -1), 4);
   ck_assert(sink.waiting());
+  ck_assert(!sink.holds_files());
   auto recs = sink.take();
   ck_assert_uint_eq(recs.size(), 2);
   ck_assert_uint_eq(recs[1].seq, 2);
   ck_assert_uint_eq(recs[1].stream_pos, 4);
+  ck_assert(!recs[1].is_file());
   ck_assert(!sink.waiting());
   close(out);
+}
+END_TEST
+
+
+// File writes are held: the host file does not change, the fd's position
+// and the size the guest sees do; reads wait, changes wait; after the
+// release (in order, at the resolved offsets) the file is what a direct
+// write would have made, even after the guest closed its fd.
+START_TEST(sink_holds_file_writes) {
+  HeldOutputSink sink;
+  char path[] = "/tmp/vmha-engine-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert(write(fd, "0123", 4) == 4);  // there before the run
+  lseek(fd, 0, SEEK_SET);
+  iovec ab{const_cast<char*>("ab"), 2}, xyz{const_cast<char*>("xyz"), 3}, q{const_cast<char*>("Q"), 1};
+  OutputTarget file{5, fd, "f.txt"};
+  ck_assert_int_eq(sink.write(file, {&ab, 1}, -1), 2);   // at 0: "ab23"
+  ck_assert_int_eq(lseek(fd, 0, SEEK_CUR), 2);
+  ck_assert_int_eq(sink.write(file, {&xyz, 1}, 6), 3);   // pwrite at 6: "ab23\0\0xyz", position stays
+  ck_assert_int_eq(lseek(fd, 0, SEEK_CUR), 2);
+  int app = open(path, O_WRONLY | O_APPEND);
+  OutputTarget appender{6, app, "f.txt"};
+  ck_assert_int_eq(sink.write(appender, {&q, 1}, -1), 1);  // appends after the held end: at 9
+  ck_assert_int_eq(lseek(app, 0, SEEK_CUR), 10);
+  ck_assert_str_eq(slurp(path).c_str(), "0123");           // nothing on the host yet
+  ck_assert(sink.holds_files());
+  ck_assert(!sink.waiting());  // file writes alone do not end an epoch early
+  struct stat st;
+  fstat(fd, &st);
+  sink.adjust_stat(&st);
+  ck_assert_int_eq(st.st_size, 10);
+  ck_assert(sink.must_wait(fd));
+  int other = open("/dev/null", O_RDONLY);
+  ck_assert(!sink.must_wait(other));  // other files read at once
+  bool ran = false;
+  ck_assert_int_eq(sink.change("unlink x", [&] { ran = true; return 0L; }), kWaitForRelease);
+  ck_assert(!ran);
+  ck_assert(sink.release_wanted());  // the guest waits for this epoch's writes
   close(fd);
-  ck_assert_str_eq(slurp(path).c_str(), "data");
+  close(app);
+  auto recs = sink.take();
+  ck_assert(!sink.release_wanted());  // taken: the epoch has ended
+  ck_assert_uint_eq(recs.size(), 3);
+  ck_assert(recs[0].is_file());
+  ck_assert_str_eq(recs[0].path.c_str(), "f.txt");
+  ck_assert_uint_eq(recs[1].stream_pos, 6);
+  ck_assert_uint_eq(recs[2].stream_pos, 9);
+  for (const auto& r : recs) ck_assert(sink.release_file(r));
+  ck_assert(!sink.holds_files());
+  std::string want("ab23\0\0xyzQ", 10);
+  ck_assert(slurp(path) == want);
+  ck_assert_int_eq(sink.change("unlink x", [&] { ran = true; return 0L; }), 0);
+  ck_assert(ran);
+  close(other);
   unlink(path);
+}
+END_TEST
+
+// Takeover: a checkpoint's file writes are written again beneath the working
+// directory (twice is the same as once); a file gone since is skipped.
+START_TEST(takeover_reapplies_file_writes) {
+  char dir[] = "/tmp/vmha-engine-XXXXXX";
+  ck_assert(mkdtemp(dir));
+  std::string path = std::string(dir) + "/out.dat";
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT, 0644);
+  ck_assert(write(fd, "abcdef", 6) == 6);
+  close(fd);
+  EpochState st;
+  OutputRecord a = rec(1, 0, 2, "XY");
+  a.path = "out.dat";
+  OutputRecord b = rec(2, 0, 6, "gh");
+  b.path = "out.dat";
+  OutputRecord gone = rec(3, 0, 0, "zz");
+  gone.path = "removed.dat";
+  st.held = {a, gone, b};
+  auto bytes = st.encode();
+  EpochState back;
+  ck_assert(EpochState::decode(bytes, &back).ok());
+  ck_assert_str_eq(back.held[1].path.c_str(), "removed.dat");
+  ck_assert_uint_eq(back.held[2].stream_pos, 6);
+  for (int i = 0; i < 2; ++i) {
+    uint64_t written = 0;
+    ck_assert(release_unreleased(back, dir, &written).ok());
+    ck_assert_uint_eq(written, 4);
+    ck_assert_str_eq(slurp(path.c_str()).c_str(), "abXYefgh");
+  }
+  // A record pointing outside the working directory is refused, not written.
+  back.held = {rec(1, 0, 0, "no")};
+  back.held[0].path = "../escape.dat";
+  uint64_t written = 0;
+  ck_assert(!release_unreleased(back, dir, &written).ok());
+  unlink(path.c_str());
+  rmdir(dir);
 }
 END_TEST
 
@@ -139,7 +227,9 @@ int main() {
   tcase_add_test(tc, state_round_trip);
   tcase_add_test(tc, state_damage_rejected);
   tcase_add_test(tc, release_exactly_once_by_file_size);
-  tcase_add_test(tc, sink_holds_streams_passes_files);
+  tcase_add_test(tc, sink_holds_streams);
+  tcase_add_test(tc, sink_holds_file_writes);
+  tcase_add_test(tc, takeover_reapplies_file_writes);
   suite_add_tcase(s, tc);
   SRunner* sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -100,13 +100,14 @@ int take_over(const BackupOptions& o, ImageStore& store, const OutputFiles& file
   std::fprintf(stderr, "%s: primary lost; resuming from checkpoint %llu\n", kWho,
                static_cast<unsigned long long>(epoch));
   uint64_t written = 0;
-  if (Status s = release_unreleased(st, &written); !s.ok()) return fail(s.message());
+  if (Status s = release_unreleased(st, o.workdir, &written); !s.ok()) return fail(s.message());
   if (getenv("VMHA_DEBUG_TAKEOVER")) {
     std::fprintf(stderr, "%s: checkpoint %llu held %zu records, %llu bytes released here (stdout released before: %llu)\n", kWho,
                  (unsigned long long)st.epoch, st.held.size(), (unsigned long long)written,
                  (unsigned long long)st.streams[1].released);
     for (const auto& r : st.held)
-      std::fprintf(stderr, "  seq %llu pos %llu len %zu\n", (unsigned long long)r.seq, (unsigned long long)r.stream_pos, r.bytes.size());
+      std::fprintf(stderr, "  seq %llu %s %s %llu len %zu\n", (unsigned long long)r.seq, r.is_file() ? r.path.c_str() : "stream",
+                   r.is_file() ? "offset" : "pos", (unsigned long long)r.stream_pos, r.bytes.size());
   }
   if (st.flags & EpochState::kFinished) {
     RunResult r;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -83,6 +84,10 @@ class Primary {
       while (!done_) {
         double elapsed = ms_since(start);
         if (elapsed >= eo_.epoch_ms) break;
+        // The guest waits for file writes held in this epoch (it reads that
+        // file or changes the file system): it makes no progress until they
+        // are released, so end the epoch now, in both modes.
+        if (sink_.release_wanted()) break;
         // Async checkpoints are cheap, so output waiting ends the epoch early
         // (no sooner than its cost allows). Stop-copy keeps fixed epochs
         // (Remus): each of its checkpoints is a long pause.
@@ -98,9 +103,10 @@ class Primary {
       double catch_up_ms = 0;
       // Pre-copy while the guest runs, so the pause copies few pages: when
       // the last checkpoint was large (copying it at the pause would take
-      // over ~0.2 ms) and no output waits (pre-copy delays its release).
+      // over ~0.2 ms) and no output waits (pre-copy delays its release), nor
+      // the guest for its held file writes.
       // Each harvest costs the guest a fault per page it keeps writing.
-      if (eo_.async && !lost_ && !done_ && !sink_.waiting() && last_pages_ >= kPreCopyPages)
+      if (eo_.async && !lost_ && !done_ && !sink_.waiting() && !sink_.release_wanted() && last_pages_ >= kPreCopyPages)
         catch_up_ms = catch_up();
       auto t0 = Clock::now();
       vm_.request_pause();
@@ -273,8 +279,14 @@ class Primary {
   void release(const std::vector<OutputRecord>& records) {
     auto now = Clock::now();
     for (const auto& r : records) {
-      (void)write_fully(r.stream, r.bytes.data(), r.bytes.size());
-      streams_[r.stream].released += r.bytes.size();
+      if (r.is_file()) {
+        if (!sink_.release_file(r))
+          std::fprintf(stderr, "vmha: writing held output to %s at offset %llu: %s\n", r.path.c_str(),
+                       static_cast<unsigned long long>(r.stream_pos), std::strerror(errno));
+      } else {
+        (void)write_fully(r.stream, r.bytes.data(), r.bytes.size());
+        streams_[r.stream].released += r.bytes.size();
+      }
       released_seq_ = r.seq;
       stats_.output_latency_ms.push_back(std::chrono::duration<double, std::milli>(now - r.at).count());
     }

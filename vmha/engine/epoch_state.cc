@@ -1,16 +1,23 @@
 #include "vmha/engine/epoch_state.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <map>
 
 #include "vmha/state/byte_stream.h"
+#include "vmha/sys/confinement.h"
 
 namespace vmha {
 
 namespace {
-constexpr char kMagic[8] = {'V', 'M', 'H', 'A', 'E', 'P', 'O', '1'};
+// Version 2 added file records (stream 0: path and offset).
+constexpr char kMagic[8] = {'V', 'M', 'H', 'A', 'E', 'P', 'O', '2'};
+
 }
 
 std::vector<uint8_t> EpochState::encode() const {
@@ -35,6 +42,7 @@ std::vector<uint8_t> EpochState::encode() const {
     w.u64(r.stream_pos);
     w.u64(r.bytes.size());
     w.bytes(r.bytes.data(), r.bytes.size());
+    if (r.is_file()) w.str(r.path);
   }
   w.u64(vm_state.size());
   w.bytes(vm_state.data(), vm_state.size());
@@ -45,7 +53,7 @@ Status EpochState::decode(std::span<const uint8_t> bytes, EpochState* out) {
   ByteReader r(bytes);
   char magic[8];
   if (!r.bytes(magic, 8, "magic") || std::memcmp(magic, kMagic, 8) != 0)
-    return Status::error("checkpoint state: no VMHAEPO1 magic at byte 0");
+    return Status::error("checkpoint state: no VMHAEPO2 magic at byte 0");
   EpochState st;
   st.epoch = r.u64("epoch");
   st.flags = r.u32("flags");
@@ -65,9 +73,13 @@ Status EpochState::decode(std::span<const uint8_t> bytes, EpochState* out) {
     rec.stream = static_cast<int>(r.u32("record stream"));
     rec.stream_pos = r.u64("record position");
     uint64_t len = r.u64("record length");
-    if (r.ok() && (rec.stream < 1 || rec.stream > 2)) r.fail("record stream", "1 or 2");
+    if (r.ok() && (rec.stream < 0 || rec.stream > 2)) r.fail("record stream", "0 (a file), 1 or 2");
     const uint8_t* p = r.ok() ? r.view(len, "record bytes") : nullptr;
     if (p) rec.bytes.assign(p, p + len);
+    if (r.ok() && rec.is_file()) {
+      rec.path = r.str("record path");
+      if (r.ok() && rec.path.empty()) r.fail("record path", "a path relative to the working directory");
+    }
     st.held.push_back(std::move(rec));
   }
   uint64_t len = r.u64("VM state length");
@@ -90,8 +102,40 @@ StreamInfo describe_stream(int fd) {
   return s;
 }
 
-Status release_unreleased(const EpochState& st, uint64_t* bytes_written) {
+namespace {
+// The checkpoint's file writes, again, beneath `workdir`: the same bytes at
+// the same offsets, so it does not matter whether the primary wrote them. A
+// file that is gone was removed or renamed by a change the guest made after
+// these writes had been released (changes wait for that): nothing to do.
+Status reapply_file_writes(const EpochState& st, const std::string& workdir, uint64_t* bytes_written) {
+  Confinement root;  // the guest's own rules: beneath the working directory
+  if (Status s = root.open_root(workdir); !s.ok()) return s;
+  std::map<std::string, int> fds;  // path -> fd or -errno
+  Status status;
+  for (const auto& r : st.held) {
+    if (!r.is_file()) continue;
+    auto it = fds.find(r.path);
+    if (it == fds.end()) it = fds.emplace(r.path, root.open_beneath(root.root_fd(), r.path, O_WRONLY | O_CLOEXEC, 0)).first;
+    if (it->second == -ENOENT) continue;
+    if (it->second < 0) {
+      status = Status::error("re-applying held writes to " + r.path + ": " + std::strerror(-it->second));
+      break;
+    }
+    if (!pwrite_fully(it->second, r.bytes.data(), r.bytes.size(), r.stream_pos)) {
+      status = Status::error(errno_text("re-applying held writes to " + r.path));
+      break;
+    }
+    *bytes_written += r.bytes.size();
+  }
+  for (auto& [path, fd] : fds)
+    if (fd >= 0) close(fd);
+  return status;
+}
+}  // namespace
+
+Status release_unreleased(const EpochState& st, const std::string& workdir, uint64_t* bytes_written) {
   *bytes_written = 0;
+  if (Status s = reapply_file_writes(st, workdir, bytes_written); !s.ok()) return s;
   uint64_t released[3] = {0, st.streams[1].released, st.streams[2].released};
   for (int s = 1; s <= 2; ++s) {
     StreamInfo mine = describe_stream(s);
@@ -99,6 +143,7 @@ Status release_unreleased(const EpochState& st, uint64_t* bytes_written) {
       released[s] = std::max(released[s], mine.base_size - std::min(mine.base_size, st.streams[s].base_size));
   }
   for (const auto& r : st.held) {
+    if (r.is_file()) continue;
     uint64_t end = r.stream_pos + r.bytes.size();
     if (end <= released[r.stream]) continue;
     uint64_t skip = released[r.stream] > r.stream_pos ? released[r.stream] - r.stream_pos : 0;

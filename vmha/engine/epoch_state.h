@@ -39,10 +39,12 @@ struct EpochState {
 StreamInfo describe_stream(int fd);
 
 // Backup, on takeover: writes the held records the primary did not release.
-// When the backup's fd is the same regular file as the primary's, the file's
-// size says exactly how much was released (exactly once); otherwise records
-// released before the checkpoint are skipped and this epoch's are written
-// (at most one epoch may repeat if the primary died while releasing it).
-Status release_unreleased(const EpochState& st, uint64_t* bytes_written);
+// File records are all written again beneath `workdir` (a pwrite of the same
+// bytes at the same offset is idempotent; a file no longer there is skipped).
+// Streams: when the backup's fd is the same regular file as the primary's, the
+// file's size says exactly how much was released (exactly once); otherwise
+// records released before the checkpoint are skipped and this epoch's are
+// written (at most one epoch may repeat if the primary died while releasing it).
+Status release_unreleased(const EpochState& st, const std::string& workdir, uint64_t* bytes_written);
 
 }  // namespace vmha

@@ -1,9 +1,12 @@
 #include "vmha/engine/held_output.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <string>
 
 namespace vmha {
 
@@ -15,19 +18,38 @@ bool same_object(int a, int b) {
   if (fstat(a, &x) != 0 || fstat(b, &y) != 0) return false;
   return x.st_dev == y.st_dev && x.st_ino == y.st_ino && x.st_rdev == y.st_rdev;
 }
+
+std::vector<uint8_t> gather(std::span<const iovec> data) {
+  std::vector<uint8_t> out;
+  for (const iovec& v : data) {
+    const auto* p = static_cast<const uint8_t*>(v.iov_base);
+    out.insert(out.end(), p, p + v.iov_len);
+  }
+  return out;
+}
+
+// A descriptor of the same file for the release: a fresh open through
+// /proc (its own offset, no O_APPEND, still valid after an unlink), or a
+// duplicate when that is refused.
+int release_fd(int host_fd) {
+  int fd = open(("/proc/self/fd/" + std::to_string(host_fd)).c_str(), O_WRONLY | O_CLOEXEC);
+  return fd >= 0 ? fd : fcntl(host_fd, F_DUPFD_CLOEXEC, 0);
+}
 }  // namespace
 
+HeldFile::~HeldFile() {
+  if (fd >= 0) close(fd);
+}
+
 ssize_t HeldOutputSink::write(const OutputTarget& target, std::span<const iovec> data, off_t offset) {
+  if (!target.path.empty()) return hold_file_write(target, data, offset);
   // Streams (no path in the working directory) leave the VM: hold them.
-  if (!target.path.empty() || offset >= 0) return PassthroughSink().write(target, data, offset);
+  if (offset >= 0) return PassthroughSink().write(target, data, offset);
   bool to1 = same_object(target.host_fd, 1), to2 = same_object(target.host_fd, 2);
   if (!to1 && !to2) return PassthroughSink().write(target, data, offset);
   int stream = to1 && to2 ? (target.guest_fd == 2 ? 2 : 1) : (to2 ? 2 : 1);
   OutputRecord r;
-  for (const iovec& v : data) {
-    const auto* p = static_cast<const uint8_t*>(v.iov_base);
-    r.bytes.insert(r.bytes.end(), p, p + v.iov_len);
-  }
+  r.bytes = gather(data);
   ssize_t n = static_cast<ssize_t>(r.bytes.size());
   if (n == 0) return 0;
   std::lock_guard<std::mutex> lock(mu_);
@@ -40,20 +62,128 @@ ssize_t HeldOutputSink::write(const OutputTarget& target, std::span<const iovec>
   return n;
 }
 
+// A write to a regular file: resolve where it lands now (O_APPEND: the end
+// of the file with its held writes; else the given offset or the fd's
+// position), move the fd's position past it, keep the bytes.
+ssize_t HeldOutputSink::hold_file_write(const OutputTarget& target, std::span<const iovec> data, off_t offset) {
+  struct stat st;
+  int flags = fcntl(target.host_fd, F_GETFL);
+  if (fstat(target.host_fd, &st) != 0 || !S_ISREG(st.st_mode) || flags < 0 || (flags & O_ACCMODE) == O_RDONLY)
+    return PassthroughSink().write(target, data, offset);  // devices, directories, errors as the host says
+  OutputRecord r;
+  r.bytes = gather(data);
+  ssize_t n = static_cast<ssize_t>(r.bytes.size());
+  if (n == 0) return 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  InodeKey key{st.st_dev, st.st_ino};
+  auto [it, fresh] = inodes_.try_emplace(key);
+  InodeHold& h = it->second;
+  if (fresh) {
+    int fd = release_fd(target.host_fd);
+    if (fd < 0) {
+      int err = errno;
+      inodes_.erase(it);
+      return -err;
+    }
+    h.file = std::make_shared<HeldFile>(fd, st.st_dev, st.st_ino);
+  }
+  uint64_t at;
+  if (flags & O_APPEND) {  // like Linux, also for pwrite
+    at = std::max<uint64_t>(static_cast<uint64_t>(st.st_size), h.end);
+  } else if (offset >= 0) {
+    at = static_cast<uint64_t>(offset);
+  } else {
+    off_t cur = lseek(target.host_fd, 0, SEEK_CUR);
+    if (cur < 0) {
+      int err = errno;
+      if (h.records == 0) inodes_.erase(it);
+      return -err;
+    }
+    at = static_cast<uint64_t>(cur);
+  }
+  if (offset < 0) lseek(target.host_fd, static_cast<off_t>(at + r.bytes.size()), SEEK_SET);
+  h.end = std::max<uint64_t>(h.end, at + r.bytes.size());
+  ++h.records;
+  r.at = std::chrono::steady_clock::now();
+  r.seq = next_seq_++;
+  r.stream = 0;
+  r.stream_pos = at;
+  r.path = target.path;
+  r.file = h.file;
+  pending_.push_back(std::move(r));
+  ++pending_files_;
+  held_files_.fetch_add(1);
+  return n;
+}
+
+// File-system changes wait until no file write is held: afterwards the
+// host's files are what the guest wrote, and a backup re-applying a
+// checkpoint's writes by path finds the files those paths named then.
 long HeldOutputSink::change(const std::string& what, const std::function<long()>& apply) {
+  if (holds_files()) {
+    blocked_.store(true);
+    return kWaitForRelease;
+  }
   return PassthroughSink().change(what, apply);
+}
+
+bool HeldOutputSink::must_wait(int host_fd) {
+  if (!holds_files()) return false;
+  struct stat st;
+  if (fstat(host_fd, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!inodes_.count({st.st_dev, st.st_ino})) return false;
+  blocked_.store(true);
+  return true;
+}
+
+void HeldOutputSink::adjust_stat(struct stat* st) {
+  if (!holds_files() || !S_ISREG(st->st_mode)) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = inodes_.find({st->st_dev, st->st_ino});
+  if (it != inodes_.end()) st->st_size = std::max<off_t>(st->st_size, static_cast<off_t>(it->second.end));
+}
+
+void HeldOutputSink::wait_for_release(std::chrono::microseconds max) {
+  std::unique_lock<std::mutex> lock(mu_);
+  uint64_t seen = releases_;
+  released_.wait_for(lock, max, [&] { return releases_ != seen || !holds_files(); });
+}
+
+bool HeldOutputSink::release_file(const OutputRecord& r) {
+  bool ok = r.file && pwrite_fully(r.file->fd, r.bytes.data(), r.bytes.size(), r.stream_pos);
+  int err = r.file ? errno : EBADF;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (r.file) {
+      auto it = inodes_.find({r.file->dev, r.file->ino});
+      if (it != inodes_.end() && --it->second.records == 0) inodes_.erase(it);
+    }
+    held_files_.fetch_sub(1);
+    ++releases_;
+    blocked_.store(false);  // a waiting call runs again and says if it still waits
+  }
+  released_.notify_all();
+  errno = err;
+  return ok;
 }
 
 std::vector<OutputRecord> HeldOutputSink::take() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<OutputRecord> out;
   out.swap(pending_);
+  pending_files_ = 0;
   return out;
 }
 
 bool HeldOutputSink::waiting() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return !pending_.empty();
+  return pending_.size() > pending_files_;
+}
+
+bool HeldOutputSink::release_wanted() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return blocked_.load() && pending_files_ > 0;
 }
 
 uint64_t HeldOutputSink::held_bytes() const {
@@ -70,6 +200,18 @@ bool write_fully(int fd, const uint8_t* bytes, size_t len) {
     if (n <= 0) return false;
     bytes += n;
     len -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool pwrite_fully(int fd, const uint8_t* bytes, size_t len, uint64_t offset) {
+  while (len > 0) {
+    ssize_t n = ::pwrite(fd, bytes, len, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes += n;
+    len -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
   }
   return true;
 }

@@ -4,14 +4,21 @@
 // The default passes them straight to the host; the replication layer holds
 // them per epoch and releases them when the backup has acknowledged.
 #pragma once
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include <chrono>
 #include <functional>
 #include <span>
 #include <string>
 
 namespace vmha {
+
+// A system call returns this (never seen by the guest) when it must wait for
+// held file writes to be released: the VMM rewinds the guest to the syscall
+// instruction, waits (parking if the epoch ends) and runs the call again.
+constexpr long kWaitForRelease = -512;  // the kernel's ERESTARTSYS
 
 struct OutputTarget {
   int guest_fd = -1;
@@ -27,7 +34,21 @@ class OutputSink {
   virtual ssize_t write(const OutputTarget& target, std::span<const iovec> data, off_t offset) = 0;
   // A file-system change described by `what`; apply() performs it and returns
   // 0 or -errno.
+  // A sink that holds file writes may answer kWaitForRelease instead.
   virtual long change(const std::string& what, const std::function<long()>& apply) = 0;
+
+  // Held file writes: the guest must see them although the host file does
+  // not have them yet. The defaults (nothing held) cost a virtual call.
+  // True while any file write is held (a cheap gate for the calls below).
+  virtual bool holds_files() const { return false; }
+  // True when the file behind host_fd has held writes: a call that reads it
+  // returns kWaitForRelease and runs again after their release.
+  virtual bool must_wait(int host_fd) { (void)host_fd; return false; }
+  // Sets st_size to the size the guest sees (held writes extend the file).
+  virtual void adjust_stat(struct stat* st) { (void)st; }
+  // vCPU thread, after a call returned kWaitForRelease: waits until held
+  // writes were released, at most `max` (then the caller checks for a pause).
+  virtual void wait_for_release(std::chrono::microseconds max) { (void)max; }
 };
 
 // Performs everything at once on the host.

@@ -21,9 +21,13 @@ namespace {
 
 int fd_arg(const SyscallArgs& a, int i) { return static_cast<int>(a.a[i]); }
 
+// A file with held writes (output commit) is read only after their release.
+bool must_wait(Process& p, const FdEntry& e) { return e.kind == FdKind::kFile && p.out->must_wait(e.host_fd); }
+
 int64_t read_into(Process& p, int fd, std::vector<iovec>& iov, off_t offset) {
   FdEntry* e = p.fds.get(fd);
   if (!e) return -EBADF;
+  if (must_wait(p, *e)) return kWaitForRelease;
   ssize_t n = offset < 0 ? readv(e->host_fd, iov.data(), static_cast<int>(iov.size()))
                          : preadv(e->host_fd, iov.data(), static_cast<int>(iov.size()), offset);
   if (n < 0) return -errno;
@@ -84,7 +88,19 @@ int64_t sys_writev(Process& p, const SyscallArgs& a) {
 int64_t sys_lseek(Process& p, const SyscallArgs& a) {
   FdEntry* e = p.fds.get(fd_arg(a, 0));
   if (!e) return -EBADF;
-  off_t r = lseek(e->host_fd, static_cast<off_t>(a.a[1]), static_cast<int>(a.a[2]));
+  off_t off = static_cast<off_t>(a.a[1]);
+  int whence = static_cast<int>(a.a[2]);
+  if (e->kind == FdKind::kFile && p.out->holds_files()) {
+    if ((whence == SEEK_DATA || whence == SEEK_HOLE) && p.out->must_wait(e->host_fd)) return kWaitForRelease;
+    struct stat st;
+    if (whence == SEEK_END && fstat(e->host_fd, &st) == 0 && S_ISREG(st.st_mode)) {
+      p.out->adjust_stat(&st);  // the end includes held writes
+      if (off < -st.st_size) return -EINVAL;
+      off += st.st_size;
+      whence = SEEK_SET;
+    }
+  }
+  off_t r = lseek(e->host_fd, off, whence);
   return r < 0 ? -errno : r;
 }
 
@@ -95,6 +111,7 @@ int64_t sys_fstat(Process& p, const SyscallArgs& a) {
   if (!e) return -EBADF;
   struct stat st;
   if (fstat(e->host_fd, &st) < 0) return -errno;
+  p.out->adjust_stat(&st);
   return p.as.copy_out(a.a[1], &st, sizeof st) ? 0 : -EFAULT;
 }
 
@@ -232,6 +249,7 @@ int64_t sys_sendfile(Process& p, const SyscallArgs& a) {
   int out_fd = fd_arg(a, 0), in_fd = fd_arg(a, 1);
   FdEntry* in = p.fds.get(in_fd);
   if (!in || !p.fds.get(out_fd)) return -EBADF;
+  if (must_wait(p, *in)) return kWaitForRelease;
   off_t off = 0;
   bool has_off = a.a[2] != 0;
   if (has_off && !p.as.copy_in(&off, a.a[2], sizeof off)) return -EFAULT;

@@ -34,6 +34,8 @@ int64_t sys_mmap(Process& p, const SyscallArgs& a) {
     p.log_once(2000 + SYS_mmap, "writable MAP_SHARED file mappings are not supported (ENODEV)");
     return -ENODEV;
   }
+  // A file with held writes (output commit) is read only after their release.
+  if (e->kind == FdKind::kFile && p.out->must_wait(e->host_fd)) return kWaitForRelease;
   // A private copy of the file's bytes: exact for MAP_PRIVATE and for
   // read-only shared mappings of files nobody else writes.
   int64_t at = p.as.map(addr, len, prot | PROT_WRITE, flags & ~MAP_SHARED);

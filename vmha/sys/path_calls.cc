@@ -65,7 +65,9 @@ int64_t do_open(Process& p, int64_t dirfd, uint64_t path_va, int flags, unsigned
   } else {
     if (e) return e;
     int host_flags = flags & ~(O_CLOEXEC | 0100000 /* O_LARGEFILE */);
-    int fd = p.root.open_beneath(r.dir, r.rel, host_flags, mode);
+    // Truncating is a file-system change (it may wait for held writes).
+    auto open_it = [&] { return static_cast<long>(p.root.open_beneath(r.dir, r.rel, host_flags, mode)); };
+    int fd = static_cast<int>((host_flags & O_TRUNC) ? p.out->change("truncate " + r.recorded, open_it) : open_it());
     if (fd < 0) return fd;
     entry.host_fd = fd;
     entry.kind = FdKind::kFile;
@@ -118,6 +120,7 @@ int64_t do_stat(Process& p, int64_t dirfd, uint64_t path_va, uint64_t out_va, in
     close(fd);
     if (rc < 0) return -err;
   }
+  p.out->adjust_stat(&st);  // held writes (output commit) count in the size
   return p.as.copy_out(out_va, &st, sizeof st) ? 0 : -EFAULT;
 }
 

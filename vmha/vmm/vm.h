@@ -125,6 +125,7 @@ class Vm {
   uint64_t hwcap_ = 0;
   uint64_t syscalls_ = 0;
   uint64_t last_nr_ = 0;
+  bool restart_ = false;  // the last system call returned kWaitForRelease: run it again
   bool cpl_checked_ = false, syscall_enters_cpl0_ = false;
   bool sync_regs_ = false;  // registers travel in kvm_run (KVM_CAP_SYNC_REGS)
   Status flush_sync_regs();

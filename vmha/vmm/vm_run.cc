@@ -4,6 +4,7 @@
 #include <sys/ioctl.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "vmha/sys/syscall_table.h"
@@ -115,9 +116,17 @@ Status Vm::handle_syscall(RunResult* end) {
   SyscallArgs args{r.rax, {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9}};
   last_nr_ = r.rax;
   int64_t ret = dispatch_syscall(*proc_, args);
-  ++syscalls_;
-  r.rax = static_cast<uint64_t>(ret);
-  r.rip = r.rcx;
+  restart_ = ret == kWaitForRelease;
+  if (restart_) {
+    // The call waits for held output: back to the syscall instruction with
+    // rax = its number again, so the guest state is "before the call" (a
+    // checkpoint taken meanwhile re-executes it too).
+    r.rip = r.rcx - 2;  // `syscall` is 2 bytes
+  } else {
+    ++syscalls_;
+    r.rax = static_cast<uint64_t>(ret);
+    r.rip = r.rcx;
+  }
   r.rflags = (r.r11 & 0x3c7fd7) | 2;  // what SYSRET would load
   if (sync_regs_) run_->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
   else if (ioctl(vcpu_fd_, KVM_SET_REGS, &r) < 0) return Status::error(errno_text("KVM_SET_REGS"));
@@ -192,6 +201,12 @@ RunResult Vm::run() {
         uint16_t port = run_->io.port;
         if (port == kSyscallPort && run_->io.direction == KVM_EXIT_IO_OUT) {
           if (Status s = handle_syscall(&result); !s.ok()) return finish(failed(s.message()));
+          if (restart_) {
+            // Not inside the call any more: pauses park at the loop's top.
+            if (!pause_requested_.load() && !stop_requested_.load())
+              proc_->out->wait_for_release(std::chrono::microseconds(200));
+            break;
+          }
           if (proc_->exit.requested) {
             const GuestExit& e = proc_->exit;
             result.end = e.by_signal ? RunResult::End::kSignaled : RunResult::End::kExited;

@@ -1,0 +1,104 @@
+#!/bin/sh
+# Output commit of file writes (vmha(1), Output commit). The `filelog`
+# workload writes numbered records into a file (write, pwrite, O_APPEND) and
+# checks its own view (fstat, stat, lseek SEEK_END, reads back).
+# 1. Under replication, in both modes: the program's checks pass, the file
+#    and the output are the native ones.
+# 2. Held: while the guest is still in its first (long) epoch, after it has
+#    written and told so through a FIFO (not held), the host file is empty.
+# 3. kill -9 of the primary at random points: the backup finishes, the file
+#    is the native one (every record once, at its place) and so is the output.
+. "$top_srcdir/tests/integration/vmha_repl_lib.sh"
+vmha_repl_require
+vmha_repl_setup
+cd "$T" || exit 1
+KILLS=${VMHA_FILE_KILLS:-12}
+ARGS="1500 100 100000"  # records, batch, work: a batch spans several 10 ms epochs
+mkdir native && (cd native && "$WL/filelog" $ARGS > out) || { echo "FAIL: filelog natively"; exit 1; }
+fail=0
+
+# 1. Same file, same output, both modes.
+for mode in async stop-copy; do
+  rm -rf "$mode"; mkdir "$mode"; cd "$mode" || exit 1
+  start_backup "$T/$mode/backup.out"
+  "$VMHA" run --memory 256 --mode $mode --epoch-ms 20 --backup "$ADDR" --key "$T/key" -- "$WL/filelog" $ARGS \
+    > out 2> primary.err
+  rc=$?
+  wait_bounded "$BACKUP_PID" 60; brc=$WAIT_RC; BACKUP_PID=
+  if [ "$rc" != 0 ] || [ "$brc" != 0 ] || ! cmp -s ../native/out out || ! cmp -s ../native/filelog.dat filelog.dat; then
+    echo "FAIL: filelog ($mode): exit $rc, backup exit $brc"; cat primary.err; diff ../native/out out | head -5; fail=1
+  else
+    echo "ok: filelog ($mode): file and output as native"
+  fi
+  cd "$T" || exit 1
+done
+
+# 2. Held until the checkpoint is acknowledged: a 20 s epoch, so the guest's
+# first batch is still held when it reports it through the FIFO (writes to a
+# FIFO are not held); it waits for our answer before going on.
+# The primary sends nothing during an epoch: a backup lease of 5 s lets the
+# backup wait 25 s before it counts the connection as gone.
+LEASE_MS=5000
+for mode in async stop-copy; do
+  rm -rf "held-$mode"; mkdir "held-$mode"; cd "held-$mode" || exit 1
+  mkfifo notify
+  start_backup "$T/held-$mode/backup.out"
+  "$VMHA" run --memory 256 --mode $mode --epoch-ms 20000 --backup "$ADDR" --key "$T/key" -- \
+    "$WL/filelog" 200 100 3000 notify > out 2> primary.err &
+  PRIMARY_PID=$!
+  line=$(timeout 60 cat notify)  # until the guest wrote its first batch
+  size=$(stat -c %s filelog.dat)
+  timeout 60 sh -c 'echo go > notify'  # the guest waits for this answer
+  wait_bounded "$PRIMARY_PID" 60; rc=$WAIT_RC; PRIMARY_PID=
+  wait_bounded "$BACKUP_PID" 60; BACKUP_PID=
+  (cd "$T/native" && rm -f filelog.dat && "$WL/filelog" 200 100 3000 > out200)
+  if [ "$line" != "wrote 3200" ] || [ "$size" != 0 ]; then
+    echo "FAIL: held ($mode): the guest said '$line', the host file had $size bytes (0 expected)"; fail=1
+  elif [ "$rc" != 0 ] || ! cmp -s "$T/native/filelog.dat" filelog.dat || ! cmp -s "$T/native/out200" out; then
+    echo "FAIL: held ($mode): exit $rc, file or output differs"; cat primary.err; fail=1
+  else
+    echo "ok: held ($mode): guest wrote 3200 bytes, host file empty until the acknowledgement"
+  fi
+  cd "$T" || exit 1
+done
+LEASE_MS=
+(cd native && "$WL/filelog" $ARGS > out)
+
+# 3. kill -9 of the primary; the backup finishes the file.
+FENCE="true"
+LEASE_MS=300
+wait_lines() {
+  for _ in $(seq 6000); do
+    [ "$(wc -l < out)" -ge "$1" ] && return 0
+    kill -0 "$PRIMARY_PID" 2>/dev/null || return 1
+    sleep 0.005
+  done
+}
+resumed=0 i=0 kfail=0
+while [ "$resumed" -lt "$KILLS" ] && [ $i -lt $((KILLS * 2)) ]; do
+  i=$((i + 1))
+  mode=async; [ $((i % 2)) -eq 0 ] && mode=stop-copy
+  rm -rf kill; mkdir kill; cd kill || exit 1
+  : > out
+  start_backup "$T/kill/out"
+  "$VMHA" run --memory 256 --mode $mode --epoch-ms 10 --backup "$ADDR" --key "$T/key" -- "$WL/filelog" $ARGS \
+    >> out 2> primary.err &
+  PRIMARY_PID=$!
+  # After 1-14 of the 15 batch lines (each is out once its epoch was
+  # acknowledged), so the kills fall into different epochs.
+  wait_lines $(( $(od -An -N2 -tu2 /dev/urandom) % 14 + 1 ))
+  kill -9 $PRIMARY_PID 2>/dev/null
+  wait $PRIMARY_PID 2>/dev/null; PRIMARY_PID=
+  wait_bounded "$BACKUP_PID" 60; brc=$WAIT_RC; BACKUP_PID=
+  grep -q "resuming from checkpoint" "$T/backup.err" && resumed=$((resumed + 1))
+  if [ "$brc" != 0 ] || ! cmp -s ../native/filelog.dat filelog.dat || ! cmp -s ../native/out out; then
+    echo "FAIL: kill $i ($mode): backup exit $brc; file or output differs"
+    cmp ../native/filelog.dat filelog.dat; diff ../native/out out | head -5; tail -5 "$T/backup.err"; kfail=1
+  fi
+  : > "$T/backup.err"
+  cd "$T" || exit 1
+done
+[ "$kfail" = 0 ] && echo "ok: $i kills of the primary ($resumed resumed on the backup), file and output as native"
+[ "$kfail" = 0 ] || fail=1
+[ "$resumed" -ge "$KILLS" ] || { echo "FAIL: only $resumed of $i kills hit a running primary ($KILLS wanted)"; fail=1; }
+exit $fail
