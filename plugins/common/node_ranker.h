@@ -14,6 +14,8 @@
 
 namespace duet::plugin {
 
+class AgentChannel;  // plugins/common/agent_channel.h
+
 class NodeRanker {
  public:
   virtual ~NodeRanker() = default;
@@ -23,6 +25,11 @@ class NodeRanker {
   // human text (goes into the job's explanation). Returns "" or an error.
   virtual std::string rank(const JobInfo& job, const ClusterInfo& cluster,
                            std::vector<double>& preference, std::string* reason) = 0;
+  // The agents' messages (agent_channel.h). A learned ranker connected to a
+  // channel publishes its message to the ordering agent there (when its GP or
+  // the nodes' occupancy changed) and ranks a job's nodes with the ordering
+  // agent's message for that job (none: zeros); the others ignore it.
+  virtual void connect(AgentChannel* channel) { (void)channel; }
 };
 
 // Reads a node speeds CSV (header row with columns `node` and `speed`, speed

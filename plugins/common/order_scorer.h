@@ -18,6 +18,8 @@
 
 namespace duet::plugin {
 
+class AgentChannel;  // plugins/common/agent_channel.h
+
 class OrderScorer {
  public:
   virtual ~OrderScorer() = default;
@@ -30,6 +32,20 @@ class OrderScorer {
     (void)job;
     (void)run_s;
   }
+
+  // The agents' messages (agent_channel.h). A learned scorer connected to a
+  // channel reads the placement agent's message there in every score()
+  // (none, or one of another width: zeros); the others ignore it.
+  virtual void connect(AgentChannel* channel) { (void)channel; }
+  // A re-score of the whole pending queue: as score(), and a connected
+  // learned scorer also publishes each job's message to the placement agent,
+  // replacing the previous pass's set (cleared when scoring fails).
+  virtual std::string score_queue(std::span<const JobInfo> jobs, const ClusterInfo& cluster,
+                                  std::span<double> scores) {
+    return score(jobs, cluster, scores);
+  }
+  // Whether the last score() / score_queue() used a placement message.
+  virtual bool used_placement_message() const { return false; }
 };
 
 // Age+size priority (like Slurm multifactor with PriorityFavorSmall):

@@ -7,7 +7,10 @@
 #    StateSaveLocation and is the same after a slurmctld restart;
 #  - pending GPU jobs are scored by the ordering network (non-zero scores,
 #    while the fallback's weights are 0, so a fallback would score all 0)
-#    and their priorities follow its scores.
+#    and their priorities follow its scores;
+#  - the agents talk (agent_channel.h): the ordering agent scores with the
+#    placement agent's message, and the jobs are placed with the ordering
+#    agent's message for each (both said in the explanations).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/plugin_lib.sh"
 require_duet_plugins
@@ -81,7 +84,16 @@ scores=$(awk '{print $3}' <<<"$snap")
 by_prio=$(sort -k2,2nr <<<"$snap" | awk '{print $1}' | paste -sd' ')
 by_score=$(sort -k3,3gr -k1,1n <<<"$snap" | awk '{print $1}' | paste -sd' ')
 [ "$by_prio" = "$by_score" ] || fail "priorities ($by_prio) do not follow the scores ($by_score)"
+for x in "${js[@]}"; do
+  [[ "$(explanation "$x")" == *" by $agent with the placement agent's message" ]] \
+    || fail "job $x scored without the placement agent's message: $(explanation "$x")"
+done
 timeout 10 scancel "$blocker"
 wait_state 40 COMPLETED "${js[@]}"
+for x in "${js[@]}"; do
+  [[ "$(explanation "$x")" == *"; nodes node"*": $agent: best node"*", ordering agent's message used)"* ]] \
+    || fail "job $x placed without the ordering agent's message: $(explanation "$x")"
+done
+note "explanation: $(explanation "${js[0]}")"
 ctld_alive || fail "slurmctld died"
-echo "PASS: learned agents loaded ($agent); placement on the agent's best node ($best); GP state kept over a restart; priorities follow the network's scores"
+echo "PASS: learned agents loaded ($agent); placement on the agent's best node ($best); GP state kept over a restart; priorities follow the network's scores; messages exchanged both ways"

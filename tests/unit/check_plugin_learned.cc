@@ -1,6 +1,7 @@
 // The plugins' learned-agent adapters without Slurm: Scorer=model and
 // Ranker=model through the factory seams (plugins/common/agent_factory.cc)
-// with a fresh model file, the GP observer's save/restore, job hints, cksum.
+// with a fresh model file, the GP observer's save/restore, job hints, cksum,
+// and the agents' messages through a channel (agent_channel.h).
 #include <unistd.h>
 
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <set>
 #include <string>
 
+#include "plugins/common/agent_channel.h"
 #include "plugins/common/file_cksum.h"
 #include "plugins/common/job_hints.h"
 #include "plugins/common/order_scorer.h"
@@ -31,12 +33,37 @@ namespace {
 
 std::string g_dir;
 
+// An untrained model may ignore the other agent's message (its listening
+// weights start at zero): give them fixed non-zero values, as training
+// would, so the message tests below see the messages matter.
+void set_columns(duet::learn::Model& m, const std::string& name, size_t first, size_t count) {
+  for (duet::learn::NamedArray& a : m.weights) {
+    if (a.name != name) continue;
+    ck_assert_uint_eq(a.shape.size(), 2);
+    const size_t rows = static_cast<size_t>(a.shape[0]), cols = static_cast<size_t>(a.shape[1]);
+    ck_assert(first + count <= cols);
+    for (size_t r = 0; r < rows; ++r)
+      for (size_t c = first; c < first + count; ++c)
+        a.data[r * cols + c] = 0.5f * static_cast<float>(std::sin(1.0 + 7.0 * r + 3.0 * c));
+    return;
+  }
+  ck_abort_msg("no weight %s in the model", name.c_str());
+}
+
+void listen_to_messages(duet::learn::Model& m) {
+  const duet::learn::NetConfig& n = m.nets;
+  set_columns(m, "ordering.head1.weight", 3 * n.ordering.embed + n.ordering.cluster_features,
+              n.placement.placement_message);
+  set_columns(m, "placement.l1.weight", n.placement.machine_features, n.ordering.order_message);
+}
+
 std::string model_file() {
   static std::string path;
   if (path.empty()) {
     path = g_dir + "/duet.model";
     duet::learn::Model m = duet::learn::make_initial_model(duet::learn::NetConfig{}, duet::learn::GpHyper{}, 7);
     m.job_types = {"ResNet-50 (batch size 32)", "Transformer (batch size 64)"};
+    listen_to_messages(m);
     duet::learn::save_model(m, path);
   }
   return path;
@@ -232,6 +259,164 @@ START_TEST(test_placement_agent_ranks_learns_and_restores) {
 }
 END_TEST
 
+// The ordering agent reads the placement agent's message from its channel:
+// none (or one of the wrong width) scores as unconnected; a non-zero one
+// changes the scores (the model's listening weights are non-zero, see
+// listen_to_messages). A queue re-score publishes each job's message.
+START_TEST(test_ordering_agent_messages) {
+  std::string err;
+  auto plain = make_order_scorer(model_conf(), &err);
+  auto s = make_order_scorer(model_conf(), &err);
+  ck_assert_msg(plain && s, "%s", err.c_str());
+  AgentChannel ch;
+  s->connect(&ch);
+  std::vector<JobInfo> jobs = {job(1, 1, 60), job(2, 8, 3600, "duet:ref=100;type=ResNet-50 (batch size 32)"),
+                               job(3, 2, 5), job(4, 4, 0)};
+  std::vector<double> base(jobs.size()), scores(jobs.size());
+  CK_STR_EQ(plain->score(jobs, cluster(2), base), "");
+  ck_assert(!plain->used_placement_message());
+  CK_STR_EQ(s->score(jobs, cluster(2), scores), "");  // nothing published: zeros
+  for (size_t i = 0; i < jobs.size(); ++i) ck_assert_double_eq(scores[i], base[i]);
+  ck_assert(!s->used_placement_message());
+  ck_assert_uint_eq(ch.order_publications(), 0);  // score() alone publishes nothing
+
+  const std::vector<float> wrong = {0.5f, 0.5f};  // another model's width: ignored
+  ch.publish_placement_message(wrong);
+  CK_STR_EQ(s->score(jobs, cluster(2), scores), "");
+  for (size_t i = 0; i < jobs.size(); ++i) ck_assert_double_eq(scores[i], base[i]);
+
+  const std::vector<float> pmsg = {0.9f, -0.8f, 0.7f, -0.6f};
+  ch.publish_placement_message(pmsg);
+  CK_STR_EQ(s->score(jobs, cluster(2), scores), "");
+  ck_assert(s->used_placement_message());
+  size_t changed = 0;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    ck_assert(std::isfinite(scores[i]));
+    changed += scores[i] != base[i];
+  }
+  ck_assert_msg(changed == jobs.size(), "only %zu of %zu scores changed with a placement message", changed,
+                jobs.size());
+
+  // a queue pass: the same scores, and one non-zero message per job, by id
+  std::vector<double> queue(jobs.size());
+  CK_STR_EQ(s->score_queue(jobs, cluster(2), queue), "");
+  for (size_t i = 0; i < jobs.size(); ++i) ck_assert_double_eq(queue[i], scores[i]);
+  ck_assert_uint_eq(ch.order_message_count(), jobs.size());
+  std::vector<float> m1, m2;
+  ck_assert(ch.order_message(1, m1) && ch.order_message(2, m2));
+  ck_assert_uint_eq(m1.size(), 4);
+  bool nonzero = false;
+  for (float x : m1) {
+    ck_assert(std::isfinite(x));
+    nonzero = nonzero || x != 0;
+  }
+  ck_assert(nonzero);
+  ck_assert(m1 != m2);
+  // the next pass replaces the set: job 1 started
+  CK_STR_EQ(s->score_queue(std::span<const JobInfo>(jobs).subspan(1), cluster(2),
+                           std::span<double>(queue).subspan(1)),
+            "");
+  ck_assert_uint_eq(ch.order_message_count(), jobs.size() - 1);
+  ck_assert(!ch.order_message(1, m1) && m1.empty());
+  // an empty queue leaves no messages
+  CK_STR_EQ(s->score_queue({}, cluster(2), {}), "");
+  ck_assert_uint_eq(ch.order_message_count(), 0);
+}
+END_TEST
+
+// The placement agent publishes its message (a generic 1-GPU job over the
+// usable GPU nodes) when ranking, again when the GP learns, and ranks a job
+// with the ordering agent's message for that job.
+START_TEST(test_placement_agent_messages) {
+  std::vector<std::string> errors;
+  PlacementAgent plain = make_placement_agent(model_conf(), &errors);
+  PlacementAgent a = make_placement_agent(model_conf(), &errors);
+  ck_assert_msg(plain.ranker && a.ranker && a.observer, "%s", errors.empty() ? "" : errors[0].c_str());
+  AgentChannel ch;
+  a.ranker->connect(&ch);
+  const ClusterInfo c = cluster();
+  const JobInfo j = job(10, 1, 0, "duet:ref=100;type=ResNet-50 (batch size 32)");
+  std::vector<double> base, pref;
+  std::string why;
+  CK_STR_EQ(plain.ranker->rank(j, c, base, &why), "");
+  CK_STR_EQ(a.ranker->rank(j, c, pref, &why), "");  // no ordering message yet: zeros
+  ck_assert(pref == base);
+  ck_assert_msg(why.find("ordering agent's message") == std::string::npos, "%s", why.c_str());
+
+  std::vector<float> msg;
+  ck_assert(ch.placement_message(msg));
+  ck_assert_uint_eq(msg.size(), 4);
+  bool nonzero = false;
+  for (float x : msg) {
+    ck_assert(std::isfinite(x) && std::abs(x) <= 1);  // tanh
+    nonzero = nonzero || x != 0;
+  }
+  ck_assert(nonzero);
+  // nothing changed: ranking again publishes nothing new
+  const uint64_t pubs = ch.placement_publications();
+  CK_STR_EQ(a.ranker->rank(j, c, pref, &why), "");
+  ck_assert_uint_eq(ch.placement_publications(), pubs);
+  // the occupancy changed: a new message
+  CK_STR_EQ(a.ranker->rank(j, cluster(3), pref, &why), "");
+  ck_assert_uint_eq(ch.placement_publications(), pubs + 1);
+  std::vector<float> busy;
+  ck_assert(ch.placement_message(busy) && busy != msg);
+  // the GP learned (observe after set_cluster, as select/duet does): a new message
+  a.observer->set_cluster(c);
+  for (int k = 0; k < 3; ++k) a.observer->observe(JobOutcome{j, {"node2"}, 100 / 1.5 * 2, true});
+  ck_assert_uint_eq(ch.placement_publications(), pubs + 4);
+  std::vector<float> learned;
+  ck_assert(ch.placement_message(learned) && learned != msg && learned != busy);
+
+  // the ordering agent's message for this job changes its node preferences;
+  // another job's message does not
+  const std::vector<uint32_t> other = {11};
+  const std::vector<float> omsg = {0.9f, -0.9f, 0.8f, -0.7f};
+  ch.publish_order_messages(other, omsg, 4);
+  std::vector<double> before, with;
+  CK_STR_EQ(a.ranker->rank(j, c, before, &why), "");
+  const std::vector<uint32_t> mine = {10};
+  ch.publish_order_messages(mine, omsg, 4);
+  CK_STR_EQ(a.ranker->rank(j, c, with, &why), "");
+  ck_assert_msg(why.find("ordering agent's message used") != std::string::npos, "%s", why.c_str());
+  size_t changed = 0;
+  for (size_t i = 0; i < with.size(); ++i) {
+    ck_assert(std::isfinite(with[i]));
+    changed += with[i] != before[i];
+  }
+  ck_assert_uint_eq(changed, with.size());
+  // a message of another width is ignored (zeros)
+  const std::vector<float> wrong = {1, 1};
+  ch.publish_order_messages(mine, wrong, 2);
+  CK_STR_EQ(a.ranker->rank(j, c, with, &why), "");
+  ck_assert(with == before);
+}
+END_TEST
+
+// Both agents on one channel, as in slurmctld: the ordering agent's scores
+// move once the placement agent has ranked (and so published).
+START_TEST(test_agents_talk) {
+  std::string err;
+  std::vector<std::string> errors;
+  auto s = make_order_scorer(model_conf(), &err);
+  PlacementAgent p = make_placement_agent(model_conf(), &errors);
+  ck_assert(s && p.ranker);
+  AgentChannel ch;
+  s->connect(&ch);
+  p.ranker->connect(&ch);
+  std::vector<JobInfo> jobs = {job(21, 1, 60), job(22, 2, 600)};
+  std::vector<double> before(2), after(2), pref;
+  CK_STR_EQ(s->score_queue(jobs, cluster(1), before), "");
+  ck_assert(!s->used_placement_message());
+  std::string why;
+  CK_STR_EQ(p.ranker->rank(jobs[0], cluster(1), pref, &why), "");
+  ck_assert_msg(why.find("ordering agent's message used") != std::string::npos, "%s", why.c_str());
+  CK_STR_EQ(s->score_queue(jobs, cluster(1), after), "");
+  ck_assert(s->used_placement_message());
+  ck_assert(after[0] != before[0] && after[1] != before[1]);
+}
+END_TEST
+
 int main() {
   char tmpl[] = "/tmp/check_plugin_learned.XXXXXX";
   if (!mkdtemp(tmpl)) return 99;
@@ -244,6 +429,9 @@ int main() {
   tcase_add_test(tc, test_ordering_agent_scores);
   tcase_add_test(tc, test_model_load_errors);
   tcase_add_test(tc, test_placement_agent_ranks_learns_and_restores);
+  tcase_add_test(tc, test_ordering_agent_messages);
+  tcase_add_test(tc, test_placement_agent_messages);
+  tcase_add_test(tc, test_agents_talk);
   suite_add_tcase(s, tc);
   SRunner* sr = srunner_create(s);
   srunner_set_fork_status(sr, CK_NOFORK);

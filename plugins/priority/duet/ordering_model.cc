@@ -7,11 +7,17 @@
 // "duet:...;type=" comment), and finished jobs feed the run-time history as in
 // training. No Slurm and no LibTorch header here: OrderingAgent hides LibTorch
 // (one intra-op thread) behind a pimpl. Nothing thrown escapes score().
+//
+// Messages (agent_channel.h), as in training (policy/learn/duet_policy.cc):
+// the placement agent's message, when select/duet published one of the
+// model's width, goes into every scoring; a queue re-score publishes each
+// job's message to the placement agent, keyed by job id.
 #include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "plugins/common/agent_channel.h"
 #include "plugins/common/file_cksum.h"
 #include "plugins/common/job_hints.h"
 #include "plugins/common/order_scorer.h"
@@ -96,23 +102,18 @@ class LearnedOrderScorer final : public OrderScorer {
 
   std::string score(std::span<const JobInfo> jobs, const ClusterInfo& cluster,
                     std::span<double> scores) override {
-    try {
-      if (jobs.empty()) return "";
-      build_views(jobs, cluster, views_);
-      const learn::ClusterSummary s = learn::summarise(views_.cluster);
-      learn::job_feature_rows(views_.jobs, s, history_, rows_);
-      learn::cluster_features(views_.cluster, views_.jobs, s, cl_);
-      agent_.score(rows_, jobs.size(), cl_, {}, out_);
-      if (out_.size() != jobs.size()) return "ordering agent returned " + std::to_string(out_.size()) + " scores";
-      learn::add_order_prior(rows_, out_);  // as in the simulator (duet_policy.cc)
-      std::copy(out_.begin(), out_.end(), scores.begin());
-      return "";
-    } catch (const std::exception& e) {
-      return std::string("ordering agent: ") + e.what();
-    } catch (...) {
-      return "ordering agent: unknown exception";
-    }
+    return run(jobs, cluster, scores, false);
   }
+
+  std::string score_queue(std::span<const JobInfo> jobs, const ClusterInfo& cluster,
+                          std::span<double> scores) override {
+    std::string err = run(jobs, cluster, scores, true);
+    if (!err.empty() && channel_) channel_->clear_order_messages();
+    return err;
+  }
+
+  void connect(AgentChannel* channel) override { channel_ = channel; }
+  bool used_placement_message() const override { return used_pmsg_; }
 
   void on_finish(const JobInfo& job, double run_s) override {
     try {
@@ -124,11 +125,49 @@ class LearnedOrderScorer final : public OrderScorer {
   }
 
  private:
+  // Scores `jobs`; with `publish`, also hands each job's message to the
+  // placement agent through the channel.
+  std::string run(std::span<const JobInfo> jobs, const ClusterInfo& cluster, std::span<double> scores,
+                  bool publish) {
+    try {
+      used_pmsg_ = false;
+      if (jobs.empty()) {
+        if (publish && channel_) channel_->clear_order_messages();
+        return "";
+      }
+      build_views(jobs, cluster, views_);
+      const learn::ClusterSummary s = learn::summarise(views_.cluster);
+      learn::job_feature_rows(views_.jobs, s, history_, rows_);
+      learn::cluster_features(views_.cluster, views_.jobs, s, cl_);
+      pmsg_.clear();
+      if (channel_ && channel_->placement_message(pmsg_) && pmsg_.size() != agent_.config().placement.placement_message)
+        pmsg_.clear();  // another model's message: zeros, as without one
+      agent_.score_with_messages(rows_, jobs.size(), cl_, pmsg_, out_, msgs_);
+      if (out_.size() != jobs.size()) return "ordering agent returned " + std::to_string(out_.size()) + " scores";
+      learn::add_order_prior(rows_, out_);  // as in the simulator (duet_policy.cc)
+      std::copy(out_.begin(), out_.end(), scores.begin());
+      if (publish && channel_) {
+        ids_.clear();
+        for (const JobInfo& j : jobs) ids_.push_back(j.job_id);
+        channel_->publish_order_messages(ids_, msgs_, agent_.config().ordering.order_message);
+      }
+      used_pmsg_ = !pmsg_.empty();
+      return "";
+    } catch (const std::exception& e) {
+      return std::string("ordering agent: ") + e.what();
+    } catch (...) {
+      return "ordering agent: unknown exception";
+    }
+  }
+
   learn::OrderingAgent agent_;
   std::string name_;
   learn::JobHistory history_;
   PolicyViews views_;
-  std::vector<float> rows_, cl_, out_;
+  std::vector<float> rows_, cl_, out_, pmsg_, msgs_;
+  std::vector<uint32_t> ids_;
+  AgentChannel* channel_ = nullptr;
+  bool used_pmsg_ = false;
 };
 
 std::unique_ptr<OrderScorer> load_ordering_agent(const std::string& path, const DuetConf&,

@@ -8,6 +8,11 @@
 // agent cannot be built, the age+size fallback scores instead; reconfigure
 // tries again. No C++ exception leaves this file.
 //
+// The agents' messages (agent_channel.h): the scorer reads select/duet's
+// placement message (zeros when select/duet is not loaded, e.g. with
+// select/cons_tres) and each re-score publishes every pending job's message
+// to the placement agent, replacing the previous set.
+//
 // Locking: slurmctld's locks are always taken before `g.mu`, never after, so
 // the re-score thread cannot deadlock with slurmctld threads calling us with
 // their locks held.
@@ -23,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "plugins/common/agent_channel.h"
 #include "plugins/common/duet_conf.h"
 #include "plugins/common/explain.h"
 #include "plugins/common/order_scorer.h"
@@ -30,6 +36,7 @@
 #include "plugins/common/slurm_log.h"
 #include "plugins/common/slurm_views.h"
 
+using duet::plugin::AgentChannel;
 using duet::plugin::ClusterInfo;
 using duet::plugin::DuetConf;
 using duet::plugin::JobInfo;
@@ -100,16 +107,20 @@ void load_locked() {
           "`scontrol reconfigure`", plugin_type, g.conf.scorer.c_str(), why.c_str());
     g.scorer = duet::plugin::make_fallback_scorer(g.conf);
   }
+  // A scorer without messages publishes none: drop the previous scorer's.
+  duet::plugin::agent_channel()->clear_order_messages();
+  g.scorer->connect(duet::plugin::agent_channel());
   DUET_INFO(level(), "%s: scorer %s, re-score every %d s, config %s", plugin_type,
             g.scorer->name().c_str(), g.conf.rescore_interval_s, path.c_str());
 }
 
-// Scores `jobs`; on any failure logs it and uses the fallback. Holds g.mu.
-std::vector<double> score_locked(const std::vector<JobInfo>& jobs, const ClusterInfo& cluster) {
+// Scores `jobs` (`queue`: the whole pending queue, whose messages go to the
+// placement agent); on any failure logs it and uses the fallback. Holds g.mu.
+std::vector<double> score_locked(const std::vector<JobInfo>& jobs, const ClusterInfo& cluster, bool queue) {
   std::vector<double> scores(jobs.size(), 0.0);
   std::string err;
   try {
-    err = g.scorer->score(jobs, cluster, scores);
+    err = queue ? g.scorer->score_queue(jobs, cluster, scores) : g.scorer->score(jobs, cluster, scores);
   } catch (const std::exception& e) {
     err = std::string("exception: ") + e.what();
   } catch (...) {
@@ -125,11 +136,18 @@ std::vector<double> score_locked(const std::vector<JobInfo>& jobs, const Cluster
       g.last_error = err;
       g.last_error_time = now;
     }
+    if (queue) duet::plugin::agent_channel()->clear_order_messages();  // the fallback sends none
     auto fb = duet::plugin::make_fallback_scorer(g.conf);
     scores.assign(jobs.size(), 0.0);
     fb->score(jobs, cluster, scores);
   }
   return scores;
+}
+
+// The scorer's name for explanations, saying when the placement agent's
+// message went into the last scoring. Holds g.mu.
+std::string with_message(const std::string& scorer_name) {
+  return g.scorer->used_placement_message() ? scorer_name + " with the placement agent's message" : scorer_name;
 }
 
 bool rescorable(const job_record_t* job) {
@@ -209,10 +227,10 @@ void rescore() {
   {
     std::lock_guard<std::mutex> lk(g.mu);
     for (const Finished& f : finished) g.scorer->on_finish(f.info, f.run_s);
-    scores = score_locked(jobs, cluster);
+    scores = score_locked(jobs, cluster, true);
     duet::plugin::PriorityLadder ladder;
     prio = ladder.assign(scores);
-    scorer_name = g.scorer->name();
+    scorer_name = with_message(g.scorer->name());
     explain = g.conf.explain;
     lvl = g.conf.log_level;
   }
@@ -307,9 +325,15 @@ extern "C" int init(void) {
       std::lock_guard<std::mutex> lk(g.mu);
       load_locked();
     }
+    AgentChannel* channel = duet::plugin::agent_channel();
+    channel->attach(AgentChannel::Agent::kOrdering, true);
     g.stop = false;
     g.thread = std::thread(rescore_loop);
-    DUET_INFO(level(), "%s loaded", plugin_name);
+    // select/duet attaches first (slurmctld loads the select plugin before us)
+    DUET_INFO(level(), "%s loaded; agent channel: %s", plugin_name,
+              channel->attached(AgentChannel::Agent::kPlacement)
+                  ? "connected to select/duet's placement agent"
+                  : "no placement agent (SelectType is not select/duet), its message is zeros");
     return SLURM_SUCCESS;
   } catch (const std::exception& e) {
     error("%s: init failed: %s", plugin_type, e.what());
@@ -327,6 +351,8 @@ extern "C" int fini(void) {
     }
     g.stop_cv.notify_all();
     if (g.thread.joinable()) g.thread.join();
+    if (running_in_slurmctld())
+      duet::plugin::agent_channel()->attach(AgentChannel::Agent::kOrdering, false);  // drops our messages
     std::lock_guard<std::mutex> lk(g.mu);
     g.scorer.reset();
   } catch (...) {
@@ -345,10 +371,10 @@ extern "C" uint32_t priority_p_set(uint32_t last_prio, job_record_t* job_ptr) {
     if (!duet::plugin::job_gpu_request(job_ptr, &gpus, &type)) return fifo_priority(job_ptr);
     JobInfo job = duet::plugin::job_info(job_ptr, time(nullptr));
     std::lock_guard<std::mutex> lk(g.mu);
-    std::vector<double> score = score_locked({job}, g.cluster);
+    std::vector<double> score = score_locked({job}, g.cluster, false);
     uint32_t p = g.ladder.slot(score[0]);
     if (g.conf.explain && duet::plugin::explain_owned(job_ptr->system_comment)) {
-      std::string text = duet::plugin::explain_rank(0, 0, score[0], g.scorer->name());
+      std::string text = duet::plugin::explain_rank(0, 0, score[0], with_message(g.scorer->name()));
       xfree(job_ptr->system_comment);
       job_ptr->system_comment = xstrdup(text.c_str());
     }

@@ -8,6 +8,12 @@
 //            updates the RWGP online;
 //   save     the GP's window and long-term statistics by node name (text),
 //            which select/duet keeps in StateSaveLocation.
+//   message  connected to the agents' channel (agent_channel.h), ranks with
+//            the ordering agent's message for the job (zeros without one)
+//            and publishes its own message to the ordering agent: the head's
+//            summary of all usable GPU nodes for a generic 1-GPU job of
+//            unknown type, recomputed when the GP or the occupancy changed;
+//            the same semantics as policy/learn/duet_policy.cc in training.
 // No Slurm and no LibTorch header here. select/duet serialises all calls.
 #include <algorithm>
 #include <cmath>
@@ -20,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "plugins/common/agent_channel.h"
 #include "plugins/common/file_cksum.h"
 #include "plugins/common/job_hints.h"
 #include "plugins/common/placement_agent.h"
@@ -77,7 +84,11 @@ class LearnedPlacement {
                                               static_cast<float>(known_speed(n.name)), 0.0f});
       }
       learn::placement_features(*gp_, pj, states_, rows_);
-      head_.score(rows_, states_.size(), {}, scores_);
+      publish_message(cluster);
+      omsg_.clear();
+      if (channel_ && channel_->order_message(job.job_id, omsg_) && omsg_.size() != head_.order_message())
+        omsg_.clear();  // another model's message: zeros, as without one
+      head_.score(rows_, states_.size(), omsg_, scores_);
       preference.assign(cluster.nodes.size(), 0.0);
       double lowest = 0;
       for (size_t i = 0; i < cluster.nodes.size(); ++i) {
@@ -91,9 +102,10 @@ class LearnedPlacement {
       if (reason) {
         size_t best = std::max_element(preference.begin(), preference.end()) - preference.begin();
         char buf[200];
-        std::snprintf(buf, sizeof buf, "%s: best %s (known speed %.3g, GP log-speed %+.3f +- %.3f)", name_.c_str(),
+        std::snprintf(buf, sizeof buf, "%s: best %s (known speed %.3g, GP log-speed %+.3f +- %.3f%s)", name_.c_str(),
                       cluster.nodes[best].name.c_str(), known_speed(cluster.nodes[best].name),
-                      rows_[best * learn::kPlacementFeatures], rows_[best * learn::kPlacementFeatures + 1]);
+                      rows_[best * learn::kPlacementFeatures], rows_[best * learn::kPlacementFeatures + 1],
+                      omsg_.empty() ? "" : ", ordering agent's message used");
         *reason = buf;
       }
       return "";
@@ -104,8 +116,14 @@ class LearnedPlacement {
     }
   }
 
+  void connect(AgentChannel* channel) {
+    channel_ = channel;
+    published_.reset();
+  }
+
   // (Re)builds the GP when the node list changes, carrying its state over by name.
   void set_cluster(const ClusterInfo& cluster) {
+    last_cluster_ = cluster;  // observe() publishes the message from it
     std::vector<std::string> names;
     for (const NodeInfo& n : cluster.nodes) names.push_back(n.name);
     if (gp_ && names == names_) return;
@@ -119,6 +137,7 @@ class LearnedPlacement {
                                                  model_->gp);
     names_ = std::move(names);
     pending_.reset();
+    ++gp_changes_;
     if (keep) apply(*keep);
   }
 
@@ -136,6 +155,8 @@ class LearnedPlacement {
       auto it = std::find(names_.begin(), names_.end(), n);
       if (it != names_.end()) gp_->observe(learn::GpObservation{static_cast<uint32_t>(it - names_.begin()), t, v});
     }
+    ++gp_changes_;
+    if (last_cluster_.nodes.size() == names_.size()) publish_message(last_cluster_);
   }
 
   std::string save() const {
@@ -232,6 +253,38 @@ class LearnedPlacement {
       cnt(it->second, std::min(x.slot, slots - 1)) += x.count;
     }
     gp_->restore(std::move(window), std::move(sum), std::move(cnt));
+    ++gp_changes_;
+  }
+
+  // The message to the ordering agent, from the GP's current posterior and
+  // the usable GPU nodes' state (locality 0), for a 1-GPU job of unknown
+  // type; published when the GP or those states changed since the last one.
+  // Needs gp_ built for this cluster (set_cluster first).
+  void publish_message(const ClusterInfo& cluster) {
+    if (!channel_ || !gp_) return;
+    msg_states_.clear();
+    for (size_t i = 0; i < cluster.nodes.size(); ++i) {
+      const NodeInfo& n = cluster.nodes[i];
+      if (n.gpus_total == 0 || !n.usable) continue;
+      msg_states_.push_back(learn::MachineState{
+          static_cast<uint32_t>(i), static_cast<uint16_t>(std::min<uint32_t>(n.gpus_total - std::min(n.gpus_alloc, n.gpus_total), 65535)),
+          static_cast<uint16_t>(std::min<uint32_t>(n.gpus_total, 65535)),
+          static_cast<uint16_t>(std::min<uint32_t>(n.jobs_running, 65535)), static_cast<float>(known_speed(n.name)), 0.0f});
+    }
+    if (published_ && published_->gp_changes == gp_changes_ && same_states(published_->states, msg_states_)) return;
+    const learn::PlacementJob generic{static_cast<uint32_t>(model_->job_types.size()), 1};
+    learn::placement_features(*gp_, generic, msg_states_, msg_rows_);
+    if (msg_states_.empty()) msg_.clear();  // no usable GPU node: no message (zeros)
+    else head_.message(msg_rows_, msg_states_.size(), msg_);
+    channel_->publish_placement_message(msg_);
+    published_ = Published{gp_changes_, msg_states_};
+  }
+
+  static bool same_states(const std::vector<learn::MachineState>& a, const std::vector<learn::MachineState>& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const learn::MachineState& x, const learn::MachineState& y) {
+      return x.machine == y.machine && x.free_gpus == y.free_gpus && x.total_gpus == y.total_gpus &&
+             x.colocated_jobs == y.colocated_jobs && x.rel_speed == y.rel_speed;
+    });
   }
 
   std::shared_ptr<const learn::Model> model_;
@@ -244,6 +297,17 @@ class LearnedPlacement {
   std::optional<SavedState> pending_;     // restored before the node list was known
   std::vector<learn::MachineState> states_;
   std::vector<float> rows_, scores_;
+  // the agents' messages
+  struct Published {
+    uint64_t gp_changes;
+    std::vector<learn::MachineState> states;
+  };
+  AgentChannel* channel_ = nullptr;
+  uint64_t gp_changes_ = 0;            // bumped whenever the GP's posterior may change
+  std::optional<Published> published_;  // what the last published message was computed from
+  ClusterInfo last_cluster_;
+  std::vector<learn::MachineState> msg_states_;
+  std::vector<float> msg_rows_, msg_, omsg_;
 };
 
 class RankerFace final : public NodeRanker {
@@ -254,6 +318,7 @@ class RankerFace final : public NodeRanker {
                    std::string* reason) override {
     return a_->rank(job, cluster, preference, reason);
   }
+  void connect(AgentChannel* channel) override { a_->connect(channel); }
 
  private:
   std::shared_ptr<LearnedPlacement> a_;

@@ -1,6 +1,10 @@
 // select/duet's steering: node bias from the placement agent, explanations,
 // observations and their saved state (man duet.conf(5)).
 //
+// The agents' messages (agent_channel.h): a learned ranker is connected to
+// the process's channel; select/duet attaches as the placement agent in
+// slurmctld, before priority/duet loads.
+//
 // Locking: slurmctld calls job_test / job_begin / job_fini with its job and
 // node locks held; `g.mu` is always taken after them, never before.
 #include "plugins/select/duet/steering.h"
@@ -16,6 +20,9 @@
 #include <sstream>
 #include <string>
 
+#include <strings.h>
+
+#include "plugins/common/agent_channel.h"
 #include "plugins/common/duet_conf.h"
 #include "plugins/common/explain.h"
 #include "plugins/common/placement_agent.h"
@@ -37,6 +44,7 @@ constexpr uint64_t kMaxTier = (1u << kTierBits) - 1;
 struct State {
   std::mutex mu;
   bool active = false;  // slurmctld, after init
+  bool selected = false;  // SelectType=select/duet: the placement agent on the channel
   DuetConf conf;
   PlacementAgent agent;
   std::string agent_error;               // why there is no ranker
@@ -138,6 +146,11 @@ void load_locked() {
     if (!err.empty()) error("%s: carrying observer state over: %s", kTag, err.c_str());
   }
   g.agent = std::move(fresh);
+  if (g.selected) {
+    // A ranker without messages publishes none: drop the previous ranker's.
+    agent_channel()->publish_placement_message({});
+    if (g.agent.ranker) g.agent.ranker->connect(agent_channel());
+  }
   DUET_INFO(level(), "%s: ranker %s, observer %s, config %s%s", kTag,
             g.agent.ranker ? g.agent.ranker->name().c_str() : "none (cons_tres order)",
             g.agent.observer ? g.agent.observer->name().c_str() : "none", path.c_str(),
@@ -155,8 +168,13 @@ std::string fmt_pref(double v) {
 void steering_init() {
   guarded("init", [] {
     std::lock_guard<std::mutex> lk(g.mu);
+    // slurmctld loads every select plugin in PluginDir: only the one in
+    // use (SelectType) places jobs and speaks for the placement agent.
+    g.selected = slurm_conf.select_type && !strcasecmp(slurm_conf.select_type, kTag);
     load_locked();
     g.active = true;
+    if (g.selected) agent_channel()->attach(AgentChannel::Agent::kPlacement, true);
+    debug("%s: agent channel %s", kTag, g.selected ? "ready, placement agent attached" : "unused (not SelectType)");
   });
 }
 
@@ -164,6 +182,8 @@ void steering_fini() {
   guarded("fini", [] {
     std::lock_guard<std::mutex> lk(g.mu);
     g.active = false;
+    if (g.selected) agent_channel()->attach(AgentChannel::Agent::kPlacement, false);  // drops our message
+    g.selected = false;
     g.agent = {};
     g.reasons.clear();
   });
