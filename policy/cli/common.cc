@@ -48,6 +48,10 @@ std::string find_etc(const std::string& name) {
 
 ModelHook& model_hook();
 std::string& model_path();
+MessagesHook& messages_hook() {
+  static MessagesHook hook = nullptr;
+  return hook;
+}
 
 void Inputs::add_options(CLI::App& app, bool required) {
   app.add_option("--trace", trace, "job trace CSV (duet-trace(5); convert Philly with 'duet convert philly')")->required(required);
@@ -64,6 +68,9 @@ void Inputs::add_options(CLI::App& app, bool required) {
         model_path() = path;
         if (model_hook()) model_hook()(path);
       });
+  app.add_flag_callback("--no-messages", [] {
+        if (messages_hook()) messages_hook()(false);
+      }, "the learned agents exchange zeros instead of their messages (for models trained with duet train --no-messages)");
 }
 
 ModelHook& model_hook() {
@@ -71,6 +78,7 @@ ModelHook& model_hook() {
   return hook;
 }
 void set_model_hook(ModelHook hook) { model_hook() = hook; }
+void set_messages_hook(MessagesHook hook) { messages_hook() = hook; }
 std::string& model_path() {
   static std::string path;
   return path;

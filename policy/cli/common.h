@@ -40,6 +40,9 @@ struct Inputs {
 // the learned policies (policy/learn) install it. No hook: --model is kept only.
 using ModelHook = void (*)(const std::string& path);
 void set_model_hook(ModelHook hook);
+// Called when --no-messages is given: the learned agents exchange zeros.
+using MessagesHook = void (*)(bool on);
+void set_messages_hook(MessagesHook hook);
 // True once --model was given (wildcards in duet eval include "duet" only then).
 bool model_given();
 

@@ -76,6 +76,7 @@ using Placement = std::vector<PlacementPart>;
 // policy may leave jobs out (they are not started this round), and may stop
 // after ClusterView::rank_limit jobs when it is > 0 (a caller that needs more
 // ranks the rest again).
+class PlacementPolicy;
 class OrderingPolicy {
  public:
   virtual ~OrderingPolicy() = default;
@@ -92,6 +93,9 @@ class OrderingPolicy {
   virtual bool oracle() const { return false; }
   // Told when a job finishes (e.g. to learn durations from history).
   virtual void on_finish(const JobView& /*job*/, double /*run_s*/) {}
+  // Told which placement policy it works with (Simulator::set_policies), so
+  // agents that exchange messages can find their peer; ignored by default.
+  virtual void pair_with(PlacementPolicy& /*placement*/) {}
 };
 
 // Chooses machines and GPU counts for one job, or nothing (job waits).

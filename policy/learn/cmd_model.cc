@@ -67,6 +67,7 @@ const CommandRegistrar reg(60, setup);
 const bool wired = [] {
   learn::register_duet_policies();
   set_model_hook([](const std::string& path) { learn::set_registry_model(path); });
+  set_messages_hook([](bool on) { learn::set_registry_messages(on); });
   return true;
 }();
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "policy/cli/common.h"
+#include "policy/learn/duet_policy.h"
 #include "policy/learn/train/trainer.h"
 
 namespace duet::cli {
@@ -76,6 +77,7 @@ void setup(CLI::App& parent) {
     a->t.keep_last = a->keep == "last";
     a->t.seed = a->in.seed;
     a->t.ideal = a->in.ideal;
+    a->t.messages = learn::registry_messages();  // --no-messages (Inputs)
     auto l = load(a->in);
     a->t.progress = progress_bar("duet train");
     learn::TrainReport r = learn::train(l->trace, l->cluster, l->table, &l->prices, a->t);

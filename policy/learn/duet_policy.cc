@@ -22,6 +22,17 @@ void check_model(const Model& m) {
   m.check_inputs(kJobFeatures, kClusterFeatures, kPlacementFeatures);
 }
 
+class DuetPlacement;
+
+// The messages the two agents exchange when they work together (both "duet"):
+// placement -> ordering, the placement head's summary of the cluster
+// (PlacementHead::message); ordering -> placement, one vector per job from
+// the same scoring pass. Without a peer both are zeros.
+void placement_message_of(DuetPlacement& p, const ClusterView& c, std::vector<float>& out);
+void give_order_messages(DuetPlacement& p, std::span<const JobView> jobs, const std::vector<float>& msgs);
+DuetPlacement* as_duet_placement(PlacementPolicy& p);
+bool messages_fit(const DuetPlacement& p, const NetConfig& ordering);
+
 class DuetOrdering : public OrderingPolicy {
  public:
   DuetOrdering(std::shared_ptr<const Model> m, const DuetPolicyOptions& o)
@@ -34,7 +45,13 @@ class DuetOrdering : public OrderingPolicy {
     const ClusterSummary s = summarise(c);
     job_feature_rows(jobs, s, history_, rows_);
     cluster_features(c, jobs, s, cl_);
-    agent_.score(rows_, jobs.size(), cl_, {}, scores_);
+    if (peer_ && opt_.messages) {
+      placement_message_of(*peer_, c, pmsg_);
+      agent_.score_with_messages(rows_, jobs.size(), cl_, pmsg_, scores_, msgs_);
+      give_order_messages(*peer_, jobs, msgs_);
+    } else {
+      agent_.score(rows_, jobs.size(), cl_, {}, scores_);
+    }
     add_order_prior(rows_, scores_, opt_.order_prior_weight);
     order.resize(jobs.size());
     std::iota(order.begin(), order.end(), size_t{0});
@@ -47,6 +64,10 @@ class DuetOrdering : public OrderingPolicy {
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores_[a] > scores_[b]; });
   }
   void on_finish(const JobView& job, double run_s) override { history_.on_finish(job, run_s); }
+  void pair_with(PlacementPolicy& p) override {
+    peer_ = as_duet_placement(p);
+    if (peer_ && !messages_fit(*peer_, agent_.config())) peer_ = nullptr;  // another model's shapes
+  }
 
  private:
   std::shared_ptr<const Model> model_;
@@ -54,7 +75,8 @@ class DuetOrdering : public OrderingPolicy {
   DuetPolicyOptions opt_;
   std::mt19937_64 rng_;
   JobHistory history_;
-  std::vector<float> rows_, cl_, scores_;
+  DuetPlacement* peer_ = nullptr;
+  std::vector<float> rows_, cl_, scores_, pmsg_, msgs_;
 };
 
 class DuetPlacement : public PlacementPolicy {
@@ -81,6 +103,8 @@ class DuetPlacement : public PlacementPolicy {
     }
     if (free_allowed < job.gpus) return std::nullopt;
     const PlacementJob pj{job_type(job.job_type), static_cast<uint16_t>(std::min(job.gpus, 65535))};
+    auto m = order_msgs_.find(job.id);
+    msg_ = m != order_msgs_.end() ? std::span<const float>(m->second) : std::span<const float>();
     score(c, pj, -1);
     // One machine if any can hold the whole job: the best-scored of those.
     int best = -1;
@@ -113,6 +137,28 @@ class DuetPlacement : public PlacementPolicy {
     for (const PlacementPart& part : p) expected = std::min(expected, c.machines[part.machine].speed);
     placed_[job.id] = Placed{p, expected};
     return p;
+  }
+
+  // Summary of the cluster for the ordering agent: the head's message over
+  // every machine's features for a generic 1-GPU job of unknown type.
+  void placement_message(const ClusterView& c, std::vector<float>& out) {
+    ensure_gp(c);
+    cand_.resize(c.machines.size());
+    std::iota(cand_.begin(), cand_.end(), 0u);
+    machine_states(c, -1);
+    placement_features(*gp_, PlacementJob{static_cast<uint32_t>(model_->job_types.size()), 1}, states_, rows_);
+    head_.message(rows_, cand_.size(), out);
+  }
+  bool messages_fit(const NetConfig& o) const {
+    return head_.order_message() == o.ordering.order_message && head_.placement_message() == o.placement.placement_message;
+  }
+  void set_order_messages(std::span<const JobView> jobs, const std::vector<float>& msgs) {
+    const size_t w = head_.order_message();
+    if (msgs.size() != jobs.size() * w) return;
+    order_msgs_.clear();
+    for (size_t i = 0; i < jobs.size(); ++i)
+      order_msgs_[jobs[i].id].assign(msgs.begin() + static_cast<std::ptrdiff_t>(i * w),
+                                     msgs.begin() + static_cast<std::ptrdiff_t>((i + 1) * w));
   }
 
   void on_finish(const JobView& job, double run_s) override {
@@ -163,6 +209,17 @@ class DuetPlacement : public PlacementPolicy {
   // total_[k]: head score + risk-aware prior for candidate k. rack >= 0:
   // locality 1 for machines on that rack.
   void score(const ClusterView& c, const PlacementJob& pj, int rack) {
+    machine_states(c, rack);
+    placement_features(*gp_, pj, states_, rows_);
+    head_.score(rows_, cand_.size(), msg_, total_);
+    for (size_t k = 0; k < cand_.size(); ++k) {
+      total_[k] += static_cast<float>(
+          placement_prior(rows_.data() + k * kPlacementFeatures, opt_.prior_weight, opt_.risk_aversion));
+    }
+  }
+
+  // states_[k] for candidate cand_[k]; locality 1 on `rack` (>= 0).
+  void machine_states(const ClusterView& c, int rack) {
     states_.resize(cand_.size());
     for (size_t k = 0; k < cand_.size(); ++k) {
       const MachineView& mv = c.machines[cand_[k]];
@@ -170,12 +227,6 @@ class DuetPlacement : public PlacementPolicy {
                                 static_cast<uint16_t>(std::clamp(mv.total_gpus, 1, 65535)),
                                 static_cast<uint16_t>(std::clamp(mv.jobs, 0, 65535)),
                                 static_cast<float>(mv.speed), rack >= 0 && mv.rack == rack ? 1.f : 0.f};
-    }
-    placement_features(*gp_, pj, states_, rows_);
-    head_.score(rows_, cand_.size(), {}, total_);
-    for (size_t k = 0; k < cand_.size(); ++k) {
-      total_[k] += static_cast<float>(
-          placement_prior(rows_.data() + k * kPlacementFeatures, opt_.prior_weight, opt_.risk_aversion));
     }
   }
 
@@ -188,12 +239,24 @@ class DuetPlacement : public PlacementPolicy {
   std::vector<uint32_t> cand_;
   std::vector<MachineState> states_;
   std::vector<float> rows_, total_;
+  std::unordered_map<int64_t, std::vector<float>> order_msgs_;  // job id -> message, last pass
+  std::span<const float> msg_;                                   // the job being placed
 };
+
+void placement_message_of(DuetPlacement& p, const ClusterView& c, std::vector<float>& out) {
+  p.placement_message(c, out);
+}
+void give_order_messages(DuetPlacement& p, std::span<const JobView> jobs, const std::vector<float>& msgs) {
+  p.set_order_messages(jobs, msgs);
+}
+DuetPlacement* as_duet_placement(PlacementPolicy& p) { return dynamic_cast<DuetPlacement*>(&p); }
+bool messages_fit(const DuetPlacement& p, const NetConfig& ordering) { return p.messages_fit(ordering); }
 
 struct RegistryModel {
   std::mutex mu;
   std::string path;
   std::shared_ptr<const Model> model;
+  bool messages = true;
 };
 RegistryModel& registry_model() {
   static RegistryModel r;
@@ -205,6 +268,7 @@ std::shared_ptr<const Model> current_model() {
   if (!r.model) throw std::invalid_argument("policy 'duet' needs a model file: give --model FILE (duet model init writes one)");
   return r.model;
 }
+
 
 }  // namespace
 
@@ -225,8 +289,24 @@ void set_registry_model(const std::string& path) {
   r.path = path;
 }
 
+bool registry_messages() {
+  RegistryModel& r = registry_model();
+  std::lock_guard<std::mutex> g(r.mu);
+  return r.messages;
+}
+
+void set_registry_messages(bool on) {
+  RegistryModel& r = registry_model();
+  std::lock_guard<std::mutex> g(r.mu);
+  r.messages = on;
+}
+
 void register_duet_policies() {
-  register_ordering("duet", [] { return make_duet_ordering(current_model()); });
+  register_ordering("duet", [] {
+    DuetPolicyOptions o;
+    o.messages = registry_messages();
+    return make_duet_ordering(current_model(), o);
+  });
   register_placement("duet", [](uint64_t seed) {
     DuetPolicyOptions o;
     o.seed = seed;

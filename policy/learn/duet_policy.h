@@ -33,6 +33,10 @@ struct DuetPolicyOptions {
   bool sample = false;
   double temperature = 1.0;
   std::uint64_t seed = 1;
+  // Ordering paired with a "duet" placement (Simulator::set_policies):
+  // exchange the agents' messages (duet-model(5), MESSAGES); false sends
+  // zeros both ways, as a model trained without them expects.
+  bool messages = true;
   // Ablations: replace the model's GP kernel ("duet-rbf", "duet-nogp").
   std::optional<KernelKind> kernel;
 };
@@ -45,6 +49,10 @@ std::unique_ptr<PlacementPolicy> make_duet_placement(std::shared_ptr<const Model
 // Loads (once per path; later calls reuse it) the model that the registry's
 // "duet" factories use; throws FormatError / std::invalid_argument.
 void set_registry_model(const std::string& path);
+// Whether the registry's "duet" ordering exchanges messages with a "duet"
+// placement (default on; `--no-messages` turns it off).
+void set_registry_messages(bool on);
+bool registry_messages();
 // Registers "duet" ordering and placement in the policy registry, and the
 // placement ablations "duet-rbf" (GP with an RBF kernel on machine features)
 // and "duet-nogp" (prior mean and variance only); their

@@ -142,6 +142,16 @@ Model make_initial_model(const NetConfig& nets, const GpHyper& gp, std::uint64_t
   OrderingNet o(nets);
   PlacementNet p(nets);
   CriticNet c(nets);
+  {
+    // The weights that read the other agent's message start at zero: an
+    // untrained pair acts as if nothing were said, and training learns to
+    // listen only where it pays (the senders' weights stay random, so the
+    // gradient reaches the listeners from the first update).
+    torch::NoGradGuard ng;
+    const auto& oc = nets.ordering;
+    o->head1->weight.narrow(1, 3 * oc.embed + oc.cluster_features, nets.placement.placement_message).zero_();
+    p->l1->weight.narrow(1, nets.placement.machine_features, oc.order_message).zero_();
+  }
   Model m;
   m.nets = nets;
   m.job_norm = FeatureNorm::identity(nets.ordering.job_features);

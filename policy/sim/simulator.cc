@@ -609,6 +609,7 @@ void Simulator::set_policies(OrderingPolicy* ordering, PlacementPolicy* placemen
   p_->ordering = ordering;
   p_->placement = placement;
   p_->joint = nullptr;
+  ordering->pair_with(*placement);
 }
 void Simulator::set_joint(JointPolicy* joint) {
   if (!joint) throw std::invalid_argument("set_joint: no policy");

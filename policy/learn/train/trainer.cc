@@ -52,10 +52,13 @@ struct Pass {
   int prefix = 0;                         // L (0: nothing started)
   float old_logp = 0;
   std::vector<int> places;                // PlaceStep indices
+  torch::Tensor order_msgs;               // [n, order_message] as sent in the rollout
+  std::unordered_map<std::int64_t, std::int64_t> row;  // job id -> input row
   double reward = 0, value = 0, adv = 0, ret = 0;
 };
 struct PlaceStep {
   torch::Tensor rows, prior;  // [k, 9] candidates, [k] risk-aware prior
+  std::int64_t job_row = -1;  // the job's row in its pass (its message); -1: zeros
   std::int64_t choice = 0;
   int bc_label = 0;           // best-fit candidate (warm start)
   float old_logp = 0;
@@ -81,6 +84,28 @@ struct Nets {
   }
 };
 
+// One ordering pass as deployed (DuetOrdering): the placement head's message
+// about the machines goes into the ordering scores, on top of the prior;
+// the same pass yields each job's message to the placement head. Gradients
+// flow through both messages, which is how the agents learn to talk.
+struct OrderOut {
+  torch::Tensor scores;  // [n] logits (prior included)
+  torch::Tensor msgs;    // [n, order_message]; zeros without messages
+};
+OrderOut order_pass(Nets& n, const NetConfig& nc, const torch::Tensor& jobs, const torch::Tensor& cluster,
+                    const torch::Tensor& machines, const torch::Tensor& prior, bool messages) {
+  auto e = n.ord->embed(jobs);
+  auto ctx = OrderingNetImpl::squeeze(e);
+  auto pm = messages ? n.plc->message(machines) : torch::zeros({nc.placement.placement_message});
+  OrderOut o;
+  o.scores = n.ord->scores(e, ctx, cluster, pm) + prior;
+  o.msgs = messages ? n.ord->messages(e, ctx) : torch::zeros({jobs.size(0), static_cast<std::int64_t>(nc.ordering.order_message)});
+  return o;
+}
+torch::Tensor job_msg(const torch::Tensor& msgs, std::int64_t row, const NetConfig& nc) {
+  return row >= 0 ? msgs[row] : torch::zeros({nc.ordering.order_message});
+}
+
 // Shared state of both actors during one rollout.
 struct Rollout {
   Nets* nets = nullptr;
@@ -88,6 +113,7 @@ struct Rollout {
   DuetPolicyOptions popt;
   std::mt19937_64 rng;
   bool sample = true;
+  bool messages = true;
   std::vector<Pass> passes;
   std::vector<PlaceStep> steps;
   JobHistory history;
@@ -152,7 +178,9 @@ class TrainOrdering : public OrderingPolicy {
     // Act as deployed (DuetOrdering, priority/duet): the network's score on
     // top of the QSSF-like prior, so the network learns that residual.
     p.prior = p.jobs.select(1, 11) * static_cast<float>(-r_.popt.order_prior_weight);
-    auto scores = r_.nets->ord->forward(p.jobs, p.cluster, torch::zeros({nc.placement.placement_message})) + p.prior;
+    OrderOut out = order_pass(*r_.nets, nc, p.jobs, p.cluster, p.machines, p.prior, r_.messages);
+    auto& scores = out.scores;
+    p.order_msgs = out.msgs;
     std::vector<double> key(jobs.size());
     auto acc = scores.accessor<float, 1>();
     for (size_t i = 0; i < jobs.size(); ++i) key[i] = acc[static_cast<std::int64_t>(i)] + (r_.sample ? r_.gumbel() : 0.0);
@@ -161,7 +189,10 @@ class TrainOrdering : public OrderingPolicy {
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key[a] > key[b]; });
     std::vector<std::int64_t> perm(order.begin(), order.end());
     p.perm = torch::tensor(perm, torch::kInt64);
-    for (size_t i = 0; i < jobs.size(); ++i) p.ids.push_back(jobs[i].id);
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      p.ids.push_back(jobs[i].id);
+      p.row[jobs[i].id] = static_cast<std::int64_t>(i);
+    }
     for (size_t k = 0; k < order.size(); ++k) p.pos[jobs[order[k]].id] = static_cast<int>(k);
     r_.passes.push_back(std::move(p));
   }
@@ -200,7 +231,10 @@ class TrainPlacement : public PlacementPolicy {
     st.rows = rows_tensor(rows, k, kPlacementFeatures);
     st.prior = (st.rows.select(1, 3) - r_.popt.risk_aversion * st.rows.select(1, 1)) * r_.popt.prior_weight;
     const auto& nc = r_.base->nets;
-    auto logits = r_.nets->plc->forward(st.rows, torch::zeros({nc.ordering.order_message})) + st.prior;
+    const Pass& cur = r_.passes.back();
+    if (auto it = cur.row.find(job.id); it != cur.row.end()) st.job_row = it->second;
+    const auto omsg = job_msg(cur.order_msgs, st.job_row, nc);
+    auto logits = r_.nets->plc->forward(st.rows, omsg) + st.prior;
     auto acc = logits.accessor<float, 1>();
     std::int64_t best = 0;
     double best_key = -1e300;
@@ -222,7 +256,7 @@ class TrainPlacement : public PlacementPolicy {
       // the rest of the machine set: greedy by score with locality to `first`
       r_.machine_rows(c, cand, pj, c.machines[first].rack, rows);
       auto t = rows_tensor(rows, static_cast<std::int64_t>(cand.size()), kPlacementFeatures);
-      auto sc = r_.nets->plc->forward(t, torch::zeros({nc.ordering.order_message})) +
+      auto sc = r_.nets->plc->forward(t, omsg) +
                 (t.select(1, 3) - r_.popt.risk_aversion * t.select(1, 1)) * r_.popt.prior_weight;
       auto sa = sc.accessor<float, 1>();
       std::vector<size_t> ord(cand.size());
@@ -318,9 +352,11 @@ Model export_model(Nets& n, const Model& base, const std::string& provenance) {
 }
 
 double greedy_jct(const Model& m, const Trace& t, const ClusterModel& c, const ThroughputTable& table,
-                  std::uint64_t seed, bool ideal) {
+                  std::uint64_t seed, bool ideal, bool messages) {
   auto sm = std::make_shared<const Model>(m);
-  auto o = make_duet_ordering(sm);
+  DuetPolicyOptions po;
+  po.messages = messages;
+  auto o = make_duet_ordering(sm, po);
   auto p = make_duet_placement(sm);
   SimOptions so;
   so.model.seed = seed;
@@ -338,9 +374,10 @@ struct Episode {
 };
 
 Episode rollout(Nets& nets, const Model& base, const Trace& t, const ClusterModel& c, const ThroughputTable& table,
-                const PriceTable* prices, std::uint64_t seed, bool ideal, bool sample) {
+                const PriceTable* prices, std::uint64_t seed, bool ideal, bool sample, bool messages) {
   Rollout r;
   r.nets = &nets;
+  r.messages = messages;
   r.base = &base;
   r.rng.seed(seed);
   r.sample = sample;
@@ -367,7 +404,7 @@ Episode rollout(Nets& nets, const Model& base, const Trace& t, const ClusterMode
 
 // Behaviour cloning towards the heuristic labels on recorded states.
 double bc_update(Nets& n, torch::optim::Optimizer& opt, const Episode& e, const NetConfig& nc, int epochs,
-                 TrainAgents agents) {
+                 TrainAgents agents, bool messages) {
   double last = 0;
   for (int ep = 0; ep < epochs; ++ep) {
     opt.zero_grad();
@@ -375,18 +412,23 @@ double bc_update(Nets& n, torch::optim::Optimizer& opt, const Episode& e, const 
     int terms = 0;
     for (const Pass& p : e.passes) {
       const std::int64_t njobs = p.jobs.size(0);
-      if (njobs < 2 || !trains_order(agents)) continue;
-      // target order: shortest predicted remaining GPU-time (feature 11) first
-      auto target = p.jobs.select(1, 11).argsort(0, false);
-      auto s = n.ord->forward(p.jobs, p.cluster, torch::zeros({nc.placement.placement_message})) + p.prior;
-      loss = loss - pl_logp(s, target, std::min<std::int64_t>(njobs, 8));
-      ++terms;
-    }
-    for (const PlaceStep& st : e.steps) {
-      if (st.rows.size(0) < 2 || !trains_place(agents)) continue;
-      auto logits = n.plc->forward(st.rows, torch::zeros({nc.ordering.order_message})) + st.prior;
-      loss = loss - torch::log_softmax(logits, 0)[st.bc_label];
-      ++terms;
+      const bool order_term = njobs >= 2 && trains_order(agents);
+      if (!order_term && (p.places.empty() || !trains_place(agents))) continue;
+      OrderOut out = order_pass(n, nc, p.jobs, p.cluster, p.machines, p.prior, messages);
+      if (order_term) {
+        // target order: shortest predicted remaining GPU-time (feature 11) first
+        auto target = p.jobs.select(1, 11).argsort(0, false);
+        loss = loss - pl_logp(out.scores, target, std::min<std::int64_t>(njobs, 8));
+        ++terms;
+      }
+      if (trains_place(agents))
+        for (int si : p.places) {
+          const PlaceStep& st = e.steps[static_cast<size_t>(si)];
+          if (st.rows.size(0) < 2) continue;
+          auto logits = n.plc->forward(st.rows, job_msg(out.msgs, st.job_row, nc)) + st.prior;
+          loss = loss - torch::log_softmax(logits, 0)[st.bc_label];
+          ++terms;
+        }
     }
     if (terms == 0) return 0;
     loss = loss / terms;
@@ -407,7 +449,7 @@ double ppo_update(Nets& n, torch::optim::Optimizer& opt, Episode& e, const NetCo
     for (Pass& p : P) {
       p.value = n.critic->forward(p.jobs, p.machines, p.cluster).item<double>() * ret_scale;
       if (p.prefix > 0 && trains_order(o.agents)) {
-        auto s = n.ord->forward(p.jobs, p.cluster, torch::zeros({nc.placement.placement_message})) + p.prior;
+        auto s = order_pass(n, nc, p.jobs, p.cluster, p.machines, p.prior, o.messages).scores;
         p.prefix = std::min(p.prefix, kMaxPrefix);
         p.old_logp = pl_logp(s, p.perm, p.prefix).item<float>();
       }
@@ -446,16 +488,19 @@ double ppo_update(Nets& n, torch::optim::Optimizer& opt, Episode& e, const NetCo
       };
       auto v = n.critic->forward(p.jobs, p.machines, p.cluster);
       val = val + (v - p.ret / ret_scale).pow(2);
-      if (p.prefix > 0 && trains_order(o.agents)) {
-        auto s = n.ord->forward(p.jobs, p.cluster, torch::zeros({nc.placement.placement_message})) + p.prior;
-        pol = pol + clipped(pl_logp(s, p.perm, p.prefix), p.old_logp);
-        auto lp = torch::log_softmax(s, 0);
+      const bool order_term = p.prefix > 0 && trains_order(o.agents);
+      const bool place_terms = trains_place(o.agents) && !p.places.empty();
+      OrderOut out;
+      if (order_term || place_terms) out = order_pass(n, nc, p.jobs, p.cluster, p.machines, p.prior, o.messages);
+      if (order_term) {
+        pol = pol + clipped(pl_logp(out.scores, p.perm, p.prefix), p.old_logp);
+        auto lp = torch::log_softmax(out.scores, 0);
         ent = ent - (lp.exp() * lp).sum();
       }
-      if (trains_place(o.agents))
+      if (place_terms)
         for (int si : p.places) {
           const PlaceStep& st = e.steps[static_cast<size_t>(si)];
-          auto lp = torch::log_softmax(n.plc->forward(st.rows, torch::zeros({nc.ordering.order_message})) + st.prior, 0);
+          auto lp = torch::log_softmax(n.plc->forward(st.rows, job_msg(out.msgs, st.job_row, nc)) + st.prior, 0);
           pol = pol + clipped(lp[st.choice], st.old_logp);
           ent = ent - (lp.exp() * lp).sum();
         }
@@ -501,8 +546,8 @@ const char* train_agents_name(TrainAgents a) {
 }
 
 double evaluate_model(const std::string& model, const Trace& trace, const ClusterModel& cluster,
-                      const ThroughputTable& table, std::uint64_t seed, bool ideal) {
-  return greedy_jct(load_model(model), trace, cluster, table, seed, ideal);
+                      const ThroughputTable& table, std::uint64_t seed, bool ideal, bool messages) {
+  return greedy_jct(load_model(model), trace, cluster, table, seed, ideal, messages);
 }
 
 TrainReport train(const Trace& trace, const ClusterModel& cluster, const ThroughputTable& table,
@@ -531,10 +576,11 @@ TrainReport train(const Trace& trace, const ClusterModel& cluster, const Through
   const Trace eval = window(trace, 0, o.window_jobs);
   const std::string prov = "duet train --seed " + std::to_string(o.seed) + " --episodes " +
                            std::to_string(o.episodes) + " --bc-episodes " + std::to_string(o.bc_episodes) +
-                           (o.agents == TrainAgents::both ? "" : std::string(" --agents ") + train_agents_name(o.agents));
+                           (o.agents == TrainAgents::both ? "" : std::string(" --agents ") + train_agents_name(o.agents)) +
+                           (o.messages ? "" : " --no-messages");
   TrainReport rep;
   if (!o.resume) {
-    st.initial = greedy_jct(base, eval, cluster, table, o.seed, o.ideal);
+    st.initial = greedy_jct(base, eval, cluster, table, o.seed, o.ideal, o.messages);
     st.best = st.initial;
     std::ofstream(csv) << "phase,episode,wall_s,rollout_jct_s,eval_jct_s,loss\n";
     save_model(export_model(nets, base, prov + " (untrained start)"), o.out);
@@ -552,7 +598,7 @@ TrainReport train(const Trace& trace, const ClusterModel& cluster, const Through
   };
   auto checkpoint = [&](const char* phase, int episode, double rollout_jct, double loss) {
     Model m = export_model(nets, base, prov);
-    const double jct = greedy_jct(m, eval, cluster, table, o.seed, o.ideal);
+    const double jct = greedy_jct(m, eval, cluster, table, o.seed, o.ideal, o.messages);
     curve << phase << "," << episode << "," << elapsed() << "," << rollout_jct << "," << jct << "," << loss << "\n";
     curve.flush();
     if (jct < st.best || o.keep_last) save_model(m, o.out);
@@ -566,8 +612,8 @@ TrainReport train(const Trace& trace, const ClusterModel& cluster, const Through
   if (!resumed_past_bc)
     for (int b = 0; b < o.bc_episodes && !out_of_time(); ++b) {
       Trace w = pick_window();
-      Episode e = rollout(nets, base, w, cluster, table, prices, o.seed + 1000 + b, o.ideal, true);
-      const double loss = bc_update(nets, opt, e, base.nets, o.bc_epochs, o.agents);
+      Episode e = rollout(nets, base, w, cluster, table, prices, o.seed + 1000 + b, o.ideal, true, o.messages);
+      const double loss = bc_update(nets, opt, e, base.nets, o.bc_epochs, o.agents, o.messages);
       checkpoint("bc", b, e.jct, loss);
       if (o.progress) o.progress(static_cast<double>(++done) / total);
     }
@@ -575,7 +621,7 @@ TrainReport train(const Trace& trace, const ClusterModel& cluster, const Through
   const int end = st.episodes + o.episodes;
   for (int ep = st.episodes; ep < end && !out_of_time(); ++ep) {
     Trace w = pick_window();
-    Episode e = rollout(nets, base, w, cluster, table, prices, o.seed + 17 * static_cast<std::uint64_t>(ep), o.ideal, true);
+    Episode e = rollout(nets, base, w, cluster, table, prices, o.seed + 17 * static_cast<std::uint64_t>(ep), o.ideal, true, o.messages);
     const double loss = ppo_update(nets, opt, e, base.nets, o, ret_scale);
     st.episodes = ep + 1;
     if ((ep + 1) % std::max(1, o.eval_every) == 0 || ep + 1 == end) checkpoint("ppo", ep, e.jct, loss);
@@ -583,7 +629,7 @@ TrainReport train(const Trace& trace, const ClusterModel& cluster, const Through
   }
   rep.episodes_done = st.episodes;
   rep.best_jct_s = st.best;
-  rep.final_jct_s = evaluate_model(o.out, eval, cluster, table, o.seed, o.ideal);
+  rep.final_jct_s = evaluate_model(o.out, eval, cluster, table, o.seed, o.ideal, o.messages);
   rep.wall_s = elapsed();
   return rep;
 }

@@ -52,6 +52,9 @@ struct TrainOptions {
   // one (a fixed training budget, e.g. for ablations).
   bool keep_last = false;
   bool ideal = false;         // simulator --ideal
+  // The agents exchange their messages (duet-model(5), MESSAGES) in rollouts,
+  // updates and evaluations; false: zeros both ways (an ablation).
+  bool messages = true;
   std::function<void(double)> progress;  // fraction of the run done
 };
 
@@ -70,6 +73,6 @@ TrainReport train(const Trace& trace, const ClusterModel& cluster, const Through
 
 // Mean JCT of the greedy duet/duet policies of a model file on a trace.
 double evaluate_model(const std::string& model, const Trace& trace, const ClusterModel& cluster,
-                      const ThroughputTable& table, std::uint64_t seed, bool ideal);
+                      const ThroughputTable& table, std::uint64_t seed, bool ideal, bool messages = true);
 
 }  // namespace duet::learn
