@@ -95,6 +95,23 @@ END_TEST
 
 START_TEST(communicate_path_matters) {
   Model m = test_model();
+  {
+    // An untrained model does not listen to the placement message (its
+    // weights start at zero, duet-model(5) MESSAGES)...
+    OrderingAgent fresh(m);
+    std::vector<float> jobs = random_rows(20, m.nets.ordering.job_features, 5), cl(m.nets.ordering.cluster_features, 0.f);
+    std::vector<float> pmsg(m.nets.placement.placement_message, 1.0f), s0, s1;
+    fresh.score(jobs, 20, cl, {}, s0);
+    fresh.score(jobs, 20, cl, pmsg, s1);
+    ck_assert(s0 == s1);
+  }
+  // ... a trained one does: give those weights values.
+  for (NamedArray& w : m.weights)
+    if (w.name == "ordering.head1.weight") {
+      const std::int64_t in = w.shape[1], msg0 = in - m.nets.placement.placement_message;
+      for (std::int64_t r = 0; r < w.shape[0]; ++r)
+        for (std::int64_t k = msg0; k < in; ++k) w.data[r * in + k] = 0.1f * static_cast<float>((r + k) % 5) - 0.2f;
+    }
   OrderingAgent agent(m);
   const std::size_t d = m.nets.ordering.job_features;
   auto jobs = random_rows(20, d, 5);
