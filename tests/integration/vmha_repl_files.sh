@@ -36,9 +36,10 @@ done
 # 2. Held until the checkpoint is acknowledged: a 20 s epoch, so the guest's
 # first batch is still held when it reports it through the FIFO (writes to a
 # FIFO are not held); it waits for our answer before going on.
-# The primary sends nothing during an epoch: a backup lease of 5 s lets the
-# backup wait 25 s before it counts the connection as gone.
-LEASE_MS=5000
+# A 500 ms backup lease (a connection silent for five leases, 2.5 s, counts
+# as gone): only the primary's heartbeats during the 20 s epoch keep the
+# backup from taking over.
+LEASE_MS=500
 for mode in async stop-copy; do
   rm -rf "held-$mode"; mkdir "held-$mode"; cd "held-$mode" || exit 1
   mkfifo notify
@@ -56,6 +57,8 @@ for mode in async stop-copy; do
     echo "FAIL: held ($mode): the guest said '$line', the host file had $size bytes (0 expected)"; fail=1
   elif [ "$rc" != 0 ] || ! cmp -s "$T/native/filelog.dat" filelog.dat || ! cmp -s "$T/native/out200" out; then
     echo "FAIL: held ($mode): exit $rc, file or output differs"; cat primary.err; fail=1
+  elif grep -q "backup lost" primary.err; then
+    echo "FAIL: held ($mode): the backup gave up on a live primary during the long epoch"; cat primary.err; fail=1
   else
     echo "ok: held ($mode): guest wrote 3200 bytes, host file empty until the acknowledgement"
   fi

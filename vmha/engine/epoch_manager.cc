@@ -80,10 +80,20 @@ class Primary {
       }
       auto start = Clock::now();
       auto next_harvest = start;
+      // A long epoch sends nothing else: heartbeats every half lease keep
+      // the backup from counting a live primary as gone.
+      const auto beat_every = std::chrono::milliseconds(std::max(1, eo_.lease_ms / 2));
+      auto next_beat = start + beat_every;
       std::vector<uint64_t> pfns;
       while (!done_) {
         double elapsed = ms_since(start);
         if (elapsed >= eo_.epoch_ms) break;
+        if (!lost_ && Clock::now() >= next_beat) {
+          Status hb = tx_.heartbeat();
+          if (hb.ok()) hb = tx_.poll(0ms);  // drain the echoes
+          if (!hb.ok()) lose(hb);
+          next_beat = Clock::now() + beat_every;
+        }
         // The guest waits for file writes held in this epoch (it reads that
         // file or changes the file system): it makes no progress until they
         // are released, so end the epoch now, in both modes.
