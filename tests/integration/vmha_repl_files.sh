@@ -49,6 +49,7 @@ for mode in async stop-copy; do
   PRIMARY_PID=$!
   line=$(timeout 60 cat notify)  # until the guest wrote its first batch
   size=$(stat -c %s filelog.dat)
+  sleep 3  # the epoch goes on past the backup's five leases (2.5 s)
   timeout 60 sh -c 'echo go > notify'  # the guest waits for this answer
   wait_bounded "$PRIMARY_PID" 60; rc=$WAIT_RC; PRIMARY_PID=
   wait_bounded "$BACKUP_PID" 60; BACKUP_PID=
