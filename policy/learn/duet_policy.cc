@@ -22,63 +22,6 @@ void check_model(const Model& m) {
   m.check_inputs(kJobFeatures, kClusterFeatures, kPlacementFeatures);
 }
 
-class DuetPlacement;
-
-// The messages the two agents exchange when they work together (both "duet"):
-// placement -> ordering, the placement head's summary of the cluster
-// (PlacementHead::message); ordering -> placement, one vector per job from
-// the same scoring pass. Without a peer both are zeros.
-void placement_message_of(DuetPlacement& p, const ClusterView& c, std::vector<float>& out);
-void give_order_messages(DuetPlacement& p, std::span<const JobView> jobs, const std::vector<float>& msgs);
-DuetPlacement* as_duet_placement(PlacementPolicy& p);
-bool messages_fit(const DuetPlacement& p, const NetConfig& ordering);
-
-class DuetOrdering : public OrderingPolicy {
- public:
-  DuetOrdering(std::shared_ptr<const Model> m, const DuetPolicyOptions& o)
-      : model_(std::move(m)), agent_((check_model(*model_), *model_)), opt_(o), rng_(o.seed) {}
-  std::string name() const override { return "duet"; }
-
-  void rank(std::span<const JobView> jobs, const ClusterView& c, std::vector<size_t>& order) override {
-    order.clear();
-    if (jobs.empty()) return;
-    const ClusterSummary s = summarise(c);
-    job_feature_rows(jobs, s, history_, rows_);
-    cluster_features(c, jobs, s, cl_);
-    if (peer_ && opt_.messages) {
-      placement_message_of(*peer_, c, pmsg_);
-      agent_.score_with_messages(rows_, jobs.size(), cl_, pmsg_, scores_, msgs_);
-      give_order_messages(*peer_, jobs, msgs_);
-    } else {
-      agent_.score(rows_, jobs.size(), cl_, {}, scores_);
-    }
-    add_order_prior(rows_, scores_, opt_.order_prior_weight);
-    order.resize(jobs.size());
-    std::iota(order.begin(), order.end(), size_t{0});
-    if (opt_.sample) {
-      // Plackett-Luce sample: Gumbel-perturbed scores, sorted (same law as
-      // drawing jobs one by one from the softmax without replacement).
-      std::uniform_real_distribution<double> u(1e-12, 1.0);
-      for (float& x : scores_) x = static_cast<float>(x / opt_.temperature - std::log(-std::log(u(rng_))));
-    }
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores_[a] > scores_[b]; });
-  }
-  void on_finish(const JobView& job, double run_s) override { history_.on_finish(job, run_s); }
-  void pair_with(PlacementPolicy& p) override {
-    peer_ = as_duet_placement(p);
-    if (peer_ && !messages_fit(*peer_, agent_.config())) peer_ = nullptr;  // another model's shapes
-  }
-
- private:
-  std::shared_ptr<const Model> model_;
-  OrderingAgent agent_;
-  DuetPolicyOptions opt_;
-  std::mt19937_64 rng_;
-  JobHistory history_;
-  DuetPlacement* peer_ = nullptr;
-  std::vector<float> rows_, cl_, scores_, pmsg_, msgs_;
-};
-
 class DuetPlacement : public PlacementPolicy {
  public:
   DuetPlacement(std::shared_ptr<const Model> m, const DuetPolicyOptions& o)
@@ -243,14 +186,55 @@ class DuetPlacement : public PlacementPolicy {
   std::span<const float> msg_;                                   // the job being placed
 };
 
-void placement_message_of(DuetPlacement& p, const ClusterView& c, std::vector<float>& out) {
-  p.placement_message(c, out);
-}
-void give_order_messages(DuetPlacement& p, std::span<const JobView> jobs, const std::vector<float>& msgs) {
-  p.set_order_messages(jobs, msgs);
-}
-DuetPlacement* as_duet_placement(PlacementPolicy& p) { return dynamic_cast<DuetPlacement*>(&p); }
-bool messages_fit(const DuetPlacement& p, const NetConfig& ordering) { return p.messages_fit(ordering); }
+// The messages the two agents exchange when they work together (both "duet"):
+// placement -> ordering, the placement head's summary of the cluster
+// (PlacementHead::message); ordering -> placement, one vector per job from
+// the same scoring pass. Without a peer both are zeros.
+class DuetOrdering : public OrderingPolicy {
+ public:
+  DuetOrdering(std::shared_ptr<const Model> m, const DuetPolicyOptions& o)
+      : model_(std::move(m)), agent_((check_model(*model_), *model_)), opt_(o), rng_(o.seed) {}
+  std::string name() const override { return "duet"; }
+
+  void rank(std::span<const JobView> jobs, const ClusterView& c, std::vector<size_t>& order) override {
+    order.clear();
+    if (jobs.empty()) return;
+    const ClusterSummary s = summarise(c);
+    job_feature_rows(jobs, s, history_, rows_);
+    cluster_features(c, jobs, s, cl_);
+    if (peer_ && opt_.messages) {
+      peer_->placement_message(c, pmsg_);
+      agent_.score_with_messages(rows_, jobs.size(), cl_, pmsg_, scores_, msgs_);
+      peer_->set_order_messages(jobs, msgs_);
+    } else {
+      agent_.score(rows_, jobs.size(), cl_, {}, scores_);
+    }
+    add_order_prior(rows_, scores_, opt_.order_prior_weight);
+    order.resize(jobs.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    if (opt_.sample) {
+      // Plackett-Luce sample: Gumbel-perturbed scores, sorted (same law as
+      // drawing jobs one by one from the softmax without replacement).
+      std::uniform_real_distribution<double> u(1e-12, 1.0);
+      for (float& x : scores_) x = static_cast<float>(x / opt_.temperature - std::log(-std::log(u(rng_))));
+    }
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores_[a] > scores_[b]; });
+  }
+  void on_finish(const JobView& job, double run_s) override { history_.on_finish(job, run_s); }
+  void pair_with(PlacementPolicy& p) override {
+    peer_ = dynamic_cast<DuetPlacement*>(&p);
+    if (peer_ && !peer_->messages_fit(agent_.config())) peer_ = nullptr;  // another model's shapes
+  }
+
+ private:
+  std::shared_ptr<const Model> model_;
+  OrderingAgent agent_;
+  DuetPolicyOptions opt_;
+  std::mt19937_64 rng_;
+  JobHistory history_;
+  DuetPlacement* peer_ = nullptr;
+  std::vector<float> rows_, cl_, scores_, pmsg_, msgs_;
+};
 
 struct RegistryModel {
   std::mutex mu;
