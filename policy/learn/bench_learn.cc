@@ -1,7 +1,8 @@
 // bench_learn: inference cost of the learned scheduler's building blocks on
-// one thread: scoring N pending jobs with the ordering network, and ranking
-// M machines for one job (GP statistics + placement head + sort). Also the
-// cost of one online GP update and of an exact GP refresh.
+// one thread: scoring N pending jobs with the ordering network (the agent's
+// kernels, and side by side the same network as a LibTorch module), and
+// ranking M machines for one job (GP statistics + placement head + sort).
+// Also the cost of one online GP update and of an exact GP refresh.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -12,7 +13,9 @@
 #include <vector>
 
 #include "policy/learn/gp_likelihood.h"
+#include "policy/learn/dense_kernel.h"
 #include "policy/learn/model_init.h"
+#include "policy/learn/nets_torch.h"
 #include "policy/learn/ordering_agent.h"
 #include "policy/learn/performance_gp.h"
 #include "policy/learn/placement_features.h"
@@ -70,6 +73,24 @@ int main(int argc, char** argv) {
   agent.score_with_messages(job_rows, jobs, cluster, pmsg, scores, msgs);  // warm-up
   Stats ordering = time_us(reps, [&] { agent.score_with_messages(job_rows, jobs, cluster, pmsg, scores, msgs); });
   Stats scores_only = time_us(reps, [&] { agent.score(job_rows, jobs, cluster, pmsg, scores); });
+  OrderingAgent portable(model, OrderingAgent::Kernel::kPortable);
+  Stats portable_t = time_us(reps, [&] { portable.score_with_messages(job_rows, jobs, cluster, pmsg, scores, msgs); });
+  // the same network through LibTorch (what training runs), inputs already normalised
+  use_one_torch_thread();
+  OrderingNet net(cfg);
+  import_weights(*net, "ordering.", model.weights);
+  auto torch_pass = [&] {
+    c10::InferenceMode guard;
+    auto x = torch::from_blob(job_rows.data(), {static_cast<long>(jobs), static_cast<long>(cfg.ordering.job_features)});
+    auto e = net->embed(x);
+    auto ctx = OrderingNetImpl::squeeze(e);
+    auto s = net->scores(e, ctx, torch::from_blob(cluster.data(), {static_cast<long>(cluster.size())}),
+                         torch::from_blob(pmsg.data(), {static_cast<long>(pmsg.size())}));
+    auto m = net->messages(e, ctx);
+    return s.sum().item<float>() + m.sum().item<float>();
+  };
+  torch_pass();
+  Stats torch_t = time_us(reps, torch_pass);
 
   // GP over M machines: 6 GPU types, 40 machines per rack
   std::vector<MachineDesc> descs;
@@ -129,6 +150,9 @@ int main(int argc, char** argv) {
               jobs, ordering.median / 1e3, ordering.p90 / 1e3, ordering.min / 1e3);
   std::printf("    of which messages to placement      %8.3f ms  (scores alone: median %.3f ms)\n",
               (ordering.median - scores_only.median) / 1e3, scores_only.median / 1e3);
+  std::printf("    kernel: %s; portable kernel median %.3f ms; LibTorch module median %.3f ms (%.1fx the agent)\n",
+              kernel::have_avx2() ? "AVX2+FMA" : "portable (no AVX2+FMA on this CPU)", portable_t.median / 1e3,
+              torch_t.median / 1e3, torch_t.median / ordering.median);
   std::printf("  placement: rank %zu machines        median %8.3f ms  p90 %8.3f ms  min %8.3f ms  (target <= 0.5 ms)\n",
               machines, place.median / 1e3, place.p90 / 1e3, place.min / 1e3);
   std::printf("  placement: message over %zu machines median %8.3f ms  (once per ordering pass)\n", machines,

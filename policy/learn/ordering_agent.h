@@ -1,10 +1,11 @@
-// The ordering agent for callers that must not see LibTorch (the simulator's
-// policy adapter, the Slurm priority plugin): scores every pending job with
-// the squeeze-and-communicate network (nets_torch.h) behind a pimpl.
+// The ordering agent at inference (the simulator's policy adapter, the Slurm
+// priority plugin): scores every pending job with the squeeze-and-communicate
+// network. Training uses the same network as a LibTorch module (nets_torch.h);
+// this evaluation needs no LibTorch: blocked kernels (dense_kernel.h) on the
+// calling thread, with AVX2+FMA where the CPU has it. Both read the
+// "ordering.*" weights of the model file and agree up to float rounding.
 //
-// Inference runs on one thread (LibTorch is set to one intra-op and one
-// inter-op thread on construction). const methods are safe to call from
-// several threads at once.
+// const methods are safe to call from several threads at once.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +19,9 @@ namespace duet::learn {
 
 class OrderingAgent {
  public:
-  explicit OrderingAgent(const Model& m);  // m must be valid (load_model checks)
+  // kPortable: never the AVX2 kernel (tests compare both).
+  enum class Kernel { kBest, kPortable };
+  explicit OrderingAgent(const Model& m, Kernel k = Kernel::kBest);  // m must be valid (load_model checks)
   ~OrderingAgent();
   OrderingAgent(OrderingAgent&&) noexcept;
   OrderingAgent& operator=(OrderingAgent&&) noexcept;

@@ -70,7 +70,67 @@ void check_equivariance(std::size_t n, std::uint32_t seed) {
   ck_assert_msg(worst < 1e-4, "shuffled queue: scores differ by %g from the permuted scores (n=%zu)", worst, n);
 }
 
+// The agent's kernels (AVX2 where the CPU has it, and the portable one)
+// compute what the LibTorch module computes, for queue lengths that are not
+// multiples of the kernels' blocks and layer widths that are not multiples
+// of their lanes.
+void check_agent_equals_module(const NetConfig& cfg, std::size_t n, std::uint32_t seed) {
+  Model m = make_initial_model(cfg, GpHyper{}, seed);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(0.5f, 2.0f);
+  for (std::size_t f = 0; f < m.job_norm.size(); ++f) m.job_norm.mean[f] = u(rng) - 1.0f, m.job_norm.scale[f] = u(rng);
+  for (std::size_t f = 0; f < m.cluster_norm.size(); ++f) m.cluster_norm.mean[f] = u(rng), m.cluster_norm.scale[f] = u(rng);
+  for (NamedArray& w : m.weights)  // trained models listen to the placement message
+    if (w.name == "ordering.head1.weight")
+      for (float& x : w.data)
+        if (x == 0.0f) x = 0.05f;
+  const std::size_t d = cfg.ordering.job_features;
+  auto jobs = random_rows(n, d, seed + 1);
+  auto cluster = random_rows(1, cfg.ordering.cluster_features, seed + 2);
+  auto pmsg = random_rows(1, cfg.placement.placement_message, seed + 3);
+  OrderingNet net(cfg);
+  import_weights(*net, "ordering.", m.weights);
+  torch::NoGradGuard ng;
+  auto x = torch::from_blob(jobs.data(), {static_cast<long>(n), static_cast<long>(d)}).clone();
+  x = (x - torch::from_blob(m.job_norm.mean.data(), {static_cast<long>(d)})) *
+      torch::from_blob(m.job_norm.scale.data(), {static_cast<long>(d)});
+  auto cl = torch::from_blob(cluster.data(), {static_cast<long>(cluster.size())}).clone();
+  cl = (cl - torch::from_blob(m.cluster_norm.mean.data(), {cl.size(0)})) * torch::from_blob(m.cluster_norm.scale.data(), {cl.size(0)});
+  auto e = net->embed(x);
+  auto ctx = OrderingNetImpl::squeeze(e);
+  auto ts = net->scores(e, ctx, cl, torch::from_blob(pmsg.data(), {static_cast<long>(pmsg.size())}).clone()).contiguous();
+  auto tm = net->messages(e, ctx).contiguous();
+  for (auto k : {OrderingAgent::Kernel::kBest, OrderingAgent::Kernel::kPortable}) {
+    OrderingAgent agent(m, k);
+    std::vector<float> s, msg, s_only;
+    agent.score_with_messages(jobs, n, cluster, pmsg, s, msg);
+    agent.score(jobs, n, cluster, pmsg, s_only);
+    ck_assert_uint_eq(msg.size(), n * cfg.ordering.order_message);
+    double worst = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double ref = ts.data_ptr<float>()[i];
+      worst = std::max({worst, std::abs(s[i] - ref) / (1 + std::abs(ref)), std::abs(s_only[i] - ref) / (1 + std::abs(ref))});
+    }
+    for (std::size_t i = 0; i < msg.size(); ++i) worst = std::max(worst, double(std::abs(msg[i] - tm.data_ptr<float>()[i])));
+    ck_assert_msg(worst < 1e-5, "%s kernel, %zu jobs: differs from the LibTorch module by %g",
+                  k == OrderingAgent::Kernel::kBest ? "best" : "portable", n, worst);
+  }
+}
+
+
 }  // namespace
+
+START_TEST(agent_equals_torch_module) {
+  NetConfig odd;  // widths that are not multiples of the kernels' 16 lanes
+  odd.ordering.job_features = 11, odd.ordering.cluster_features = 5, odd.ordering.hidden = 20;
+  odd.ordering.embed = 13, odd.ordering.head_hidden = 7, odd.ordering.order_message = 3;
+  odd.placement.placement_message = 6;
+  for (std::size_t n : {1, 3, 4, 65, 301}) {
+    check_agent_equals_module(NetConfig{}, n, 10 + static_cast<std::uint32_t>(n));
+    check_agent_equals_module(odd, n, 20 + static_cast<std::uint32_t>(n));
+  }
+}
+END_TEST
 
 START_TEST(equivariant_small_queue) { check_equivariance(57, 1); }
 END_TEST
@@ -250,6 +310,7 @@ int main() {
   tcase_add_test(tc, equivariant_small_queue);
   tcase_add_test(tc, equivariant_10000_jobs);
   tcase_add_test(tc, one_job_and_empty_queue);
+  tcase_add_test(tc, agent_equals_torch_module);
   tcase_add_test(tc, communicate_path_matters);
   tcase_add_test(tc, bad_input_sizes_are_rejected);
   tcase_add_test(tc, training_gradients_reach_every_parameter);
