@@ -145,19 +145,18 @@ ModeResult run_once(const std::vector<std::string>& argv, bool async, int epoch_
 
 void append(std::vector<double>& to, const std::vector<double>& from) { to.insert(to.end(), from.begin(), from.end()); }
 
-// `reps` protected runs: run times are medians, per-epoch samples pooled.
-ModeResult run_mode(const std::vector<std::string>& argv, bool async, int epoch_ms, const std::string& key,
-                    const std::string& addr_file, int reps) {
-  ModeResult m;
+// Repetitions of one mode, gathered one run at a time (the caller
+// interleaves modes): run times are medians, per-epoch samples pooled.
+struct ModeRuns {
   std::vector<double> wall, guest, startup, busy;
-  for (int i = 0; i < std::max(1, reps); ++i) {
-    ModeResult one = run_once(argv, async, epoch_ms, key, addr_file);
-    if (!one.ok) return one;
+  EngineStats stats;
+
+  void add(const ModeResult& one) {
     wall.push_back(one.seconds);
     guest.push_back(one.stats.guest_s);
     startup.push_back(one.stats.startup_s);
     busy.push_back(busy_s(one.stats));
-    EngineStats& a = m.stats;
+    EngineStats& a = stats;
     const EngineStats& b = one.stats;
     a.epochs += b.epochs;
     append(a.pause_ms, b.pause_ms);
@@ -171,13 +170,17 @@ ModeResult run_mode(const std::vector<std::string>& argv, bool async, int epoch_
     a.prefetched_pages += b.prefetched_pages;
     a.residual_pages += b.residual_pages;
   }
-  m.ok = true;
-  m.seconds = pct(wall, 0.5);
-  m.guest_s = pct(guest, 0.5);
-  m.startup_s = pct(startup, 0.5);
-  m.busy_s = pct(busy, 0.5);
-  return m;
-}
+  ModeResult summary() const {
+    ModeResult m;
+    m.ok = true;
+    m.seconds = pct(wall, 0.5);
+    m.guest_s = pct(guest, 0.5);
+    m.startup_s = pct(startup, 0.5);
+    m.busy_s = pct(busy, 0.5);
+    m.stats = stats;
+    return m;
+  }
+};
 
 }  // namespace
 
@@ -213,33 +216,45 @@ int replication_bench(const ReplBenchOptions& o) {
   out["workloads"] = nlohmann::json::array();
   std::vector<double> pause_ratios, latency_ratios;
   std::vector<std::string> latency_names;
-  double overhead_async = -1;
+  double overhead_async = -1, overhead_stop_copy = -1;
   if (!o.json)
     std::printf("%-10s %8s %8s %8s | %9s %9s %9s %9s | %8s %8s | %9s %9s %9s %9s\n", "workload", "native s", "async s",
                 "stopc s", "pause50 a", "pause99 a", "pause50 s", "pause99 s", "pages a", "pages s", "lat50 a", "lat99 a",
                 "lat50 s", "lat99 s");
   for (const auto& w : ws) {
     if (!o.only.empty() && w.name.find(o.only) == std::string::npos) continue;
-    std::vector<double> natives, native_cpus;
+    // Side by side: each repetition runs native, async and stop-copy in turn,
+    // so a host that slows down for a while slows all three; overheads are
+    // medians of per-repetition ratios.
+    std::vector<double> natives, native_cpus, over_a, over_s;
+    ModeRuns ar, sr;
+    bool ok = true;
     for (int i = 0; i < std::max(1, o.reps); ++i) {
       NativeRun t = run_native(w.argv);
-      if (t.wall_s >= 0) natives.push_back(t.wall_s), native_cpus.push_back(t.cpu_s);
+      if (t.wall_s < 0) {
+        std::fprintf(stderr, "vmha bench: %s does not run natively (build the workloads?)\n", w.argv[0].c_str());
+        ok = false;
+        break;
+      }
+      ModeResult a1 = run_once(w.argv, true, o.epoch_ms, key, addr_file);
+      ModeResult s1 = run_once(w.argv, false, o.epoch_ms, key, addr_file);
+      if (!a1.ok || !s1.ok) {
+        ok = false;
+        break;
+      }
+      natives.push_back(t.wall_s), native_cpus.push_back(t.cpu_s);
+      ar.add(a1), sr.add(s1);
+      if (t.cpu_s > 0) over_a.push_back(busy_s(a1.stats) / t.cpu_s - 1), over_s.push_back(busy_s(s1.stats) / t.cpu_s - 1);
     }
-    double native = natives.size() == static_cast<size_t>(std::max(1, o.reps)) ? pct(natives, 0.5) : 1e9;
-    double native_cpu = pct(native_cpus, 0.5);
-    if (native >= 1e9) {
-      std::fprintf(stderr, "vmha bench: %s does not run natively (build the workloads?)\n", w.argv[0].c_str());
-      continue;
-    }
-    ModeResult a = run_mode(w.argv, true, o.epoch_ms, key, addr_file, o.reps);
-    ModeResult s = run_mode(w.argv, false, o.epoch_ms, key, addr_file, o.reps);
-    if (!a.ok || !s.ok) continue;
+    if (!ok) continue;
+    const double native = pct(natives, 0.5), native_cpu = pct(native_cpus, 0.5);
+    const ModeResult a = ar.summary(), s = sr.summary();
     nlohmann::json j;
     j["name"] = w.name;
     j["memory_intensive"] = w.memory_intensive;
     j["native_s"] = native;
     j["native_cpu_s"] = native_cpu;
-    auto mode_json = [&](const ModeResult& m) {
+    auto mode_json = [&](const ModeResult& m, const std::vector<double>& overheads) {
       nlohmann::json x;
       // The guest's own run time (overhead vs native); the VMM's start-up
       // (1 GiB region, connection, first checkpoint) is reported apart.
@@ -247,7 +262,7 @@ int replication_bench(const ReplBenchOptions& o) {
       x["overhead_wall"] = m.guest_s / native - 1;
       // vCPU CPU time + paused time vs the native CPU time (see busy_s).
       x["guest_busy_s"] = m.busy_s;
-      x["overhead"] = native_cpu > 0 ? m.busy_s / native_cpu - 1 : 0;
+      x["overhead"] = pct(overheads, 0.5);  // median of per-repetition ratios
       x["startup_s"] = m.startup_s;
       x["run_s"] = m.seconds;
       x["epochs"] = m.stats.epochs / static_cast<uint64_t>(std::max(1, o.reps));
@@ -265,8 +280,8 @@ int replication_bench(const ReplBenchOptions& o) {
       x["output_latency_ms_p99"] = pct(m.stats.output_latency_ms, 0.99);
       return x;
     };
-    j["async"] = mode_json(a);
-    j["stop_copy"] = mode_json(s);
+    j["async"] = mode_json(a, over_a);
+    j["stop_copy"] = mode_json(s, over_s);
     double pr = pct(s.stats.pause_ms, 0.5) > 0 ? pct(a.stats.pause_ms, 0.5) / pct(s.stats.pause_ms, 0.5) : 0;
     double lr = pct(s.stats.output_latency_ms, 0.5) > 0
                     ? pct(a.stats.output_latency_ms, 0.5) / pct(s.stats.output_latency_ms, 0.5) : 0;
@@ -284,7 +299,8 @@ int replication_bench(const ReplBenchOptions& o) {
         latency_names.push_back(w.name);
       }
     } else if (w.name == "matmul") {
-      overhead_async = native_cpu > 0 ? a.busy_s / native_cpu - 1 : -1;
+      overhead_async = over_a.empty() ? -1 : pct(over_a, 0.5);
+      overhead_stop_copy = over_s.empty() ? -1 : pct(over_s, 0.5);
     }
     out["workloads"].push_back(j);
     if (!o.json)
@@ -329,8 +345,9 @@ int replication_bench(const ReplBenchOptions& o) {
     if (!latency_ratios.empty())
       std::printf("latency_ratio_p50 (async/stop-copy, memory-intensive, median) %.3f\n", pct(latency_ratios, 0.5));
     if (overhead_async > -1)
-      std::printf("overhead_async (matmul, vCPU CPU + paused time vs native CPU time, %d ms epochs) %.1f%%\n", o.epoch_ms,
-                  100 * overhead_async);
+      std::printf("overhead_async (matmul, vCPU CPU + paused time vs native CPU time, %d ms epochs, median of %d "
+                  "side-by-side repetitions) %.1f%% (stop-copy %.1f%%)\n",
+                  o.epoch_ms, std::max(1, o.reps), 100 * overhead_async, 100 * overhead_stop_copy);
     if (!fo.empty())
       std::printf("failover (steps, kill -9 of the primary, %zu kills, lease %d ms): takeover p50 %.0f ms, max %.0f ms; "
                   "output again after p50 %.0f ms; output %s\n",
