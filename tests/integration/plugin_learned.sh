@@ -10,7 +10,8 @@
 #    and their priorities follow its scores;
 #  - the agents talk (agent_channel.h): the ordering agent scores with the
 #    placement agent's message, and the jobs are placed with the ordering
-#    agent's message for each (both said in the explanations).
+#    agent's message for each (both said in the explanations);
+#  - slurmctld runs both agents without loading LibTorch.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/plugin_lib.sh"
 require_duet_plugins
@@ -96,4 +97,9 @@ for x in "${js[@]}"; do
 done
 note "explanation: $(explanation "${js[0]}")"
 ctld_alive || fail "slurmctld died"
-echo "PASS: learned agents loaded ($agent); placement on the agent's best node ($best); GP state kept over a restart; priorities follow the network's scores; messages exchanged both ways"
+# both agents infer in plain C++ (duet-model(5)): no LibTorch in slurmctld
+read -r ctld _ < "$CLUSTER_DIR/pids/slurmctld.pid"
+grep -q 'libduet_channel' "/proc/$ctld/maps" || fail "slurmctld $ctld has not mapped the plugins' channel (wrong process?)"
+! grep -q 'libtorch' "/proc/$ctld/maps" || fail "slurmctld loaded LibTorch: $(grep -o '/[^ ]*libtorch[^ ]*' "/proc/$ctld/maps" | sort -u | head -3)"
+note "slurmctld: no LibTorch mapped, $(grep VmRSS "/proc/$ctld/status")"
+echo "PASS: learned agents loaded ($agent); placement on the agent's best node ($best); GP state kept over a restart; priorities follow the network's scores; messages exchanged both ways; no LibTorch in slurmctld"
