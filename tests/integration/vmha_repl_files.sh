@@ -97,7 +97,8 @@ while [ "$resumed" -lt "$KILLS" ] && [ $i -lt $((KILLS * 2)) ]; do
   grep -q "resuming from checkpoint" "$T/backup.err" && resumed=$((resumed + 1))
   if [ "$brc" != 0 ] || ! cmp -s ../native/filelog.dat filelog.dat || ! cmp -s ../native/out out; then
     echo "FAIL: kill $i ($mode): backup exit $brc; file or output differs"
-    cmp ../native/filelog.dat filelog.dat; diff ../native/out out | head -5; tail -5 "$T/backup.err"; kfail=1
+    cmp ../native/filelog.dat filelog.dat; diff ../native/out out | head -5
+    echo "backup's stderr:"; tail -5 "$T/backup.err"; echo "primary's stderr:"; tail -5 primary.err; kfail=1
   fi
   : > "$T/backup.err"
   cd "$T" || exit 1

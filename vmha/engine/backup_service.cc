@@ -101,14 +101,6 @@ int take_over(const BackupOptions& o, ImageStore& store, const OutputFiles& file
                static_cast<unsigned long long>(epoch));
   uint64_t written = 0;
   if (Status s = release_unreleased(st, o.workdir, &written); !s.ok()) return fail(s.message());
-  if (getenv("VMHA_DEBUG_TAKEOVER")) {
-    std::fprintf(stderr, "%s: checkpoint %llu held %zu records, %llu bytes released here (stdout released before: %llu)\n", kWho,
-                 (unsigned long long)st.epoch, st.held.size(), (unsigned long long)written,
-                 (unsigned long long)st.streams[1].released);
-    for (const auto& r : st.held)
-      std::fprintf(stderr, "  seq %llu %s %s %llu len %zu\n", (unsigned long long)r.seq, r.is_file() ? r.path.c_str() : "stream",
-                   r.is_file() ? "offset" : "pos", (unsigned long long)r.stream_pos, r.bytes.size());
-  }
   if (st.flags & EpochState::kFinished) {
     RunResult r;
     r.end = static_cast<RunResult::End>(st.end_kind);

@@ -75,6 +75,9 @@ ssize_t HeldOutputSink::hold_file_write(const OutputTarget& target, std::span<co
   ssize_t n = static_cast<ssize_t>(r.bytes.size());
   if (n == 0) return 0;
   std::lock_guard<std::mutex> lock(mu_);
+  // The size again, under mu_: a release since the fstat above may have
+  // written the held end and dropped its hold (see stat_as_guest).
+  if ((flags & O_APPEND) && fstat(target.host_fd, &st) != 0) return -errno;
   InodeKey key{st.st_dev, st.st_ino};
   auto [it, fresh] = inodes_.try_emplace(key);
   InodeHold& h = it->second;
@@ -137,11 +140,18 @@ bool HeldOutputSink::must_wait(int host_fd) {
   return true;
 }
 
-void HeldOutputSink::adjust_stat(struct stat* st) {
-  if (!holds_files() || !S_ISREG(st->st_mode)) return;
+// Under mu_, so that a release cannot fall between the host's answer and the
+// adjustment: its pwrite comes before it drops the hold (under mu_), so the
+// host size is either the old one with the hold still counted, or the new
+// one. Outside the lock, a release in between returned the old size alone
+// (filelog's lseek(SEEK_END) check failed that way on a loaded host).
+int HeldOutputSink::stat_as_guest(const std::function<int(struct stat*)>& host_stat, struct stat* st) {
   std::lock_guard<std::mutex> lock(mu_);
+  int rc = host_stat(st);
+  if (rc < 0 || held_files_.load() == 0 || !S_ISREG(st->st_mode)) return rc;
   auto it = inodes_.find({st->st_dev, st->st_ino});
   if (it != inodes_.end()) st->st_size = std::max<off_t>(st->st_size, static_cast<off_t>(it->second.end));
+  return rc;
 }
 
 void HeldOutputSink::wait_for_release(std::chrono::microseconds max) {

@@ -57,7 +57,7 @@ class HeldOutputSink : public OutputSink {
   long change(const std::string& what, const std::function<long()>& apply) override;
   bool holds_files() const override { return held_files_.load(std::memory_order_relaxed) > 0; }
   bool must_wait(int host_fd) override;
-  void adjust_stat(struct stat* st) override;
+  int stat_as_guest(const std::function<int(struct stat*)>& host_stat, struct stat* st) override;
   void wait_for_release(std::chrono::microseconds max) override;
 
   // Records written since the last call (the vCPU is paused: the epoch's output).

@@ -93,8 +93,9 @@ int64_t sys_lseek(Process& p, const SyscallArgs& a) {
   if (e->kind == FdKind::kFile && p.out->holds_files()) {
     if ((whence == SEEK_DATA || whence == SEEK_HOLE) && p.out->must_wait(e->host_fd)) return kWaitForRelease;
     struct stat st;
-    if (whence == SEEK_END && fstat(e->host_fd, &st) == 0 && S_ISREG(st.st_mode)) {
-      p.out->adjust_stat(&st);  // the end includes held writes
+    const int fd = e->host_fd;
+    if (whence == SEEK_END && p.out->stat_as_guest([fd](struct stat* s) { return fstat(fd, s); }, &st) == 0 &&
+        S_ISREG(st.st_mode)) {  // the end includes held writes
       if (off < -st.st_size) return -EINVAL;
       off += st.st_size;
       whence = SEEK_SET;
@@ -110,8 +111,9 @@ int64_t sys_fstat(Process& p, const SyscallArgs& a) {
   FdEntry* e = p.fds.get(fd_arg(a, 0));
   if (!e) return -EBADF;
   struct stat st;
-  if (fstat(e->host_fd, &st) < 0) return -errno;
-  p.out->adjust_stat(&st);
+  const int fd = e->host_fd;
+  if (int rc = p.out->stat_as_guest([fd](struct stat* s) { return fstat(fd, s) < 0 ? -errno : 0; }, &st); rc < 0)
+    return rc;
   return p.as.copy_out(a.a[1], &st, sizeof st) ? 0 : -EFAULT;
 }
 

@@ -91,36 +91,37 @@ int64_t sys_creat(Process& p, const SyscallArgs& a) {
 // stat-like calls: follow symlinks beneath the root (O_PATH), or stat the
 // link itself relative to its parent.
 int64_t do_stat(Process& p, int64_t dirfd, uint64_t path_va, uint64_t out_va, int flags) {
-  struct stat st;
   std::string raw;
   Resolved r;
   int e = resolve(p, dirfd, path_va, &r, &raw);
-  if (e == -ENOENT && (flags & AT_EMPTY_PATH) && raw.empty()) {
-    FdEntry* f = static_cast<int>(dirfd) == kAtFdcwd ? nullptr : p.fds.get(static_cast<int>(dirfd));
-    int host = static_cast<int>(dirfd) == kAtFdcwd ? p.root.root_fd() : (f ? f->host_fd : -1);
-    if (host < 0) return -EBADF;
-    if (fstat(host, &st) < 0) return -errno;
-  } else if (e == -EACCES && Confinement::is_allowed_device(raw)) {
-    if (stat(raw.c_str(), &st) < 0) return -errno;
-  } else if (e) {
-    return e;
-  } else if (flags & AT_SYMLINK_NOFOLLOW) {
-    std::string base;
-    int parent = p.root.open_parent(r.dir, r.rel, &base);
-    if (parent < 0) return parent;
-    int rc = fstatat(parent, base.c_str(), &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH);
-    int err = errno;
-    close(parent);
-    if (rc < 0) return -err;
-  } else {
+  // The host's stat (0 or -errno); held writes (output commit) count in the size.
+  auto host_stat = [&](struct stat* st) -> int {
+    if (e == -ENOENT && (flags & AT_EMPTY_PATH) && raw.empty()) {
+      FdEntry* f = static_cast<int>(dirfd) == kAtFdcwd ? nullptr : p.fds.get(static_cast<int>(dirfd));
+      int host = static_cast<int>(dirfd) == kAtFdcwd ? p.root.root_fd() : (f ? f->host_fd : -1);
+      if (host < 0) return -EBADF;
+      return fstat(host, st) < 0 ? -errno : 0;
+    }
+    if (e == -EACCES && Confinement::is_allowed_device(raw)) return stat(raw.c_str(), st) < 0 ? -errno : 0;
+    if (e) return e;
+    if (flags & AT_SYMLINK_NOFOLLOW) {
+      std::string base;
+      int parent = p.root.open_parent(r.dir, r.rel, &base);
+      if (parent < 0) return parent;
+      int rc = fstatat(parent, base.c_str(), st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH);
+      int err = errno;
+      close(parent);
+      return rc < 0 ? -err : 0;
+    }
     int fd = p.root.open_beneath(r.dir, r.rel, O_PATH, 0);
     if (fd < 0) return fd;
-    int rc = fstat(fd, &st);
+    int rc = fstat(fd, st);
     int err = errno;
     close(fd);
-    if (rc < 0) return -err;
-  }
-  p.out->adjust_stat(&st);  // held writes (output commit) count in the size
+    return rc < 0 ? -err : 0;
+  };
+  struct stat st;
+  if (int rc = p.out->stat_as_guest(host_stat, &st); rc < 0) return rc;
   return p.as.copy_out(out_va, &st, sizeof st) ? 0 : -EFAULT;
 }
 
