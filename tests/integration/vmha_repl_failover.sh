@@ -13,42 +13,22 @@ ARGS="150 20000 1"
 "$WL/steps" $ARGS > native.out
 FENCE="true"
 LEASE_MS=300  # the backup takes over 0.3 s after the connection dropped
-fail=0 resumed=0
+fail=0 RESUMED=0
 i=0
-# Waits until `out` holds $1 lines (output comes out per acknowledged epoch,
-# late on a loaded host); false if the primary ended first.
-wait_lines() {
-  for _ in $(seq 6000); do
-    [ "$(wc -l < out)" -ge "$1" ] && return 0
-    kill -0 "$PRIMARY_PID" 2>/dev/null || return 1
-    sleep 0.005
-  done
-}
 # Until KILLS kills have hit a running primary (a kill after the end only
 # checks that the backup exits with the guest); at most twice as many tries.
-while [ "$resumed" -lt "$KILLS" ] && [ $i -lt $((KILLS * 2)) ]; do
+# Each kill comes once 1-100 of the 151 lines are out.
+while [ "$RESUMED" -lt "$KILLS" ] && [ $i -lt $((KILLS * 2)) ]; do
   i=$((i + 1))
-  mode=async; [ $((i % 2)) -eq 0 ] && mode=stop-copy
-  : > out; : > backup.err
-  start_backup "$T/out"
-  "$VMHA" run --memory 256 --mode $mode --epoch-ms 10 --backup "$ADDR" --key "$T/key" -- "$WL/steps" $ARGS \
-    >> out 2> primary.err &
-  PRIMARY_PID=$!
-  # Once a random number of lines (1-100 of 151) is out, so the kills fall
-  # into different epochs (output comes out per acknowledged epoch).
-  wait_lines $(( $(od -An -N2 -tu2 /dev/urandom) % 100 + 1 ))
-  kill -9 $PRIMARY_PID 2>/dev/null
-  wait $PRIMARY_PID 2>/dev/null; PRIMARY_PID=
-  wait_bounded "$BACKUP_PID" 30; brc=$WAIT_RC; BACKUP_PID=
-  grep -q "resuming from checkpoint" backup.err && resumed=$((resumed + 1))
-  if ! cmp -s native.out out || [ "$brc" != 0 ]; then
-    echo "FAIL: kill $i ($mode): backup exit $brc; diff native vs released:"
-    diff native.out out | head -5; cat backup.err | head -5
+  kill_round $i 100 "$WL/steps" $ARGS
+  if ! cmp -s native.out out || [ "$BRC" != 0 ]; then
+    echo "FAIL: kill $i ($MODE): backup exit $BRC; diff native vs released:"
+    diff native.out out | head -5; head -5 "$T/backup.err"; echo "primary's stderr:"; tail -5 primary.err
     fail=1
   fi
 done
-echo "ok: $i kills of the primary ($resumed resumed on the backup, the others had finished), output exactly once"
-[ "$resumed" -ge "$KILLS" ] || { echo "FAIL: only $resumed of $i kills hit a running primary ($KILLS wanted)"; fail=1; }
+echo "ok: $i kills of the primary ($RESUMED resumed on the backup, the others had finished), output exactly once"
+[ "$RESUMED" -ge "$KILLS" ] || { echo "FAIL: only $RESUMED of $i kills hit a running primary ($KILLS wanted)"; fail=1; }
 
 LEASE_MS=
 # Kill the backup: the primary goes on alone and says so.

@@ -71,39 +71,20 @@ LEASE_MS=
 # 3. kill -9 of the primary; the backup finishes the file.
 FENCE="true"
 LEASE_MS=300
-wait_lines() {
-  for _ in $(seq 6000); do
-    [ "$(wc -l < out)" -ge "$1" ] && return 0
-    kill -0 "$PRIMARY_PID" 2>/dev/null || return 1
-    sleep 0.005
-  done
-}
-resumed=0 i=0 kfail=0
-while [ "$resumed" -lt "$KILLS" ] && [ $i -lt $((KILLS * 2)) ]; do
+i=0 kfail=0 RESUMED=0
+while [ "$RESUMED" -lt "$KILLS" ] && [ $i -lt $((KILLS * 2)) ]; do
   i=$((i + 1))
-  mode=async; [ $((i % 2)) -eq 0 ] && mode=stop-copy
   rm -rf kill; mkdir kill; cd kill || exit 1
-  : > out
-  start_backup "$T/kill/out"
-  "$VMHA" run --memory 256 --mode $mode --epoch-ms 10 --backup "$ADDR" --key "$T/key" -- "$WL/filelog" $ARGS \
-    >> out 2> primary.err &
-  PRIMARY_PID=$!
-  # After 1-14 of the 15 batch lines (each is out once its epoch was
-  # acknowledged), so the kills fall into different epochs.
-  wait_lines $(( $(od -An -N2 -tu2 /dev/urandom) % 14 + 1 ))
-  kill -9 $PRIMARY_PID 2>/dev/null
-  wait $PRIMARY_PID 2>/dev/null; PRIMARY_PID=
-  wait_bounded "$BACKUP_PID" 60; brc=$WAIT_RC; BACKUP_PID=
-  grep -q "resuming from checkpoint" "$T/backup.err" && resumed=$((resumed + 1))
-  if [ "$brc" != 0 ] || ! cmp -s ../native/filelog.dat filelog.dat || ! cmp -s ../native/out out; then
-    echo "FAIL: kill $i ($mode): backup exit $brc; file or output differs"
+  # after 1-14 of the 15 batch lines (each is out once its epoch was acknowledged)
+  kill_round $i 14 "$WL/filelog" $ARGS
+  if [ "$BRC" != 0 ] || ! cmp -s ../native/filelog.dat filelog.dat || ! cmp -s ../native/out out; then
+    echo "FAIL: kill $i ($MODE): backup exit $BRC; file or output differs"
     cmp ../native/filelog.dat filelog.dat; diff ../native/out out | head -5
     echo "backup's stderr:"; tail -5 "$T/backup.err"; echo "primary's stderr:"; tail -5 primary.err; kfail=1
   fi
-  : > "$T/backup.err"
   cd "$T" || exit 1
 done
-[ "$kfail" = 0 ] && echo "ok: $i kills of the primary ($resumed resumed on the backup), file and output as native"
+[ "$kfail" = 0 ] && echo "ok: $i kills of the primary ($RESUMED resumed on the backup), file and output as native"
 [ "$kfail" = 0 ] || fail=1
-[ "$resumed" -ge "$KILLS" ] || { echo "FAIL: only $resumed of $i kills hit a running primary ($KILLS wanted)"; fail=1; }
+[ "$RESUMED" -ge "$KILLS" ] || { echo "FAIL: only $RESUMED of $i kills hit a running primary ($KILLS wanted)"; fail=1; }
 exit $fail

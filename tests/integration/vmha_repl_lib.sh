@@ -47,3 +47,36 @@ wait_bounded() {
   wait "$1" 2>/dev/null
   WAIT_RC=$?
 }
+
+# Waits until ./out holds $1 lines (output comes out per acknowledged epoch,
+# late on a loaded host); false if the primary ended first.
+wait_lines() {
+  for _ in $(seq 6000); do
+    [ "$(wc -l < out)" -ge "$1" ] && return 0
+    kill -0 "$PRIMARY_PID" 2>/dev/null || return 1
+    sleep 0.005
+  done
+}
+
+# kill_round I MAXLINES PROGRAM ARGS...: round I of a kill -9 test, in the
+# current directory: async on odd rounds, stop-copy on even ones (10 ms
+# epochs); a backup appending to ./out, the primary on PROGRAM appending to
+# ./out too, killed once 1..MAXLINES lines are out (so kills fall into
+# different epochs), then the backup waited for. Sets MODE and BRC (the
+# backup's exit status); counts a takeover in RESUMED.
+kill_round() {
+  _i=$1 _max=$2
+  shift 2
+  MODE=async; [ $((_i % 2)) -eq 0 ] && MODE=stop-copy
+  : > out; : > "$T/backup.err"
+  start_backup "$PWD/out"
+  "$VMHA" run --memory 256 --mode $MODE --epoch-ms 10 --backup "$ADDR" --key "$T/key" -- "$@" \
+    >> out 2> primary.err &
+  PRIMARY_PID=$!
+  wait_lines $(( $(od -An -N2 -tu2 /dev/urandom) % _max + 1 ))
+  kill -9 $PRIMARY_PID 2>/dev/null
+  wait $PRIMARY_PID 2>/dev/null; PRIMARY_PID=
+  wait_bounded "$BACKUP_PID" 60; BRC=$WAIT_RC; BACKUP_PID=
+  grep -q "resuming from checkpoint" "$T/backup.err" && RESUMED=$((RESUMED + 1))
+  return 0
+}
