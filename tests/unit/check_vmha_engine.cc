@@ -131,6 +131,13 @@ START_TEST(sink_holds_streams) {
 END_TEST
 
 
+// A fresh temporary file (name written into path) holding "0123"; its fd.
+static int file_with_0123(char* path) {
+  int fd = mkstemp(path);
+  ck_assert(fd >= 0 && write(fd, "0123", 4) == 4);
+  return fd;
+}
+
 // File writes are held: the host file does not change, the fd's position
 // and the size the guest sees do; reads wait, changes wait; after the
 // release (in order, at the resolved offsets) the file is what a direct
@@ -138,8 +145,7 @@ END_TEST
 START_TEST(sink_holds_file_writes) {
   HeldOutputSink sink;
   char path[] = "/tmp/vmha-engine-XXXXXX";
-  int fd = mkstemp(path);
-  ck_assert(write(fd, "0123", 4) == 4);  // there before the run
+  int fd = file_with_0123(path);  // there before the run
   lseek(fd, 0, SEEK_SET);
   iovec ab{const_cast<char*>("ab"), 2}, xyz{const_cast<char*>("xyz"), 3}, q{const_cast<char*>("Q"), 1};
   OutputTarget file{5, fd, "f.txt"};
@@ -184,8 +190,6 @@ START_TEST(sink_holds_file_writes) {
 }
 END_TEST
 
-// Takeover: a checkpoint's file writes are written again beneath the working
-// directory (twice is the same as once); a file gone since is skipped.
 // The size the guest sees when a release comes between the host's stat and
 // the adjustment for held writes: the release (pwrite, then the hold is
 // dropped) cannot hide both. filelog's lseek(SEEK_END) check saw the old
@@ -193,8 +197,7 @@ END_TEST
 START_TEST(guest_size_while_releasing) {
   HeldOutputSink sink;
   char path[] = "/tmp/vmha-engine-XXXXXX";
-  int fd = mkstemp(path);
-  ck_assert(write(fd, "0123", 4) == 4);
+  int fd = file_with_0123(path);
   iovec six{const_cast<char*>("456789"), 6};
   OutputTarget file{5, fd, "f.txt"};
   ck_assert_int_eq(sink.write(file, {&six, 1}, -1), 6);  // held: the guest sees 10 bytes
@@ -220,6 +223,8 @@ START_TEST(guest_size_while_releasing) {
 }
 END_TEST
 
+// Takeover: a checkpoint's file writes are written again beneath the working
+// directory (twice is the same as once); a file gone since is skipped.
 START_TEST(takeover_reapplies_file_writes) {
   char dir[] = "/tmp/vmha-engine-XXXXXX";
   ck_assert(mkdtemp(dir));

@@ -94,7 +94,7 @@ int64_t sys_lseek(Process& p, const SyscallArgs& a) {
     if ((whence == SEEK_DATA || whence == SEEK_HOLE) && p.out->must_wait(e->host_fd)) return kWaitForRelease;
     struct stat st;
     const int fd = e->host_fd;
-    if (whence == SEEK_END && p.out->stat_as_guest([fd](struct stat* s) { return fstat(fd, s); }, &st) == 0 &&
+    if (whence == SEEK_END && p.out->stat_as_guest([fd](struct stat* s) { return fstat(fd, s) < 0 ? -errno : 0; }, &st) == 0 &&
         S_ISREG(st.st_mode)) {  // the end includes held writes
       if (off < -st.st_size) return -EINVAL;
       off += st.st_size;
