@@ -3,7 +3,8 @@
 //                      pending job (features.h); rank = descending score.
 //   "duet" placement - RWGP posterior (mean, sd) per machine + the placement
 //                      head choose machines; risk-aware; greedy machine set
-//                      for jobs larger than any one machine's free GPUs.
+//                      for jobs larger than any one machine's free GPUs, from
+//                      the fastest machines that hold them (machine_set.h).
 // Both are built from a model file (duet-model(5)). Torch-free header.
 #pragma once
 

@@ -15,6 +15,7 @@
 #include "policy/io/trace.h"
 #include "policy/learn/duet_policy.h"
 #include "policy/learn/features.h"
+#include "policy/learn/machine_set.h"
 #include "policy/learn/model_init.h"
 #include "policy/model/cluster_model.h"
 #include "policy/sim/simulator.h"
@@ -206,6 +207,63 @@ START_TEST(placement_uses_gp_and_prefers_fast_machines) {
 }
 END_TEST
 
+// A job no machine can hold runs at its slowest part's speed: the machine set
+// comes from the fastest machines that can hold it together, whatever the
+// scores say (here a prior that prefers slow machines).
+static std::vector<MachineView> spread_cluster() {
+  static const char* names[13] = {"x1", "x2", "x3", "v1", "t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "k1"};
+  std::vector<MachineView> ms;
+  for (int i = 0; i < 3; ++i) ms.push_back({names[i], 0, 4, 1, 0, 2.3, 3});
+  ms.push_back({names[3], 1, 8, 2, 1, 1.0, 2});
+  for (int i = 0; i < 8; ++i) ms.push_back({names[4 + i], 2, 1, 1, 2, 0.4, 0});
+  ms.push_back({names[12], 3, 16, 3, 3, 0.3, 4});
+  return ms;
+}
+
+START_TEST(spread_job_keeps_fastest_floor) {
+  const std::vector<MachineView> ms = spread_cluster();
+  auto all = [&] {
+    std::vector<uint32_t> c(ms.size());
+    for (uint32_t i = 0; i < c.size(); ++i) c[i] = i;
+    return c;
+  };
+  std::vector<uint32_t> cand = all();
+  keep_fastest_floor(ms, 4, cand);  // 3 X100 GPUs + the V100's 2: floor 1.0
+  ck_assert_int_eq(static_cast<int>(cand.size()), 4);
+  ck_assert_int_eq(static_cast<int>(cand.back()), 3);
+  cand = all();
+  keep_fastest_floor(ms, 8, cand);  // needs the T4s too, not the K80
+  ck_assert_int_eq(static_cast<int>(cand.size()), 12);
+  ck_assert_int_eq(static_cast<int>(cand.back()), 11);
+  cand = all();
+  keep_fastest_floor(ms, 20, cand);  // 17 free in all: left as it is
+  ck_assert_int_eq(static_cast<int>(cand.size()), 13);
+
+  DuetPolicyOptions opt;
+  opt.prior_weight = -100;  // prefers slow machines
+  auto p = make_duet_placement(untrained(3), opt);
+  std::vector<std::string> types = {"X100", "V100", "T4", "K80"};
+  ClusterView c{0, types, ms, 48, 16, 0};
+  JobView j;
+  j.id = 1;
+  j.gpus = 4;
+  auto where = p->place(j, c);
+  ck_assert(where.has_value());
+  int total = 0;
+  for (auto& part : *where) {
+    ck_assert_msg(ms[part.machine].speed >= 1.0, "4-GPU job got %s (speed %.1f)",
+                  std::string(ms[part.machine].name).c_str(), ms[part.machine].speed);
+    total += part.gpus;
+  }
+  ck_assert_int_eq(total, 4);
+  j.id = 2;
+  j.gpus = 3;  // the K80 holds it alone: one machine, the scores decide
+  where = p->place(j, c);
+  ck_assert(where.has_value());
+  ck_assert_int_eq(static_cast<int>(where->size()), 1);
+}
+END_TEST
+
 // Ranks a 30-job queue with the ordering network alone (no prior), paired
 // with `peer`, on an 8-machine cluster.
 static std::vector<size_t> rank_queue(std::shared_ptr<const Model> m, bool messages, PlacementPolicy& peer) {
@@ -275,6 +333,7 @@ int main() {
   tcase_add_test(tc, deterministic_for_a_seed);
   tcase_add_test(tc, registry_needs_a_model);
   tcase_add_test(tc, placement_uses_gp_and_prefers_fast_machines);
+  tcase_add_test(tc, spread_job_keeps_fastest_floor);
   tcase_add_test(tc, agents_exchange_messages);
   suite_add_tcase(s, tc);
   SRunner* r = srunner_create(s);
