@@ -263,6 +263,33 @@ END_TEST
 // none (or one of the wrong width) scores as unconnected; a non-zero one
 // changes the scores (the model's listening weights are non-zero, see
 // listen_to_messages). A queue re-score publishes each job's message.
+// A job no node holds alone runs at its slowest node's speed: the nodes below
+// the fastest known-speed floor that holds it go last, even where the learned
+// preference puts one of them above a node at the floor.
+START_TEST(test_placement_spread_job_speed_floor) {
+  std::vector<std::string> errors;
+  PlacementAgent a = make_placement_agent(model_conf(), &errors);
+  ck_assert_msg(a.ranker && a.observer, "%s", errors.empty() ? "" : errors[0].c_str());
+  ClusterInfo c = cluster();
+  const uint32_t alloc[4] = {2, 3, 2, 2};  // free: node1 2, node2 1, node3 2, node4 2
+  for (int i = 0; i < 4; ++i) c.nodes[i].gpus_alloc = alloc[i], c.nodes[i].jobs_running = 1;
+  // node1 (known 0.5) ran 5x slower than that: the GP now ranks it below the
+  // K80s (node3 0.4, node4 0.45) for jobs that fit on one node
+  a.observer->set_cluster(c);
+  const std::string type = "duet:ref=100;type=ResNet-50 (batch size 32)";
+  for (int k = 0; k < 5; ++k) a.observer->observe(JobOutcome{job(20 + k, 1, 0, type), {"node1"}, 100 / 0.5 * 5, true});
+  std::vector<double> one, spread;
+  std::string why;
+  CK_STR_EQ(a.ranker->rank(job(30, 2, 0, type), c, one, &why), "");
+  ck_assert_msg(one[0] < one[3], "node1 %g, node4 %g", one[0], one[3]);
+  // 3 GPUs: no node has them; node2 (1.5) and node1 (0.5) do together, so
+  // the K80s go last
+  CK_STR_EQ(a.ranker->rank(job(31, 3, 0, type), c, spread, &why), "");
+  ck_assert_msg(spread[2] < spread[0] && spread[3] < spread[0] && spread[2] < spread[1] && spread[3] < spread[1],
+                "node1 %g node2 %g node3 %g node4 %g", spread[0], spread[1], spread[2], spread[3]);
+}
+END_TEST
+
 START_TEST(test_ordering_agent_messages) {
   std::string err;
   auto plain = make_order_scorer(model_conf(), &err);
@@ -429,6 +456,7 @@ int main() {
   tcase_add_test(tc, test_ordering_agent_scores);
   tcase_add_test(tc, test_model_load_errors);
   tcase_add_test(tc, test_placement_agent_ranks_learns_and_restores);
+  tcase_add_test(tc, test_placement_spread_job_speed_floor);
   tcase_add_test(tc, test_ordering_agent_messages);
   tcase_add_test(tc, test_placement_agent_messages);
   tcase_add_test(tc, test_agents_talk);

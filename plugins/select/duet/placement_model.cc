@@ -30,6 +30,7 @@
 #include "plugins/common/file_cksum.h"
 #include "plugins/common/job_hints.h"
 #include "plugins/common/placement_agent.h"
+#include "policy/learn/machine_set.h"
 #include "policy/learn/model_file.h"
 #include "policy/learn/performance_gp.h"
 #include "policy/learn/placement_features.h"
@@ -96,6 +97,7 @@ class LearnedPlacement {
         if (!std::isfinite(preference[i])) return "non-finite score for " + cluster.nodes[i].name;
         lowest = i == 0 ? preference[i] : std::min(lowest, preference[i]);
       }
+      below_speed_floor_last(job, cluster, preference, lowest);
       // Nodes without GPUs or unusable: last.
       for (size_t i = 0; i < cluster.nodes.size(); ++i)
         if (cluster.nodes[i].gpus_total == 0 || !cluster.nodes[i].usable) preference[i] = lowest - 1;
@@ -114,6 +116,37 @@ class LearnedPlacement {
     } catch (...) {
       return "placement agent: unknown exception";
     }
+  }
+
+  // A job no node can hold alone runs at its slowest node's speed
+  // (policy/learn/machine_set.h): the nodes below the fastest speed floor
+  // that still holds it go after all others, in their order, so cons_tres
+  // fills the job from fast nodes and falls back to slow ones only if it must.
+  void below_speed_floor_last(const JobInfo& job, const ClusterInfo& cluster, std::vector<double>& preference,
+                              double& lowest) const {
+    if (job.gpus == 0) return;
+    std::vector<MachineView> views;
+    std::vector<uint32_t> cand;
+    bool fits_one = false;
+    for (size_t i = 0; i < cluster.nodes.size(); ++i) {
+      const NodeInfo& n = cluster.nodes[i];
+      const int free = static_cast<int>(n.gpus_total - std::min(n.gpus_alloc, n.gpus_total));
+      views.push_back(MachineView{n.name, 0, static_cast<int>(n.gpus_total), free, 0, known_speed(n.name),
+                                  static_cast<int>(n.jobs_running)});
+      if (!n.usable || free <= 0 || (!job.gpu_type.empty() && n.gpu_type != job.gpu_type)) continue;
+      cand.push_back(static_cast<uint32_t>(i));
+      fits_one = fits_one || static_cast<uint32_t>(free) >= job.gpus;
+    }
+    if (fits_one || cand.empty()) return;
+    std::vector<uint32_t> keep = cand;
+    learn::keep_fastest_floor(views, static_cast<int>(job.gpus), keep);
+    if (keep.size() == cand.size()) return;
+    const double highest = *std::max_element(preference.begin(), preference.end());
+    for (uint32_t i : cand)
+      if (std::find(keep.begin(), keep.end(), i) == keep.end()) {
+        preference[i] -= highest - lowest + 1;
+        lowest = std::min(lowest, preference[i]);
+      }
   }
 
   void connect(AgentChannel* channel) {
