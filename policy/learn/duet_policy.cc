@@ -46,9 +46,7 @@ class DuetPlacement : public PlacementPolicy {
       free_allowed += mv.free_gpus;
     }
     if (free_allowed < job.gpus) return std::nullopt;
-    bool fits_one = false;
-    for (uint32_t i : cand_) fits_one = fits_one || c.machines[i].free_gpus >= job.gpus;
-    if (!fits_one) keep_fastest_floor(c.machines, job.gpus, cand_);
+    keep_fastest_floor(c.machines, job.gpus, cand_);  // a machine set only from the fastest
     const PlacementJob pj{job_type(job.job_type), static_cast<uint16_t>(std::min(job.gpus, 65535))};
     auto m = order_msgs_.find(job.id);
     msg_ = m != order_msgs_.end() ? std::span<const float>(m->second) : std::span<const float>();

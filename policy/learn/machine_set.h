@@ -6,9 +6,10 @@
 // GPUs down. Scoring machines one by one ignores that: on a cluster of many
 // 1-GPU T4s beside 4-GPU X100s, an 8-GPU job got X100, V100, T4 and K80 GPUs
 // and ran at the K80's speed, 30x its duration. The simulator's "duet"
-// placement narrows the candidates with this first. The trainer's rollouts do
-// not yet: models/duet.model was trained without it and still reproduces
-// bit for bit (models/README.md); the next model should be trained with it.
+// placement narrows the candidates with this first; select/duet ranks the
+// nodes below the floor last. The trainer's rollouts do not yet:
+// models/duet.model was trained without it and still reproduces bit for bit
+// (models/README.md); the next model should be trained with it.
 #pragma once
 
 #include <cstdint>
@@ -19,8 +20,12 @@
 
 namespace duet::learn {
 
-// Keeps (in their order) the candidates whose speed is at least the highest
-// floor that still leaves `gpus` free GPUs among them.
+// The highest speed such that the candidates at least that fast have `gpus`
+// free GPUs together; 0 when one candidate holds the job alone (no set is
+// needed) or all of them together cannot.
+double fastest_floor(std::span<const MachineView> machines, int gpus, std::span<const std::uint32_t> cand);
+
+// Keeps (in their order) the candidates at or above fastest_floor.
 void keep_fastest_floor(std::span<const MachineView> machines, int gpus, std::vector<std::uint32_t>& cand);
 
 }  // namespace duet::learn

@@ -259,10 +259,6 @@ START_TEST(test_placement_agent_ranks_learns_and_restores) {
 }
 END_TEST
 
-// The ordering agent reads the placement agent's message from its channel:
-// none (or one of the wrong width) scores as unconnected; a non-zero one
-// changes the scores (the model's listening weights are non-zero, see
-// listen_to_messages). A queue re-score publishes each job's message.
 // A job no node holds alone runs at its slowest node's speed: the nodes below
 // the fastest known-speed floor that holds it go last, even where the learned
 // preference puts one of them above a node at the floor.
@@ -290,6 +286,10 @@ START_TEST(test_placement_spread_job_speed_floor) {
 }
 END_TEST
 
+// The ordering agent reads the placement agent's message from its channel:
+// none (or one of the wrong width) scores as unconnected; a non-zero one
+// changes the scores (the model's listening weights are non-zero, see
+// listen_to_messages). A queue re-score publishes each job's message.
 START_TEST(test_ordering_agent_messages) {
   std::string err;
   auto plain = make_order_scorer(model_conf(), &err);

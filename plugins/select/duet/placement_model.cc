@@ -122,29 +122,25 @@ class LearnedPlacement {
   // (policy/learn/machine_set.h): the nodes below the fastest speed floor
   // that still holds it go after all others, in their order, so cons_tres
   // fills the job from fast nodes and falls back to slow ones only if it must.
+  // Reads states_ (free GPUs, known speed) as rank() just built them.
   void below_speed_floor_last(const JobInfo& job, const ClusterInfo& cluster, std::vector<double>& preference,
                               double& lowest) const {
     if (job.gpus == 0) return;
     std::vector<MachineView> views;
     std::vector<uint32_t> cand;
-    bool fits_one = false;
     for (size_t i = 0; i < cluster.nodes.size(); ++i) {
       const NodeInfo& n = cluster.nodes[i];
-      const int free = static_cast<int>(n.gpus_total - std::min(n.gpus_alloc, n.gpus_total));
-      views.push_back(MachineView{n.name, 0, static_cast<int>(n.gpus_total), free, 0, known_speed(n.name),
-                                  static_cast<int>(n.jobs_running)});
-      if (!n.usable || free <= 0 || (!job.gpu_type.empty() && n.gpu_type != job.gpu_type)) continue;
-      cand.push_back(static_cast<uint32_t>(i));
-      fits_one = fits_one || static_cast<uint32_t>(free) >= job.gpus;
+      const learn::MachineState& st = states_[i];
+      views.push_back(MachineView{n.name, 0, st.total_gpus, st.free_gpus, 0, st.rel_speed, st.colocated_jobs});
+      if (n.usable && st.free_gpus > 0 && (job.gpu_type.empty() || n.gpu_type == job.gpu_type))
+        cand.push_back(static_cast<uint32_t>(i));
     }
-    if (fits_one || cand.empty()) return;
-    std::vector<uint32_t> keep = cand;
-    learn::keep_fastest_floor(views, static_cast<int>(job.gpus), keep);
-    if (keep.size() == cand.size()) return;
-    const double highest = *std::max_element(preference.begin(), preference.end());
+    const double floor = learn::fastest_floor(views, static_cast<int>(job.gpus), cand);
+    if (!(floor > 0)) return;
+    const double shift = *std::max_element(preference.begin(), preference.end()) - lowest + 1;
     for (uint32_t i : cand)
-      if (std::find(keep.begin(), keep.end(), i) == keep.end()) {
-        preference[i] -= highest - lowest + 1;
+      if (views[i].speed < floor) {
+        preference[i] -= shift;
         lowest = std::min(lowest, preference[i]);
       }
   }
