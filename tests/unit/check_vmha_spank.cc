@@ -1,6 +1,7 @@
 // vmha SPANK plugin, Slurm-free part: --ha values, plugstack.conf arguments,
 // the settings' trip through the task environment, host lists, the choice
 // of the backup node, task results and the job's AdminComment text.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,10 +14,20 @@
 #include "plugins/spank/lib/ha_accounting.h"
 #include "plugins/spank/lib/ha_settings.h"
 #include "plugins/spank/lib/hostlist.h"
+#include "plugins/spank/lib/state_dir.h"
 
 #include <check.h>  // last: it defines a fail() macro
 
 using namespace vmha_spank;
+
+// A sparse file of `size` bytes (nothing written).
+static int truncate_new(const std::string& path, off_t size) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0) return -1;
+  int rc = ftruncate(fd, size);
+  close(fd);
+  return rc;
+}
 
 START_TEST(test_ha_values) {
   bool on = false;
@@ -171,14 +182,143 @@ START_TEST(test_results_and_comment) {
   std::ofstream(dir + "/step0.task0/result") << format_result(a);
   std::ofstream(dir + "/step0.task1/result") << format_result(b);
   std::ofstream(dir + "/step1.task0/result") << "epochs=x\n";
+  // What a user may leave in their own tree: a FIFO (would block a reader),
+  // a symlink to a root-only file, a huge file. None is followed or read.
+  mkdir((dir + "/step2.task0").c_str(), 0700);
+  mkdir((dir + "/step2.task1").c_str(), 0700);
+  mkdir((dir + "/step2.task2").c_str(), 0700);
+  ck_assert_int_eq(mkfifo((dir + "/step2.task0/result").c_str(), 0600), 0);
+  ck_assert_int_eq(symlink("/etc/shadow", (dir + "/step2.task1/result").c_str()), 0);
+  ck_assert_int_eq(truncate_new(dir + "/step2.task2/result", 1 << 30), 0);
   std::vector<std::string> problems;
-  JobTotals t = sum_job_results(dir, &problems);
-  ck_assert_int_eq(problems.size(), 1);
+  Fd job(open(dir.c_str(), O_RDONLY | O_DIRECTORY));
+  JobTotals t = sum_job_results(job.get(), dir, &problems);
+  ck_assert_int_eq(problems.size(), 4);
   ck_assert(problems[0].find("step1.task0/result: line 1: epochs") != std::string::npos);
+  ck_assert_msg(problems[1].find("step2.task0/result: not a regular file") != std::string::npos, "%s", problems[1].c_str());
+  ck_assert_msg(problems[2].find("step2.task1/result: a symlink (not followed)") != std::string::npos, "%s", problems[2].c_str());
+  ck_assert_msg(problems[3].find("step2.task2/result: larger than 65536 bytes") != std::string::npos, "%s", problems[3].c_str());
   ck_assert_msg(t.comment() == "vmha: tasks=2 epochs=140 pause_ms_mean=0.500 failovers=1", "%s", t.comment().c_str());
   ck_assert_msg(JobTotals().comment() == "vmha: tasks=0 epochs=0 pause_ms_mean=0.000 failovers=0", "%s", JobTotals().comment().c_str());
   std::string cmd = "rm -rf " + dir;
   ck_assert_int_eq(std::system(cmd.c_str()), 0);
+}
+END_TEST
+
+namespace {
+
+std::string temp_dir() {
+  char tmpl[] = "/tmp/check_vmha_statedir.XXXXXX";
+  ck_assert(mkdtemp(tmpl));
+  return tmpl;
+}
+
+mode_t mode_of(const std::string& p) {
+  struct stat st;
+  ck_assert_int_eq(lstat(p.c_str(), &st), 0);
+  return st.st_mode & 07777;
+}
+
+uid_t owner_of(const std::string& p) {
+  struct stat st;
+  ck_assert_int_eq(lstat(p.c_str(), &st), 0);
+  return st.st_uid;
+}
+
+}  // namespace
+
+// The state directory is created root-owned 0711; one that others can write
+// (an earlier vmha made it 1777) or that is a symlink is refused.
+START_TEST(test_state_dir_trusted) {
+  if (geteuid() != 0) return;  // ownership checks need root (as in slurmstepd)
+  std::string base = temp_dir();
+  std::string err;
+  Fd fd = open_state_dir(base + "/state", &err);
+  ck_assert_msg(fd, "%s", err.c_str());
+  ck_assert_int_eq(mode_of(base + "/state"), 0711);
+  ck_assert_int_eq(owner_of(base + "/state"), 0);
+
+  ck_assert_int_eq(mkdir((base + "/open").c_str(), 0777), 0);
+  ck_assert_int_eq(chmod((base + "/open").c_str(), 01777), 0);
+  ck_assert(!open_state_dir(base + "/open", &err));
+  ck_assert_msg(err.find("is writable by group or others (mode 1777)") != std::string::npos, "%s", err.c_str());
+
+  ck_assert_int_eq(chown((base + "/open").c_str(), 65534, 65534), 0);
+  ck_assert_int_eq(chmod((base + "/open").c_str(), 0711), 0);
+  ck_assert(!open_state_dir(base + "/open", &err));
+  ck_assert_msg(err.find("is owned by uid 65534, not root") != std::string::npos, "%s", err.c_str());
+
+  // A user's symlink in a sticky directory pointing at a root directory.
+  ck_assert_int_eq(chmod(base.c_str(), 01777), 0);
+  ck_assert_int_eq(symlink("/etc", (base + "/link").c_str()), 0);
+  ck_assert_int_eq(lchown((base + "/link").c_str(), 65534, 65534), 0);
+  ck_assert(!open_state_dir(base + "/link", &err));
+  ck_assert_msg(err.find("is a symlink owned by uid 65534, not root") != std::string::npos, "%s", err.c_str());
+  ck_assert(!open_state_dir("relative/dir", &err));
+  ck_assert_int_eq(std::system(("rm -rf " + base).c_str()), 0);
+}
+END_TEST
+
+// A planted statedir/job<J> (symlink, file, another user's directory) is
+// refused and its target left alone; a fresh one goes to the job's owner.
+START_TEST(test_job_dir_planted) {
+  if (geteuid() != 0) return;
+  std::string base = temp_dir();
+  std::string err;
+  Fd state = open_state_dir(base + "/state", &err);
+  ck_assert_msg(state, "%s", err.c_str());
+  ck_assert_int_eq(mkdir((base + "/victim").c_str(), 0755), 0);
+  ck_assert_int_eq(symlink((base + "/victim").c_str(), (base + "/state/job7").c_str()), 0);
+  ck_assert(!open_job_dir(state.get(), base + "/state", 7, 65534, 65534, &err));
+  ck_assert_msg(err.find("job7 exists and is not a directory (a symlink?)") != std::string::npos, "%s", err.c_str());
+  ck_assert_int_eq(owner_of(base + "/victim"), 0);
+  ck_assert_int_eq(mode_of(base + "/victim"), 0755);
+
+  ck_assert_int_eq(mkdir((base + "/state/job8").c_str(), 0700), 0);
+  ck_assert_int_eq(chown((base + "/state/job8").c_str(), 1234, 1234), 0);
+  ck_assert(!open_job_dir(state.get(), base + "/state", 8, 65534, 65534, &err));
+  ck_assert_msg(err.find("belongs to uid 1234, not the job's owner uid 65534") != std::string::npos, "%s", err.c_str());
+
+  Fd job = open_job_dir(state.get(), base + "/state", 9, 65534, 65534, &err);
+  ck_assert_msg(job, "%s", err.c_str());
+  ck_assert_int_eq(owner_of(base + "/state/job9"), 65534);
+  ck_assert_int_eq(mode_of(base + "/state/job9"), 0700);
+  Fd again = open_job_dir(state.get(), base + "/state", 9, 65534, 65534, &err);  // a later step
+  ck_assert_msg(again, "%s", err.c_str());
+  ck_assert_int_eq(std::system(("rm -rf " + base).c_str()), 0);
+}
+END_TEST
+
+// The epilog's removal unlinks symlinks inside the user's tree instead of
+// following them, and removes as the owner.
+START_TEST(test_job_dir_removal) {
+  if (geteuid() != 0) return;
+  std::string base = temp_dir();
+  std::string err;
+  Fd state = open_state_dir(base + "/state", &err);
+  ck_assert_int_eq(mkdir((base + "/victim").c_str(), 0755), 0);
+  std::ofstream(base + "/victim/keep") << "keep\n";
+  {
+    Fd job = open_job_dir(state.get(), base + "/state", 5, 65534, 65534, &err);
+    ck_assert_msg(job, "%s", err.c_str());
+  }
+  std::string j = base + "/state/job5";
+  ck_assert_int_eq(mkdir((j + "/step0.task0").c_str(), 0700), 0);
+  std::ofstream(j + "/step0.task0/out") << "x\n";
+  ck_assert_int_eq(symlink((base + "/victim").c_str(), (j + "/step0.task1").c_str()), 0);
+  ck_assert_int_eq(std::system(("chown -R -h 65534:65534 " + j).c_str()), 0);
+  ck_assert_int_eq(chmod((j + "/step0.task0").c_str(), 0500), 0);  // the owner made it read-only
+  ck_assert_msg(remove_job_dir(state.get(), base + "/state", 5, &err), "%s", err.c_str());
+  ck_assert_int_eq(access(j.c_str(), F_OK), -1);
+  ck_assert_int_eq(access((base + "/victim/keep").c_str(), F_OK), 0);
+  ck_assert_msg(remove_job_dir(state.get(), base + "/state", 5, &err), "%s", err.c_str());  // gone: fine
+  // Another user's (root's) file inside is not the owner's to remove.
+  { Fd job = open_job_dir(state.get(), base + "/state", 6, 65534, 65534, &err); }
+  ck_assert_int_eq(mkdir((base + "/state/job6/sub").c_str(), 0755), 0);  // root-owned
+  std::ofstream(base + "/state/job6/sub/root-file") << "r\n";
+  ck_assert(!remove_job_dir(state.get(), base + "/state", 6, &err));
+  ck_assert_int_eq(access((base + "/state/job6/sub/root-file").c_str(), F_OK), 0);
+  ck_assert_int_eq(std::system(("rm -rf " + base).c_str()), 0);
 }
 END_TEST
 
@@ -191,6 +331,9 @@ int main() {
   tcase_add_test(tc, test_hostlist);
   tcase_add_test(tc, test_backup_node);
   tcase_add_test(tc, test_results_and_comment);
+  tcase_add_test(tc, test_state_dir_trusted);
+  tcase_add_test(tc, test_job_dir_planted);
+  tcase_add_test(tc, test_job_dir_removal);
   suite_add_tcase(s, tc);
   SRunner* r = srunner_create(s);
   srunner_run_all(r, CK_NORMAL);

@@ -1,12 +1,18 @@
 #include "plugins/spank/lib/ha_accounting.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
+#include <cstring>
 #include <sstream>
 #include <type_traits>
+
+#include "plugins/spank/lib/state_dir.h"
 
 namespace vmha_spank {
 
@@ -75,24 +81,36 @@ std::string JobTotals::comment() const {
   return buf;
 }
 
-JobTotals sum_job_results(const std::string& job_dir, std::vector<std::string>* problems) {
+JobTotals sum_job_results(int job_dir_fd, const std::string& job_dir, std::vector<std::string>* problems) {
   JobTotals t;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(job_dir, ec)) {
-    std::filesystem::path p = entry.path() / "result";
-    if (!std::filesystem::exists(p, ec)) continue;
-    std::ifstream f(p);
-    std::stringstream text;
-    text << f.rdbuf();
+  int copy = ::dup(job_dir_fd);
+  DIR* d = copy >= 0 ? ::fdopendir(copy) : nullptr;
+  if (!d) {
+    if (copy >= 0) ::close(copy);
+    problems->push_back(job_dir + ": " + std::strerror(errno));
+    return t;
+  }
+  std::vector<std::string> names;
+  while (dirent* e = ::readdir(d))
+    if (e->d_name[0] != '.') names.push_back(e->d_name);
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  for (const auto& n : names) {
+    // The tree is the user's: a symlink, FIFO or huge file is skipped, never followed or waited on.
+    Fd task(::openat(job_dir_fd, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!task) continue;
+    std::string text, error;
+    if (!read_small_file_at(task.get(), "result", kMaxResultBytes, &text, &error)) {
+      if (error != std::strerror(ENOENT)) problems->push_back(job_dir + "/" + n + "/result: " + error);
+      continue;
+    }
     TaskResult r;
-    std::string error;
-    if (!f || !parse_result(text.str(), &r, &error)) {
-      problems->push_back(p.string() + ": " + (error.empty() ? "cannot read" : error));
+    if (!parse_result(text, &r, &error)) {
+      problems->push_back(job_dir + "/" + n + "/result: " + error);
       continue;
     }
     t.add(r);
   }
-  if (ec) problems->push_back(job_dir + ": " + ec.message());
   return t;
 }
 

@@ -5,6 +5,7 @@
 // pause_ms_mean (mean time the guest was paused per epoch, over the primaries
 // that finished), failovers (tasks finished by their backup).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,8 +32,12 @@ struct JobTotals {
   std::string comment() const;  // the AdminComment text
 };
 
-// Sums DIR/*/result under a job's state directory. Unreadable or malformed
+// A result file is a few lines; anything larger is not vmha-task's.
+constexpr std::size_t kMaxResultBytes = 64 * 1024;
+
+// Sums */result under a job's state directory (opened as job_dir_fd; job_dir
+// names it in messages). Unreadable, malformed, oversized or non-regular
 // files are listed in *problems (one line each) and skipped.
-JobTotals sum_job_results(const std::string& job_dir, std::vector<std::string>* problems);
+JobTotals sum_job_results(int job_dir_fd, const std::string& job_dir, std::vector<std::string>* problems);
 
 }  // namespace vmha_spank

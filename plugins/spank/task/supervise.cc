@@ -46,14 +46,14 @@ bool write_key(const std::string& path) {
   int r = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
   bool ok = r >= 0 && read(r, key, sizeof key) == static_cast<ssize_t>(sizeof key);
   if (r >= 0) close(r);
-  int w = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  int w = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
   ok = ok && w >= 0 && write(w, key, sizeof key) == static_cast<ssize_t>(sizeof key);
   if (w >= 0) close(w);
   return ok;
 }
 
 void touch(const std::string& path) {
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
   if (fd >= 0) close(fd);
 }
 
@@ -106,6 +106,13 @@ int supervise(const TaskEnv& t, const std::string& self) {
   std::signal(SIGPIPE, SIG_IGN);
   if (mkdir(t.dir.c_str(), 0700) != 0 && errno != EEXIST)
     return fail("cannot create " + t.dir + ": " + std::strerror(errno));
+  // An existing step directory (a requeued job) must be our own real
+  // directory: the key and the job's output are written into it.
+  struct stat st;
+  if (lstat(t.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+      (st.st_mode & (S_IWGRP | S_IWOTH)))
+    return fail(t.dir + " exists but is not a directory of uid " + std::to_string(getuid()) +
+                " that only it can write; refusing to use it");
   if (!write_key(t.file("key"))) return fail("cannot write the key " + t.file("key"));
   touch(t.file("out"));
   touch(t.file("err"));

@@ -1,9 +1,9 @@
 // Prolog/epilog (job_script context): the job's state directory goes when the
 // job ends. Never fails: a failing epilog would drain the node.
 #include <cstdlib>
-#include <filesystem>
 #include <string>
 
+#include "plugins/spank/lib/state_dir.h"
 #include "plugins/spank/vmha/args.h"
 #include "plugins/spank/vmha/contexts.h"
 
@@ -22,9 +22,12 @@ int job_script_epilog(spank_t sp, int argc, char** argv) {
     job = env ? static_cast<uint32_t>(std::strtoul(env, nullptr, 10)) : 0;
   }
   if (job == 0) return 0;
-  std::error_code ec;
-  std::filesystem::remove_all(s.statedir + "/job" + std::to_string(job), ec);
-  if (ec) slurm_error("vmha: epilog: cannot remove the state of job %u: %s", job, ec.message().c_str());
+  // The job's directory is its owner's tree: removed through descriptors, as
+  // the owner, so a symlink swapped in mid-way is unlinked, never followed.
+  error.clear();
+  Fd state = open_state_dir(s.statedir, &error);
+  if (!state || !remove_job_dir(state.get(), s.statedir, job, &error))
+    slurm_error("vmha: epilog: cannot remove the state of job %u: %s", job, error.c_str());
   return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@ extern "C" {
 }
 
 #include "plugins/spank/lib/ha_accounting.h"
+#include "plugins/spank/lib/state_dir.h"
 #include "plugins/spank/vmha/args.h"
 #include "plugins/spank/vmha/contexts.h"
 
@@ -28,25 +30,17 @@ namespace {
 struct Step {
   bool protected_ = false;
   uint32_t job = 0, step = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
   std::string job_dir;
+  Fd job_fd;  // statedir/job<J>, opened without following symlinks
+  std::string refused;  // why the state directory was refused: each task says so and fails
 };
 Step g_step;
 
 bool is_user_step(uint32_t step) {
   return step != SLURM_BATCH_SCRIPT && step != SLURM_EXTERN_CONT && step != SLURM_INTERACTIVE_STEP &&
          step != SLURM_PENDING_STEP;
-}
-
-int make_dir(const std::string& path, mode_t mode, uid_t uid, gid_t gid, bool chown_it) {
-  if (mkdir(path.c_str(), mode) != 0 && errno != EEXIST) {
-    slurm_error("vmha: cannot create %s: %s (plugstack.conf statedir=)", path.c_str(), strerror(errno));
-    return -1;
-  }
-  if (chown_it && chown(path.c_str(), uid, gid) != 0) {
-    slurm_error("vmha: cannot give %s to uid %u: %s", path.c_str(), static_cast<unsigned>(uid), strerror(errno));
-    return -1;
-  }
-  return 0;
 }
 
 // slurmstepd links libslurmfull: the public API is there without linking it.
@@ -77,21 +71,35 @@ int stepd_init_post_opt(spank_t sp) {
   if (request_from_step(sp, &req) != 0) return -1;
   if (!req.on) return 0;
   if (req.epoch_ms) settings().epoch_ms = req.epoch_ms;
-  uid_t uid;
-  gid_t gid;
-  if (spank_get_item(sp, S_JOB_ID, &g_step.job) != ESPANK_SUCCESS || spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
-      spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
+  if (spank_get_item(sp, S_JOB_ID, &g_step.job) != ESPANK_SUCCESS ||
+      spank_get_item(sp, S_JOB_UID, &g_step.uid) != ESPANK_SUCCESS ||
+      spank_get_item(sp, S_JOB_GID, &g_step.gid) != ESPANK_SUCCESS) {
     slurm_error("vmha: cannot read the job's id and owner");
     return -1;
   }
+  // Root works here: every step is taken through descriptors (state_dir.h),
+  // so nothing a user planted in statedir is followed or chowned.
+  std::string error;
+  Fd state = open_state_dir(settings().statedir, &error);
+  if (state) g_step.job_fd = open_job_dir(state.get(), settings().statedir, g_step.job, g_step.uid, g_step.gid, &error);
+  if (!g_step.job_fd) {
+    // Failing here would make srun say only "Plugin initialization failed"
+    // and exit 0; each task fails instead, with the reason on its stderr.
+    g_step.refused = "vmha: job " + std::to_string(g_step.job) + ": " + error +
+                     " (plugstack.conf statedir=); the protected task is not started";
+    slurm_error("%s", g_step.refused.c_str());
+    return 0;
+  }
   g_step.job_dir = settings().statedir + "/job" + std::to_string(g_step.job);
-  if (make_dir(settings().statedir, 01777, 0, 0, false) != 0) return -1;
-  if (make_dir(g_step.job_dir, 0700, uid, gid, true) != 0) return -1;
   g_step.protected_ = true;
   return 0;
 }
 
 int stepd_task_init(spank_t sp) {
+  if (!g_step.refused.empty()) {
+    std::fprintf(stderr, "%s\n", g_step.refused.c_str());  // the task's stderr: the user sees it
+    return -1;
+  }
   if (!g_step.protected_) return 0;
   int argc = 0;
   char** argv = nullptr;
@@ -128,11 +136,16 @@ int stepd_task_exit(spank_t sp) {
   spank_get_item(sp, S_TASK_GLOBAL_ID, &task);
   // Tasks end on several nodes at once: sum and update under one lock, so
   // the last update holds every result written so far.
-  std::string lock_path = g_step.job_dir + "/.accounting.lock";
-  int fd = open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
-  if (fd >= 0) flock(fd, LOCK_EX);
+  // The job directory is the user's: touch it as the user, never following a link.
   std::vector<std::string> problems;
-  JobTotals totals = sum_job_results(g_step.job_dir, &problems);
+  JobTotals totals;
+  int fd = -1;
+  {
+    AsFileUser as(g_step.uid, g_step.gid);
+    fd = openat(g_step.job_fd.get(), ".accounting.lock", O_CREAT | O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+    if (fd >= 0) flock(fd, LOCK_EX);
+    totals = sum_job_results(g_step.job_fd.get(), g_step.job_dir, &problems);
+  }
   for (const auto& p : problems) slurm_error("vmha: %s", p.c_str());
   std::string comment = totals.comment();
   set_admin_comment(g_step.job, comment);
