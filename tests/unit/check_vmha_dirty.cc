@@ -2,14 +2,17 @@
 // (tests/vmha/dirty_steps.c) is reported exactly that set plus the page the
 // VMM wrote for it, under the dirty ring and the dirty bitmap.
 #include <elf.h>
+#include <sys/syscall.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <thread>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/vmha/vmha_test_util.h"
@@ -125,21 +128,44 @@ START_TEST(ring_harvest_from_another_thread) {
   Status s = Vm::create(o, &vm);
   ck_assert_msg(s.ok(), "%s", s.message().c_str());
   ck_assert(vm->load(img, prog, {prog, "512", "40"}, {}).ok());
-  std::atomic<bool> done{false};
-  std::atomic<uint64_t> harvested{0}, harvests{0};
+  // Harvests must overlap the run whatever the host's speed: at the first
+  // three round markers (getppid) the vCPU waits, inside run(), until the
+  // harvester has drained the ring once more.
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+  uint64_t harvested = 0, harvests = 0;
+  int markers = 0;
+  vm->set_syscall_hook([&](Vm&, uint64_t nr, uint64_t) {
+    if (nr == SYS_getppid && ++markers <= 3) {
+      std::unique_lock<std::mutex> lock(m);
+      uint64_t seen = harvests;
+      cv.wait(lock, [&] { return harvests > seen + 1; });  // one harvest wholly after the marker
+    }
+    return HookAction::kContinue;
+  });
   std::thread harvester([&] {
     std::vector<uint64_t> pages;
-    while (!done.load()) {
-      if (vm->tracker().harvest(pages).ok()) harvested += pages.size(), ++harvests;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::unique_lock<std::mutex> lock(m);
+    while (!done) {
+      lock.unlock();
+      bool ok = vm->tracker().harvest(pages).ok();
+      lock.lock();
+      if (ok) harvested += pages.size(), ++harvests;
+      cv.notify_all();
+      cv.wait_for(lock, std::chrono::milliseconds(1));
     }
   });
   RunResult r = vm->run();
-  done = true;
+  {
+    std::lock_guard<std::mutex> lock(m);
+    done = true;
+    cv.notify_all();
+  }
   harvester.join();
   ck_assert_int_eq(static_cast<int>(r.end), static_cast<int>(RunResult::End::kExited));
-  ck_assert_msg(harvests.load() > 2, "harvester ran %llu times", (unsigned long long)harvests.load());
-  ck_assert_msg(harvested.load() >= 512, "harvested only %llu pages", (unsigned long long)harvested.load());
+  ck_assert_msg(harvests > 2, "harvester ran %llu times", (unsigned long long)harvests);
+  ck_assert_msg(harvested >= 512, "harvested only %llu pages", (unsigned long long)harvested);
 }
 END_TEST
 

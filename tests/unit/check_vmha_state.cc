@@ -1,7 +1,11 @@
 // The VM state format: a saved VM restores into a fresh one that saves back
 // to the same bytes; damaged, truncated or future-version states are refused
 // with the byte offset and what was expected.
+#include <sys/syscall.h>
+
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstring>
 #include <thread>
 #include <string>
@@ -124,10 +128,36 @@ START_TEST(pause_save_resume_from_another_thread) {
   std::unique_ptr<Vm> vm;
   ck_assert(Vm::create(o, &vm).ok());
   ck_assert(vm->load(img, argv[0], argv, {}).ok());
+  // Pause mid-run at a point the guest reached, not after a guessed time (a
+  // fast host finished the whole program within 60 ms): the vCPU waits in
+  // its system-call hook, after stream's three arrays are mapped and before
+  // its loops, until this thread has asked for the pause.
+  std::mutex m;
+  std::condition_variable cv;
+  bool allocated = false, asked = false;
+  int mmaps = 0;
+  vm->set_syscall_hook([&](Vm&, uint64_t nr, uint64_t) {
+    if (nr == SYS_mmap && ++mmaps == 3) {
+      std::unique_lock<std::mutex> lock(m);
+      allocated = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return asked; });
+    }
+    return HookAction::kContinue;
+  });
   RunResult result;
   std::thread runner([&] { result = vm->run(); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  {
+    std::unique_lock<std::mutex> lock(m);
+    ck_assert_msg(cv.wait_for(lock, std::chrono::seconds(60), [&] { return allocated; }),
+                  "stream made %d mmap calls, expected 3", mmaps);
+  }
   vm->request_pause();
+  {
+    std::lock_guard<std::mutex> lock(m);
+    asked = true;
+    cv.notify_all();
+  }
   vm->wait_paused();
   std::vector<uint8_t> bytes;
   Status s = vm->save(&bytes);

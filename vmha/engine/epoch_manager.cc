@@ -71,7 +71,6 @@ class Primary {
       stats_.guest_cpu_s = static_cast<double>(cpu.tv_sec) + static_cast<double>(cpu.tv_nsec) * 1e-9;
       done_ = true;
     });
-    std::this_thread::sleep_for(1ms);  // let run() mark itself running before the first pause
     uint64_t epoch = 1;
     while (true) {
       ++epoch;

@@ -78,7 +78,9 @@ class Vm {
   RunResult run();
   void set_syscall_hook(SyscallHook hook) { hook_ = std::move(hook); }
 
-  // The vCPU thread parks at its next exit; wait_paused() returns once it has.
+  // The vCPU thread parks at its next exit; wait_paused() returns once it has
+  // parked or run() has returned. A pause requested before run() starts
+  // parks at its first step, so callers need not wait for the thread.
   void request_pause();
   void wait_paused();
   void resume();
@@ -138,6 +140,7 @@ class Vm {
   std::mutex mu_;
   std::condition_variable cv_;
   bool parked_ = false;
+  bool finished_ = false;  // run() returned (not: has not started yet)
 
   friend class VmStateCodec;
 };

@@ -54,7 +54,7 @@ void Vm::request_stop() {
 
 void Vm::wait_paused() {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return parked_ || !running_.load(); });
+  cv_.wait(lock, [&] { return parked_ || finished_; });
 }
 
 void Vm::resume() {
@@ -175,12 +175,17 @@ void Vm::handle_exception(RunResult* end) {
 
 RunResult Vm::run() {
   vcpu_thread_ = pthread_self();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    finished_ = false;
+  }
   running_.store(true);
   RunResult result;
   auto finish = [&](RunResult r) {
     running_.store(false);
     {
       std::lock_guard<std::mutex> lock(mu_);
+      finished_ = true;
       cv_.notify_all();
     }
     return r;
