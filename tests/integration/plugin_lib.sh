@@ -70,6 +70,19 @@ wait_state() {
   fail "jobs $* not $want after ${secs}s"
 }
 
+# wait_idle SECS NODE...: until every NODE is idle (a cancelled job's GPUs are
+# free only once its node has left COMPLETING)
+wait_idle() {
+  local secs=$1 i; shift
+  local nodes; nodes=$(IFS=,; echo "$*")
+  for i in $(seq $(( secs * 5 ))); do
+    [ "$(timeout 5 sinfo -h -N -n "$nodes" -o %T | sort -u | paste -sd,)" = idle ] && return 0
+    sleep 0.2
+  done
+  timeout 10 sinfo -N || true
+  fail "nodes $* not idle after ${secs}s"
+}
+
 # block_gpus NODES GPUS: a job holding every GPU of the cluster, so later jobs
 # pend (and keep being re-scored); prints its id. (A DOWN partition would not
 # survive `scontrol reconfigure`.)

@@ -29,7 +29,7 @@ note "explanation: $e"
 # free node3 (0.7) and node2 (1.0): two 1-GPU jobs both go to node2
 timeout 10 scancel "${jobs[0]}" "${jobs[2]}"
 wait_state 20 CANCELLED "${jobs[0]}" "${jobs[2]}"
-sleep 1
+wait_idle 20 node2 node3
 a=$(sbatch --parsable -o /dev/null --gres=gpu:1 --wrap 'sleep 30')
 b=$(sbatch --parsable -o /dev/null --gres=gpu:1 --wrap 'sleep 30')
 wait_state 20 RUNNING "$a" "$b"
