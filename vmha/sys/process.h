@@ -2,8 +2,12 @@
 // kernel keeps per process (fds, signal dispositions, working directory,
 // exit status). The syscall handlers operate on it; the VM owns it.
 #pragma once
+#include <time.h>
+
 #include <array>
+
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -35,6 +39,15 @@ struct Process {
   GuestExit exit;
   uint64_t fs_base = 0;
   bool fs_base_changed = false;
+  // A relative sleep cut short by a pause (the vCPU thread is signalled out
+  // of the host's sleep): the call restarts and sleeps until this deadline,
+  // never returning a spurious EINTR. Not in checkpoints: a backup that
+  // resumes before such a call sleeps its whole length again.
+  struct SleepDeadline {
+    clockid_t clock;
+    timespec at;
+  };
+  std::optional<SleepDeadline> sleep_deadline;
   bool log_unsupported = true;
   std::set<uint64_t> logged;  // syscalls already reported as unsupported
   std::string log_prefix = "vmha: ";

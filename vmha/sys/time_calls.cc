@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <cerrno>
+#include <limits>
 
 #include "vmha/sys/syscall_table.h"
 
@@ -37,23 +38,58 @@ int64_t sys_time(Process& p, const SyscallArgs& a) {
   return t;
 }
 
-int64_t sys_nanosleep(Process& p, const SyscallArgs& a) {
-  timespec req, rem{};
-  if (!p.as.copy_in(&req, a.a[0], sizeof req)) return -EFAULT;
-  if (nanosleep(&req, &rem) < 0) {
-    int err = errno;
-    if (a.a[1]) p.as.copy_out(a.a[1], &rem, sizeof rem);
-    return -err;
+bool valid(const timespec& t) { return t.tv_sec >= 0 && t.tv_nsec >= 0 && t.tv_nsec < 1000000000; }
+
+timespec add_saturating(const timespec& a, const timespec& b) {
+  constexpr time_t kMax = std::numeric_limits<time_t>::max();
+  timespec r{};
+  r.tv_nsec = a.tv_nsec + b.tv_nsec;
+  time_t carry = r.tv_nsec >= 1000000000 ? 1 : 0;
+  r.tv_nsec -= carry * 1000000000;
+  if (a.tv_sec > kMax - b.tv_sec - carry) return timespec{kMax, 999999999};
+  r.tv_sec = a.tv_sec + b.tv_sec + carry;
+  return r;
+}
+
+// Sleeps until an absolute deadline on `clock`. The host's sleep ends early
+// when the VMM signals the vCPU thread for an epoch pause: the call then
+// restarts after the pause (kWaitForRelease puts the guest back before the
+// syscall) and goes on to the same deadline, as Linux restarts a sleep
+// interrupted by a signal whose handler asked for it.
+int64_t sleep_until(Process& p, clockid_t clock, const timespec& deadline) {
+  int r = clock_nanosleep(clock, TIMER_ABSTIME, &deadline, nullptr);
+  if (r == EINTR) {
+    p.sleep_deadline = Process::SleepDeadline{clock, deadline};
+    return kWaitForRelease;
   }
-  return 0;
+  p.sleep_deadline.reset();
+  return -r;
+}
+
+// A relative sleep: its deadline is fixed at the first attempt.
+int64_t sleep_for(Process& p, clockid_t clock, const timespec& req) {
+  if (p.sleep_deadline && p.sleep_deadline->clock == clock) return sleep_until(p, clock, p.sleep_deadline->at);
+  timespec now;
+  if (clock_gettime(clock, &now) < 0) return -errno;
+  return sleep_until(p, clock, add_saturating(now, req));
+}
+
+int64_t sys_nanosleep(Process& p, const SyscallArgs& a) {
+  timespec req;
+  if (!p.as.copy_in(&req, a.a[0], sizeof req)) return -EFAULT;
+  if (!valid(req)) return -EINVAL;
+  return sleep_for(p, CLOCK_MONOTONIC, req);  // Linux measures nanosleep on CLOCK_MONOTONIC
 }
 
 int64_t sys_clock_nanosleep(Process& p, const SyscallArgs& a) {
-  timespec req, rem{};
+  timespec req;
   if (!p.as.copy_in(&req, a.a[2], sizeof req)) return -EFAULT;
-  int r = clock_nanosleep(static_cast<clockid_t>(a.a[0]), static_cast<int>(a.a[1]), &req, &rem);
-  if (r && a.a[3]) p.as.copy_out(a.a[3], &rem, sizeof rem);
-  return -r;
+  if (!valid(req)) return -EINVAL;
+  const auto clock = static_cast<clockid_t>(a.a[0]);
+  const int flags = static_cast<int>(a.a[1]);
+  if (flags & ~TIMER_ABSTIME) return -EINVAL;
+  if (flags & TIMER_ABSTIME) return sleep_until(p, clock, req);
+  return sleep_for(p, clock, req);
 }
 
 const SyscallDef kDefs[] = {
