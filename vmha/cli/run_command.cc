@@ -9,10 +9,12 @@
 #include <mutex>
 #include <thread>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
 #include "vmha/engine/guest_exit.h"
 #include "vmha/engine/replicated_run.h"
+#include "vmha/vmm/exec_resolve.h"
 #include "vmha/vmm/vm.h"
 
 extern char** environ;
@@ -36,13 +38,16 @@ int run_command(const RunCommandOptions& o) {
   if (Status s = parse_tracker_kind(o.tracker, &vo.tracker); !s.ok()) return fail(s.message());
   vo.workdir = o.workdir;
   vo.memory_bytes = o.memory_mib << 20;
+  ExecPlan plan;
+  const char* path_env = std::getenv("PATH");
+  if (Status s = resolve_exec(o.argv, path_env ? path_env : "", &plan); !s.ok()) return fail(s.message());
   ElfImage image;
-  if (Status s = read_elf_file(o.argv[0], &image); !s.ok()) return fail(s.message());
+  if (Status s = read_elf_file(plan.path, &image); !s.ok()) return fail(s.message());
   std::unique_ptr<Vm> vm;
   if (Status s = Vm::create(vo, &vm); !s.ok()) return fail(s.message());
   std::vector<std::string> envp;
   for (char** e = environ; *e; ++e) envp.push_back(*e);
-  if (Status s = vm->load(image, o.argv[0], o.argv, envp); !s.ok()) return fail(s.message());
+  if (Status s = vm->load(image, plan.path, plan.argv, envp); !s.ok()) return fail(s.message());
 
   auto t0 = std::chrono::steady_clock::now();
   if (o.snapshot_at_syscall)

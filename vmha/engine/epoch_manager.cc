@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <cstring>
 #include <thread>
@@ -14,6 +15,7 @@
 #include "vmha/protocol/checkpoint_sender.h"
 #include "vmha/protocol/crc32c.h"
 #include "vmha/transport/ucx_transport.h"
+#include "vmha/vmm/exec_resolve.h"
 
 extern char** environ;
 
@@ -343,8 +345,11 @@ ProtectedRun run_protected(const EngineOptions& eo, VmOptions vo, const std::vec
   auto started = Clock::now();
   ProtectedRun out;
   if (argv.empty()) return out.result = failed("run: no program given"), out;
+  ExecPlan plan;
+  const char* path_env = std::getenv("PATH");
+  if (Status s = resolve_exec(argv, path_env ? path_env : "", &plan); !s.ok()) return out.result = failed(s.message()), out;
   ElfImage image;
-  if (Status s = read_elf_file(argv[0], &image); !s.ok()) return out.result = failed(s.message()), out;
+  if (Status s = read_elf_file(plan.path, &image); !s.ok()) return out.result = failed(s.message()), out;
   auto auth = SharedKeyAuthenticator::from_file(eo.key_file);
   if (!auth.ok()) return out.result = failed(auth.status().message()), out;
   UcxOptions uo;
@@ -372,7 +377,7 @@ ProtectedRun run_protected(const EngineOptions& eo, VmOptions vo, const std::vec
   if (Status s = Vm::create(vo, &vm); !s.ok()) return out.result = failed(s.message()), out;
   std::vector<std::string> envp;
   for (char** e = environ; *e; ++e) envp.push_back(*e);
-  if (Status s = vm->load(image, argv[0], argv, envp); !s.ok()) return out.result = failed(s.message()), out;
+  if (Status s = vm->load(image, plan.path, plan.argv, envp); !s.ok()) return out.result = failed(s.message()), out;
   auto ch = t.value()->connect(eo.backup, *auth.value(), 10s);
   if (!ch.ok()) return out.result = failed("backup " + eo.backup + ": " + ch.status().message()), out;
   Primary p(eo, *vm, sink, *ch.value(), region_id, staging, out.stats, started);
