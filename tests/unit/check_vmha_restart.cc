@@ -1,8 +1,10 @@
 // System calls cut short by an epoch pause restart as Linux restarts them
 // after a signal: a sleep interrupted when the VMM signals the vCPU thread
 // goes on to its deadline instead of returning EINTR (under replication,
-// 40 sleeps of 250 ms once finished in 2 s, each with EINTR).
+// 40 sleeps of 250 ms once finished in 2 s, each with EINTR); so do polls
+// (with what is left of their timeout) and blocking reads of a pipe.
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -24,20 +26,32 @@ namespace {
 
 std::string probe() { return vmha_test::builddir() + "/tests/vmha/sleep_probe"; }
 
-// Runs sleep_probe N MS in a VM while another thread pauses and resumes it
-// until it ends; returns its output line and the number of pauses.
-std::string run_paused(int n, int ms, int* pauses) {
+// Runs sleep_probe N MS [io] in a VM while another thread pauses and resumes
+// it until it ends; returns its output line and the number of pauses. With
+// io, stdin is a pipe that gets one byte once the probe's polls are over and
+// 20 more pauses have hit its blocking read.
+std::string run_paused(int n, int ms, bool io, int* pauses) {
   std::string dir = vmha_test::make_temp_dir();
   int out = open((dir + "/out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int in[2];
+  ck_assert_int_eq(pipe(in), 0);
   ElfImage img;
   ck_assert(read_elf_file(probe(), &img).ok());
   VmOptions o;
   o.memory_bytes = 64 << 20;
   o.workdir = dir;
+  o.std_fds[0] = in[0];
   o.std_fds[1] = out;
   std::unique_ptr<Vm> vm;
   ck_assert(Vm::create(o, &vm).ok());
-  ck_assert(vm->load(img, probe(), {probe(), std::to_string(n), std::to_string(ms)}, {}).ok());
+  std::vector<std::string> argv = {probe(), std::to_string(n), std::to_string(ms)};
+  if (io) argv.push_back("io");
+  ck_assert(vm->load(img, probe(), argv, {}).ok());
+  std::atomic<int> polls{0};
+  vm->set_syscall_hook([&](Vm&, uint64_t nr, uint64_t) {
+    if (nr == SYS_poll) ++polls;
+    return HookAction::kContinue;
+  });
   std::atomic<bool> done{false};
   RunResult result;
   std::thread runner([&] {
@@ -45,16 +59,24 @@ std::string run_paused(int n, int ms, int* pauses) {
     done = true;
   });
   *pauses = 0;
-  // Pause about every 2 ms of sleep: nearly every sleep is cut many times.
+  int after_polls = 0;
+  bool written = false;
+  // Pause about every 2 ms: nearly every sleep, poll or read is cut many times.
   while (!done.load()) {
     vm->request_pause();
     vm->wait_paused();
     vm->resume();
     ++*pauses;
+    if (io && !written && polls.load() >= n && ++after_polls >= 20) {
+      ck_assert_int_eq(write(in[1], "x", 1), 1);
+      written = true;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   runner.join();
   close(out);
+  close(in[0]);
+  close(in[1]);
   ck_assert_msg(result.end == RunResult::End::kExited && result.code == 0, "%s", result.message.c_str());
   return vmha_test::slurp(dir + "/out");
 }
@@ -62,7 +84,7 @@ std::string run_paused(int n, int ms, int* pauses) {
 START_TEST(sleeps_restart_after_pauses) {
   const int n = 3, ms = 100;
   int pauses = 0;
-  std::string line = run_paused(n, ms, &pauses);
+  std::string line = run_paused(n, ms, false, &pauses);
   int e0 = -1, e1 = -1, e2 = -1;
   long elapsed = 0;
   ck_assert_msg(std::sscanf(line.c_str(), "nanosleep_eintr=%d clock_nanosleep_eintr=%d abstime_eintr=%d elapsed_ms=%ld",
@@ -75,6 +97,21 @@ START_TEST(sleeps_restart_after_pauses) {
 }
 END_TEST
 
+START_TEST(poll_and_read_restart_after_pauses) {
+  const int n = 3, ms = 100;
+  int pauses = 0;
+  std::string line = run_paused(n, ms, true, &pauses);
+  int poll_eintr = -1, ready = -1, read_eintr = -1;
+  long poll_ms = 0, got = 0;
+  ck_assert_msg(std::sscanf(line.c_str(), "poll_eintr=%d poll_ready=%d poll_ms=%ld read=%ld read_eintr=%d", &poll_eintr,
+                            &ready, &poll_ms, &got, &read_eintr) == 5,
+                "probe printed: %s", line.c_str());
+  ck_assert_msg(poll_eintr == 0 && read_eintr == 0, "EINTR returned to the guest: %s (%d pauses)", line.c_str(), pauses);
+  ck_assert_msg(ready == 0 && got == 1, "polls saw data or the read failed: %s", line.c_str());
+  ck_assert_msg(poll_ms >= 1L * n * ms, "polls timed out early: %s", line.c_str());
+}
+END_TEST
+
 }  // namespace
 
 int main() {
@@ -83,6 +120,7 @@ int main() {
   TCase* tc = tcase_create("sleep");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, sleeps_restart_after_pauses);
+  tcase_add_test(tc, poll_and_read_restart_after_pauses);
   suite_add_tcase(s, tc);
   SRunner* sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -7,9 +7,11 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <utility>
 #include <vector>
 
 #include "vmha/sys/guest_io.h"
@@ -30,6 +32,9 @@ int64_t read_into(Process& p, int fd, std::vector<iovec>& iov, off_t offset) {
   if (must_wait(p, *e)) return kWaitForRelease;
   ssize_t n = offset < 0 ? readv(e->host_fd, iov.data(), static_cast<int>(iov.size()))
                          : preadv(e->host_fd, iov.data(), static_cast<int>(iov.size()), offset);
+  // A blocking read (pipe, terminal) cut by an epoch pause read nothing: it
+  // restarts after the pause instead of returning EINTR to the guest.
+  if (n < 0 && errno == EINTR) return kWaitForRelease;
   if (n < 0) return -errno;
   p.as.note_written(iov, n);
   return n;
@@ -238,7 +243,29 @@ int64_t sys_poll(Process& p, const SyscallArgs& a) {
     FdEntry* e = fds[i].fd >= 0 ? p.fds.get(fds[i].fd) : nullptr;
     host[i].fd = e ? e->host_fd : -1;
   }
-  int r = poll(host.data(), n, static_cast<int>(a.a[2]));
+  // A poll cut by an epoch pause restarts with what is left of its timeout.
+  const int timeout = static_cast<int>(a.a[2]);
+  auto restarted = std::exchange(p.call_deadline, std::nullopt);
+  timespec deadline{}, now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  int left = timeout;
+  if (timeout >= 0) {
+    if (restarted) {
+      deadline = restarted->at;
+    } else {
+      deadline = now;
+      deadline.tv_sec += timeout / 1000;
+      deadline.tv_nsec += static_cast<long>(timeout % 1000) * 1000000;
+      if (deadline.tv_nsec >= 1000000000) deadline.tv_sec += 1, deadline.tv_nsec -= 1000000000;
+    }
+    const int64_t ns = (deadline.tv_sec - now.tv_sec) * 1000000000LL + (deadline.tv_nsec - now.tv_nsec);
+    left = ns <= 0 ? 0 : static_cast<int>((ns + 999999) / 1000000);
+  }
+  int r = poll(host.data(), n, left);
+  if (r < 0 && errno == EINTR) {
+    if (timeout >= 0) p.call_deadline = Process::CallDeadline{CLOCK_MONOTONIC, deadline};
+    return kWaitForRelease;
+  }
   if (r < 0) return -errno;
   for (uint64_t i = 0; i < n; ++i) {
     fds[i].revents = host[i].revents;

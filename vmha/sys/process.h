@@ -39,15 +39,16 @@ struct Process {
   GuestExit exit;
   uint64_t fs_base = 0;
   bool fs_base_changed = false;
-  // A relative sleep cut short by a pause (the vCPU thread is signalled out
-  // of the host's sleep): the call restarts and sleeps until this deadline,
-  // never returning a spurious EINTR. Not in checkpoints: a backup that
-  // resumes before such a call sleeps its whole length again.
-  struct SleepDeadline {
+  // The deadline of a timed call (a relative sleep, a poll) cut short by a
+  // pause: the vCPU thread is signalled out of the host's call, the call
+  // restarts after the pause and waits only until this deadline, never
+  // returning a spurious EINTR. Not in checkpoints: a backup that resumes
+  // before such a call waits its whole timeout again.
+  struct CallDeadline {
     clockid_t clock;
     timespec at;
   };
-  std::optional<SleepDeadline> sleep_deadline;
+  std::optional<CallDeadline> call_deadline;
   bool log_unsupported = true;
   std::set<uint64_t> logged;  // syscalls already reported as unsupported
   std::string log_prefix = "vmha: ";

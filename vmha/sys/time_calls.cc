@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <limits>
+#include <utility>
 
 #include "vmha/sys/syscall_table.h"
 
@@ -59,16 +60,16 @@ timespec add_saturating(const timespec& a, const timespec& b) {
 int64_t sleep_until(Process& p, clockid_t clock, const timespec& deadline) {
   int r = clock_nanosleep(clock, TIMER_ABSTIME, &deadline, nullptr);
   if (r == EINTR) {
-    p.sleep_deadline = Process::SleepDeadline{clock, deadline};
+    p.call_deadline = Process::CallDeadline{clock, deadline};
     return kWaitForRelease;
   }
-  p.sleep_deadline.reset();
   return -r;
 }
 
 // A relative sleep: its deadline is fixed at the first attempt.
 int64_t sleep_for(Process& p, clockid_t clock, const timespec& req) {
-  if (p.sleep_deadline && p.sleep_deadline->clock == clock) return sleep_until(p, clock, p.sleep_deadline->at);
+  auto restarted = std::exchange(p.call_deadline, std::nullopt);
+  if (restarted && restarted->clock == clock) return sleep_until(p, clock, restarted->at);
   timespec now;
   if (clock_gettime(clock, &now) < 0) return -errno;
   return sleep_until(p, clock, add_saturating(now, req));
@@ -88,7 +89,10 @@ int64_t sys_clock_nanosleep(Process& p, const SyscallArgs& a) {
   const auto clock = static_cast<clockid_t>(a.a[0]);
   const int flags = static_cast<int>(a.a[1]);
   if (flags & ~TIMER_ABSTIME) return -EINVAL;
-  if (flags & TIMER_ABSTIME) return sleep_until(p, clock, req);
+  if (flags & TIMER_ABSTIME) {
+    p.call_deadline.reset();
+    return sleep_until(p, clock, req);
+  }
   return sleep_for(p, clock, req);
 }
 
