@@ -2,6 +2,7 @@
 // directory (.., absolute paths, symlinks out); an unsupported system call
 // gets ENOSYS with exactly one log line; dynamic and malformed executables
 // are refused by `vmha run` with a clear message.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <string>
@@ -77,6 +78,18 @@ START_TEST(dynamic_and_malformed_programs_are_refused) {
   std::fputs("#!/bin/sh\n# a shell script is not an ELF executable, however long it is\necho not an ELF\n", f);
   std::fclose(f);
   c = vmha_test::run_capture({vmha_test::vmha_bin(), "run", "--", dir + "/garbage"}, dir);
+  ck_assert_int_eq(c.exit_code(), 125);
+  ck_assert_msg(contains(c.err, "garbage: not an executable file"), "%s", c.err.c_str());  // as execve: EACCES
+  // Executable: its #! interpreter is loaded, and /bin/sh is dynamic.
+  chmod((dir + "/garbage").c_str(), 0755);
+  c = vmha_test::run_capture({vmha_test::vmha_bin(), "run", "--", dir + "/garbage"}, dir);
+  ck_assert_int_eq(c.exit_code(), 125);
+  ck_assert_msg(contains(c.err, "dynamically linked"), "%s", c.err.c_str());
+  f = std::fopen((dir + "/text").c_str(), "w");
+  std::fputs("neither an ELF executable nor a #! script, and longer than an ELF header is\n", f);
+  std::fclose(f);
+  chmod((dir + "/text").c_str(), 0755);
+  c = vmha_test::run_capture({vmha_test::vmha_bin(), "run", "--", dir + "/text"}, dir);
   ck_assert_int_eq(c.exit_code(), 125);
   ck_assert_msg(contains(c.err, "no ELF magic"), "%s", c.err.c_str());
 }
