@@ -226,6 +226,7 @@ Status Vm::load(const ElfImage& image, const std::string& exec_name,
     if (e.host_fd < 0) continue;  // closed in vmha: closed in the guest too
     e.kind = FdKind::kStdStream;
     e.stream = i;
+    e.open_flags = fcntl(e.host_fd, F_GETFL) & kSetflFlags;  // the guest's view of F_SETFL's flags
     proc_->fds.install_at(i, e);
   }
   return set_initial_cpu(prog.entry, prog.stack_pointer);
