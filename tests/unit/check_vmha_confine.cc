@@ -1,10 +1,14 @@
 // Confinement and refusals: the guest cannot open a path outside its working
 // directory (.., absolute paths, symlinks out); an unsupported system call
 // gets ENOSYS with exactly one log line; dynamic and malformed executables
-// are refused by `vmha run` with a clear message.
+// are refused by `vmha run` with a clear message; the size, mode, times and
+// status flags of files behind inherited fds and devices stay unchanged.
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <string>
 
 #include "tests/vmha/vmha_test_util.h"
@@ -110,6 +114,70 @@ START_TEST(exit_status_and_signals_are_the_programs) {
 }
 END_TEST
 
+struct stat stat_of(const std::string& path) {
+  struct stat st {};
+  ck_assert_msg(stat(path.c_str(), &st) == 0, "stat %s", path.c_str());
+  return st;
+}
+
+// The guest changes no metadata behind fds it did not open itself
+// (tests/vmha/fd_meta_probe.c): `vmha run -- prog < ../in > ../out` used to
+// let it fchmod ../in to -rwsrwsrwx, ftruncate(1, 0) ../out and fchmod the
+// host's /dev/null; fcntl(0, F_SETFL, O_NONBLOCK) set the flag on the open
+// file description the calling shell shares.
+START_TEST(metadata_of_files_the_guest_did_not_open_is_unchanged) {
+  std::string outer = vmha_test::make_temp_dir();
+  std::string dir = outer + "/job", in = outer + "/in", out = outer + "/out", err = outer + "/err";
+  ck_assert_int_eq(mkdir(dir.c_str(), 0755), 0);
+  for (const std::string& path : {in, out}) {
+    FILE* f = std::fopen(path.c_str(), "w");
+    std::fputs("keep me\n", f);
+    std::fclose(f);
+    ck_assert_int_eq(chmod(path.c_str(), 0644), 0);
+    timespec old[2] = {{1000000000, 0}, {1000000000, 0}};
+    ck_assert_int_eq(utimensat(AT_FDCWD, path.c_str(), old, 0), 0);
+  }
+  int in_fd = open(in.c_str(), O_RDONLY);  // shared with the child: its flags must stay
+  ck_assert_int_ge(in_fd, 0);
+  int in_flags = fcntl(in_fd, F_GETFL);
+  std::string probe = vmha_test::builddir() + "/tests/vmha/fd_meta_probe", vmha = vmha_test::vmha_bin();
+  pid_t pid = fork();
+  if (pid == 0) {
+    int o = open(out.c_str(), O_WRONLY | O_APPEND), e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (o < 0 || e < 0 || chdir(dir.c_str()) != 0) _exit(126);
+    dup2(in_fd, 0);
+    dup2(o, 1);
+    dup2(e, 2);
+    execl(vmha.c_str(), vmha.c_str(), "run", "--", probe.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  std::string report = vmha_test::slurp(err);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "probe status %d: %s", status, report.c_str());
+  for (const char* line : {"ftruncate 1: EINVAL\n", "ftruncate 0: EINVAL\n", "fchmod 0: EPERM\n", "fchmod 1: EPERM\n",
+                           "futimens 0: EPERM\n", "futimens 1: EPERM\n", "ftruncate dup of 1: EINVAL\n",
+                           "fchmod /dev/null: EPERM\n", "futimens /dev/null: EPERM\n", "ftruncate /dev/null: EINVAL\n",
+                           "setfl 0: ok\n", "getfl 0 has O_NONBLOCK: ok\n", "read 0: ok\n", "ftruncate own: ok\n",
+                           "fchmod own: ok\n", "futimens own: ok\n"})
+    ck_assert_msg(contains(report, line), "expected \"%.*s\" in:\n%s", static_cast<int>(std::strlen(line) - 1), line,
+                  report.c_str());
+  struct stat st = stat_of(in);
+  ck_assert_msg((st.st_mode & 07777) == 0644 && st.st_size == 8 && st.st_mtime == 1000000000,
+                "stdin's file changed: mode %o size %lld mtime %lld", st.st_mode & 07777,
+                static_cast<long long>(st.st_size), static_cast<long long>(st.st_mtime));
+  st = stat_of(out);
+  ck_assert_msg((st.st_mode & 07777) == 0644, "stdout's file mode changed to %o", st.st_mode & 07777);
+  ck_assert_msg(vmha_test::slurp(out) == "keep me\nafter\n", "stdout's file: \"%s\"", vmha_test::slurp(out).c_str());
+  ck_assert_int_eq(fcntl(in_fd, F_GETFL), in_flags);
+  close(in_fd);
+  st = stat_of(dir + "/own.txt");
+  ck_assert_msg((st.st_mode & 07777) == 0640 && st.st_size == 4 && st.st_mtime == 1,
+                "the guest's own file: mode %o size %lld mtime %lld", st.st_mode & 07777,
+                static_cast<long long>(st.st_size), static_cast<long long>(st.st_mtime));
+}
+END_TEST
+
 }  // namespace
 
 int main() {
@@ -122,6 +190,7 @@ int main() {
   tcase_add_test(tc, unsupported_syscall_is_enosys_logged_once);
   tcase_add_test(tc, dynamic_and_malformed_programs_are_refused);
   tcase_add_test(tc, exit_status_and_signals_are_the_programs);
+  tcase_add_test(tc, metadata_of_files_the_guest_did_not_open_is_unchanged);
   suite_add_tcase(s, tc);
   SRunner* sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -32,6 +32,9 @@ int fail(const std::string& message) {
 
 int run_command(const RunCommandOptions& o) {
   if (o.argv.empty()) return fail("run: no program given (usage: vmha run [options] -- PROGRAM ARGS...)");
+  // Checked here so 0 or an absurd size is not first met inside mmap (or
+  // wraps when shifted to bytes).
+  if (Status s = check_memory_mib(o.memory_mib); !s.ok()) return fail("--memory: " + s.message());
   if (!o.backup.empty()) return run_replicated(o);
   signal(SIGPIPE, SIG_IGN);  // the guest gets EPIPE and SIGPIPE's default action from the VMM
   VmOptions vo;

@@ -161,8 +161,8 @@ Status Vm::restore(const VmOptions& opts_in, std::span<const uint8_t> state, std
   VmOptions opts = opts_in;
   opts.memory_bytes = r.u64("memory size");
   if (!r.ok()) return Status::error("VM state " + r.error());
-  if (opts.memory_bytes == 0 || opts.memory_bytes > (1ull << 40) || opts.memory_bytes % (2u << 20))
-    return Status::error("VM state: memory size " + std::to_string(opts.memory_bytes) + " is not a multiple of 2 MiB up to 1 TiB");
+  if (opts.memory_bytes % (2u << 20)) return Status::error("VM state: memory size " + std::to_string(opts.memory_bytes) + " is not a multiple of 2 MiB");
+  if (Status s = check_memory_mib(opts.memory_bytes >> 20); !s.ok()) return Status::error("VM state: " + s.message());
 
   kvm_regs regs;
   kvm_sregs sregs;

@@ -1,6 +1,8 @@
 // FdTable: the guest's file descriptors, each backed by a host descriptor and
 // described well enough (kind, path, flags, pair) to be reopened after a restore.
 #pragma once
+#include <fcntl.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,12 +21,25 @@ struct FdEntry {
   int host_fd = -1;
   FdKind kind = FdKind::kFile;
   std::string path;       // working-directory-relative path, device path, or ""
-  int open_flags = 0;     // O_* flags at open (for reopening)
+  int open_flags = 0;     // O_* flags at open (for reopening); for kStdStream
+                          // the guest's kSetflFlags (not applied to the host)
   bool cloexec = false;
   int stream = -1;        // for kStdStream: 0, 1 or 2
   int channel = -1;       // pipe/socketpair: which one (shared by dups)
   int end = 0;            // pipe: 0 = read end, 1 = write end; socketpair: 0 or 1
 };
+
+// Whether the guest may change the file behind e (size, mode, times): only a
+// file it opened itself beneath its working directory. Inherited streams
+// (vmha's stdin/stdout/stderr: whatever file, terminal or pipe they are),
+// devices, pipes and sockets are host objects outside that directory, or
+// share their state with processes outside the VM.
+inline bool may_change_metadata(const FdEntry& e) { return e.kind == FdKind::kFile; }
+
+// The status flags fcntl(F_SETFL) may change (Linux's SETFL_MASK). On an
+// inherited stream they are kept in FdEntry::open_flags, not set on the host:
+// its open file description is shared with the processes that started vmha.
+constexpr int kSetflFlags = O_APPEND | O_ASYNC | O_DIRECT | O_NOATIME | O_NONBLOCK;
 
 class FdTable {
  public:

@@ -26,10 +26,19 @@ int fd_arg(const SyscallArgs& a, int i) { return static_cast<int>(a.a[i]); }
 // A file with held writes (output commit) is read only after their release.
 bool must_wait(Process& p, const FdEntry& e) { return e.kind == FdKind::kFile && p.out->must_wait(e.host_fd); }
 
+// O_NONBLOCK set by the guest on an inherited stream is not set on the host
+// (see kSetflFlags): a read that would wait returns EAGAIN here instead.
+bool stream_would_block(const FdEntry& e) {
+  if (e.kind != FdKind::kStdStream || !(e.open_flags & O_NONBLOCK)) return false;
+  pollfd pfd{e.host_fd, POLLIN, 0};
+  return poll(&pfd, 1, 0) == 0;
+}
+
 int64_t read_into(Process& p, int fd, std::vector<iovec>& iov, off_t offset) {
   FdEntry* e = p.fds.get(fd);
   if (!e) return -EBADF;
   if (must_wait(p, *e)) return kWaitForRelease;
+  if (stream_would_block(*e)) return -EAGAIN;
   ssize_t n = offset < 0 ? readv(e->host_fd, iov.data(), static_cast<int>(iov.size()))
                          : preadv(e->host_fd, iov.data(), static_cast<int>(iov.size()), offset);
   // A blocking read (pipe, terminal) cut by an epoch pause read nothing: it
@@ -175,6 +184,18 @@ int64_t sys_dup3(Process& p, const SyscallArgs& a) {
   return dup_to(p, fd_arg(a, 0), fd_arg(a, 1), a.a[2] & O_CLOEXEC, false);
 }
 
+// F_SETFL on an inherited stream: recorded for every guest fd of that stream
+// (dups share flags, as they share an open file description), never set on
+// the host description that the processes outside the VM use too.
+int64_t set_stream_flags(Process& p, int stream, int flags) {
+  for (int fd = 0; fd < static_cast<int>(p.fds.entries().size()); ++fd) {
+    FdEntry* s = p.fds.get(fd);
+    if (s && s->kind == FdKind::kStdStream && s->stream == stream)
+      s->open_flags = (s->open_flags & ~kSetflFlags) | (flags & kSetflFlags);
+  }
+  return 0;
+}
+
 int64_t sys_fcntl(Process& p, const SyscallArgs& a) {
   FdEntry* e = p.fds.get(fd_arg(a, 0));
   if (!e) return -EBADF;
@@ -184,8 +205,14 @@ int64_t sys_fcntl(Process& p, const SyscallArgs& a) {
     case F_DUPFD_CLOEXEC: return dup_to(p, fd_arg(a, 0), static_cast<int>(a.a[2]), true, true);
     case F_GETFD: return e->cloexec ? FD_CLOEXEC : 0;
     case F_SETFD: e->cloexec = a.a[2] & FD_CLOEXEC; return 0;
-    case F_GETFL: { int r = fcntl(e->host_fd, F_GETFL); return r < 0 ? -errno : r; }
-    case F_SETFL: { int r = fcntl(e->host_fd, F_SETFL, static_cast<int>(a.a[2])); return r < 0 ? -errno : r; }
+    case F_GETFL: {
+      int r = fcntl(e->host_fd, F_GETFL);
+      if (r < 0) return -errno;
+      return e->kind == FdKind::kStdStream ? (r & ~kSetflFlags) | (e->open_flags & kSetflFlags) : r;
+    }
+    case F_SETFL:
+      if (e->kind == FdKind::kStdStream) return set_stream_flags(p, e->stream, static_cast<int>(a.a[2]));
+      return fcntl(e->host_fd, F_SETFL, static_cast<int>(a.a[2])) < 0 ? -errno : 0;
     case F_GETLK: case F_SETLK: case F_SETLKW: return 0;  // one process: locks always succeed
     default: return -EINVAL;
   }
@@ -230,6 +257,9 @@ int64_t sys_socketpair(Process& p, const SyscallArgs& a) {
 int64_t sys_shutdown(Process& p, const SyscallArgs& a) {
   FdEntry* e = p.fds.get(fd_arg(a, 0));
   if (!e) return -EBADF;
+  // Only socketpairs the guest made: an inherited socket is shared with the
+  // world outside, and its output is held per epoch (output commit).
+  if (e->kind != FdKind::kSocket) return -ENOTSOCK;
   return shutdown(e->host_fd, static_cast<int>(a.a[1])) < 0 ? -errno : 0;
 }
 
@@ -295,9 +325,15 @@ int64_t sys_sendfile(Process& p, const SyscallArgs& a) {
   return w;
 }
 
+// Size, mode and times change only on files the guest opened beneath its
+// directory (may_change_metadata). Elsewhere the answer is the one Linux
+// gives a program for a file it may not change: ftruncate EINVAL (as for a
+// pipe, terminal or device, or a file not open for writing), fchmod and
+// futimens EPERM (as for a file it does not own).
 int64_t sys_ftruncate(Process& p, const SyscallArgs& a) {
   FdEntry* e = p.fds.get(fd_arg(a, 0));
   if (!e) return -EBADF;
+  if (!may_change_metadata(*e)) return -EINVAL;
   int host = e->host_fd;
   off_t len = static_cast<off_t>(a.a[1]);
   return p.out->change("ftruncate " + e->path, [=] { return ftruncate(host, len) < 0 ? -errno : 0L; });
@@ -314,6 +350,7 @@ int64_t sys_fadvise64(Process& p, const SyscallArgs& a) { return p.fds.get(fd_ar
 int64_t sys_fchmod(Process& p, const SyscallArgs& a) {
   FdEntry* e = p.fds.get(fd_arg(a, 0));
   if (!e) return -EBADF;
+  if (!may_change_metadata(*e)) return -EPERM;
   int host = e->host_fd;
   mode_t mode = static_cast<mode_t>(a.a[1]);
   return p.out->change("fchmod " + e->path, [=] { return fchmod(host, mode) < 0 ? -errno : 0L; });

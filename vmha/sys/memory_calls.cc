@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <vector>
 
 #include "vmha/sys/syscall_table.h"
@@ -57,17 +56,8 @@ int64_t sys_mremap(Process& p, const SyscallArgs& a) {
 }
 
 int64_t sys_madvise(Process& p, const SyscallArgs& a) {
-  (void)p;
   // MADV_DONTNEED on private anonymous memory must read back as zeros.
-  if (static_cast<int>(a.a[2]) == MADV_DONTNEED) {
-    uint64_t start = a.a[0], end = start + layout::page_up(a.a[1]);
-    std::vector<iovec> iov;
-    for (uint64_t va = start; va < end; va += layout::kPageSize) {
-      if (!p.as.gather(va, layout::kPageSize, true, iov)) continue;
-      std::memset(iov[0].iov_base, 0, layout::kPageSize);
-      p.as.note_written(iov, layout::kPageSize);
-    }
-  }
+  if (static_cast<int>(a.a[2]) == MADV_DONTNEED) return p.as.discard(a.a[0], a.a[1]);
   return 0;
 }
 

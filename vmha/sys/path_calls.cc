@@ -246,6 +246,7 @@ int64_t sys_utimensat(Process& p, const SyscallArgs& a) {
   if (a.a[1] == 0) {  // futimens
     FdEntry* e = p.fds.get(static_cast<int>(a.a[0]));
     if (!e) return -EBADF;
+    if (!may_change_metadata(*e)) return -EPERM;  // as fchmod (file_calls.cc)
     int host = e->host_fd;
     return p.out->change("utimens " + e->path, [&] { return futimens(host, has_times ? ts : nullptr) < 0 ? -errno : 0L; });
   }

@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -74,12 +75,19 @@ bool AddressSpace::populate(uint64_t start, uint64_t end, int prot) {
 }
 
 void AddressSpace::release(uint64_t start, uint64_t end) {
+  // Entries exist only inside VMAs: visiting those keeps munmap of a huge,
+  // mostly empty range from stepping through every page of it.
   std::vector<uint64_t> frames;
-  for (uint64_t va = start; va < end; va += kPageSize) {
-    uint64_t* pte = pt_.leaf(va, false);
-    if (!pte || !*pte) continue;
-    if (*pte & kPteBacked) frames.push_back(*pte & kPteFrame);
-    pt_.set_leaf(pte, 0);
+  auto it = vmas_.upper_bound(start);
+  if (it != vmas_.begin()) --it;
+  for (; it != vmas_.end() && it->first < end; ++it) {
+    uint64_t from = std::max(it->second.start, start), to = std::min(it->second.end, end);
+    for (uint64_t va = from; va < to; va += kPageSize) {
+      uint64_t* pte = pt_.leaf(va, false);
+      if (!pte || !*pte) continue;
+      if (*pte & kPteBacked) frames.push_back(*pte & kPteFrame);
+      pt_.set_leaf(pte, 0);
+    }
   }
   if (!frames.empty()) mem_.free_frames(frames);
   flush_ = true;
@@ -95,16 +103,17 @@ bool AddressSpace::map_fixed(uint64_t start, uint64_t end, int prot, int flags) 
 int64_t AddressSpace::map(uint64_t addr, uint64_t len, int prot, int flags) {
   bool fixed = flags & (MAP_FIXED | MAP_FIXED_NOREPLACE);
   if (len == 0 || (fixed && (addr & (kPageSize - 1)))) return -EINVAL;
+  // Checked before any loop: populating and releasing go page by page.
+  if (len > max_length()) return -ENOMEM;
   addr = page_down(addr);  // a hint is only a hint
   len = page_up(len);
-  if (len == 0 || len > kUserTop) return -ENOMEM;
   uint64_t start;
   if (fixed) {
-    if (addr < kMmapBottom || addr + len > kUserTop) return -ENOMEM;
+    if (addr < kMmapBottom || !fits_below(addr, len, kUserTop)) return -ENOMEM;
     if ((flags & MAP_FIXED_NOREPLACE) && overlaps(addr, addr + len)) return -EEXIST;
     release(addr, addr + len);
     start = addr;
-  } else if (addr >= kMmapBottom && addr + len <= kMmapTop && !overlaps(addr, addr + len)) {
+  } else if (addr >= kMmapBottom && fits_below(addr, len, kMmapTop) && !overlaps(addr, addr + len)) {
     start = addr;
   } else {
     start = find_free(len);
@@ -119,9 +128,10 @@ int64_t AddressSpace::map(uint64_t addr, uint64_t len, int prot, int flags) {
 }
 
 int AddressSpace::unmap(uint64_t addr, uint64_t len) {
-  if ((addr & (kPageSize - 1)) || len == 0) return -EINVAL;
-  uint64_t end = addr + page_up(len);
-  if (end > kUserTop || end < addr) return -EINVAL;
+  // Linux: EINVAL for an unaligned start, a zero length and anything past the
+  // user address space; a huge range that holds few mappings is fine.
+  if ((addr & (kPageSize - 1)) || len == 0 || !fits_below(addr, len, kUserTop)) return -EINVAL;
+  uint64_t end = addr + page_up(len);  // kUserTop is page-aligned: no wrap
   release(addr, end);
   carve(addr, end);
   return 0;
@@ -129,8 +139,9 @@ int AddressSpace::unmap(uint64_t addr, uint64_t len) {
 
 int AddressSpace::protect(uint64_t addr, uint64_t len, int prot) {
   if (addr & (kPageSize - 1)) return -EINVAL;
+  if (len == 0) return 0;
+  if (!rounds_up(len) || !fits_below(addr, page_up(len), kUserTop)) return -ENOMEM;
   uint64_t end = addr + page_up(len);
-  if (end < addr) return -ENOMEM;
   // Every page must be mapped (Linux returns ENOMEM otherwise).
   for (uint64_t a = addr; a < end;) {
     auto it = vmas_.upper_bound(a);
@@ -157,26 +168,36 @@ int64_t AddressSpace::remap(uint64_t old_addr, uint64_t old_len, uint64_t new_le
                             uint64_t new_addr) {
   if ((old_addr & (kPageSize - 1)) || new_len == 0) return -EINVAL;
   if (flags & ~(MREMAP_MAYMOVE | MREMAP_FIXED)) return -EINVAL;
+  if ((flags & MREMAP_FIXED) && !(flags & MREMAP_MAYMOVE)) return -EINVAL;
+  if (!rounds_up(old_len) || !rounds_up(new_len)) return -EINVAL;
   old_len = page_up(old_len);
   new_len = page_up(new_len);
+  if (new_len > max_length()) return -ENOMEM;  // before the page-by-page moves
   auto it = vmas_.upper_bound(old_addr);
   if (it == vmas_.begin()) return -EFAULT;
   --it;
   Vma v = it->second;
-  if (v.end < old_addr + old_len || old_len == 0) return -EFAULT;
+  if (old_len == 0 || old_addr >= v.end || old_len > v.end - old_addr) return -EFAULT;
+  if (flags & MREMAP_FIXED) {  // Linux: EINVAL outside user space or overlapping the old range
+    if ((new_addr & (kPageSize - 1)) || new_addr < kMmapBottom || !fits_below(new_addr, new_len, kUserTop))
+      return -EINVAL;
+    if (new_addr < old_addr + old_len && old_addr < new_addr + new_len) return -EINVAL;
+  }
   if (new_len <= old_len && !(flags & MREMAP_FIXED)) {
     unmap(old_addr + new_len, old_len - new_len);
     return static_cast<int64_t>(old_addr);
   }
   uint64_t grow_end = old_addr + new_len;
   if (!(flags & MREMAP_FIXED) && !overlaps(old_addr + old_len, grow_end) && grow_end <= kMmapTop) {
-    if (!map_fixed(old_addr + old_len, grow_end, v.prot, v.flags)) return -ENOMEM;
+    if (!map_fixed(old_addr + old_len, grow_end, v.prot, v.flags)) {
+      unmap(old_addr + old_len, new_len - old_len);  // the guest keeps the old size
+      return -ENOMEM;
+    }
     return static_cast<int64_t>(old_addr);
   }
   if (!(flags & MREMAP_MAYMOVE)) return -ENOMEM;
   uint64_t dest;
   if (flags & MREMAP_FIXED) {
-    if (new_addr & (kPageSize - 1)) return -EINVAL;
     release(new_addr, new_addr + new_len);
     carve(new_addr, new_addr + new_len);
     dest = new_addr;
@@ -206,10 +227,12 @@ int64_t AddressSpace::remap(uint64_t old_addr, uint64_t old_len, uint64_t new_le
 }
 
 int64_t AddressSpace::brk(uint64_t want) {
-  if (want < brk_start_) return static_cast<int64_t>(brk_cur_);
+  // Refusals return the current break, like Linux. Beyond user space
+  // page_up would wrap (brk(-1) used to unmap everything below the break).
+  if (want < brk_start_ || want > kUserTop) return static_cast<int64_t>(brk_cur_);
   uint64_t old_top = page_up(brk_cur_), new_top = page_up(want);
   if (new_top > old_top) {
-    if (overlaps(old_top, new_top)) return static_cast<int64_t>(brk_cur_);
+    if (new_top - old_top > max_length() || overlaps(old_top, new_top)) return static_cast<int64_t>(brk_cur_);
     if (!map_fixed(old_top, new_top, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS)) {
       unmap(old_top, new_top - old_top);
       return static_cast<int64_t>(brk_cur_);
@@ -219,6 +242,25 @@ int64_t AddressSpace::brk(uint64_t want) {
   }
   brk_cur_ = want;
   return static_cast<int64_t>(brk_cur_);
+}
+
+int AddressSpace::discard(uint64_t addr, uint64_t len) {
+  if (addr & (kPageSize - 1)) return -EINVAL;
+  if (!rounds_up(len) || addr + page_up(len) < addr) return -EINVAL;
+  uint64_t end = addr + page_up(len);
+  // Only mapped pages can hold data: walk the VMAs, not the whole range.
+  std::vector<iovec> iov;
+  auto it = vmas_.upper_bound(addr);
+  if (it != vmas_.begin()) --it;
+  for (; it != vmas_.end() && it->first < end; ++it) {
+    uint64_t from = std::max(it->second.start, addr), to = std::min(it->second.end, end);
+    for (uint64_t va = from; va < to; va += kPageSize) {
+      if (!gather(va, kPageSize, true, iov)) continue;  // unbacked or read-only
+      std::memset(iov[0].iov_base, 0, kPageSize);
+      note_written(iov, kPageSize);
+    }
+  }
+  return 0;
 }
 
 bool AddressSpace::gather(uint64_t va, uint64_t len, bool write, std::vector<iovec>& iov) {

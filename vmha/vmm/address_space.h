@@ -31,6 +31,8 @@ class AddressSpace {
   int protect(uint64_t addr, uint64_t len, int prot);
   int64_t remap(uint64_t old_addr, uint64_t old_len, uint64_t new_len, int flags, uint64_t new_addr);
   int64_t brk(uint64_t want);
+  // MADV_DONTNEED: zeroes the mapped, writable pages of the range; 0 or -EINVAL.
+  int discard(uint64_t addr, uint64_t len);
   void init_brk(uint64_t start) { brk_start_ = brk_cur_ = start; }
 
   // Maps fixed pages for the loader and the stack (no VMA search).
@@ -58,6 +60,9 @@ class AddressSpace {
 
  private:
   static uint64_t pte_flags(int prot);
+  // No mapping, move or brk step may be larger than the guest's memory (even
+  // PROT_NONE ones take page-table entries): refused before any page loop.
+  uint64_t max_length() const { return mem_.size(); }
   bool overlaps(uint64_t start, uint64_t end) const;
   uint64_t find_free(uint64_t len) const;
   void insert(const Vma& v);

@@ -10,7 +10,11 @@ namespace vmha::layout {
 constexpr uint64_t kPageSize = 4096;
 constexpr uint64_t kPageMask = ~(kPageSize - 1);
 inline constexpr uint64_t page_down(uint64_t a) { return a & kPageMask; }
+// Wraps to 0 above kPageMask: check rounds_up() first for guest values.
 inline constexpr uint64_t page_up(uint64_t a) { return (a + kPageSize - 1) & kPageMask; }
+inline constexpr bool rounds_up(uint64_t a) { return a <= kPageMask; }
+// [start, start + len) lies below `top` (no wrap-around).
+inline constexpr bool fits_below(uint64_t start, uint64_t len, uint64_t top) { return start <= top && len <= top - start; }
 
 // Ports allowed by the TSS I/O bitmap: the syscall stub and the exception
 // stubs `out` to them, which exits to the VMM (KVM_EXIT_IO).
@@ -43,6 +47,11 @@ constexpr uint64_t kMmapTop = 0x7fffe0000000ull;
 constexpr uint64_t kMmapBottom = 0x10000ull;
 constexpr uint64_t kPieBase = 0x555555554000ull;  // static-pie load address
 constexpr uint64_t kUserTop = 0x800000000000ull;
+
+// Guest memory sizes vmha accepts (`vmha run --memory`, Vm::create, VM
+// states): room for the page tables, a program and its stack, up to 1 TiB.
+constexpr uint64_t kMinMemoryMib = 16;
+constexpr uint64_t kMaxMemoryMib = 1ull << 20;
 
 // Page-table entry bits.
 constexpr uint64_t kPtePresent = 1ull << 0;

@@ -42,6 +42,10 @@ struct KvmCpuidList {
   kvm_cpuid_entry2 entries[256] = {};
 };
 
+// OK when `mib` of guest memory is within layout::kMinMemoryMib to
+// kMaxMemoryMib; otherwise an error that names that range.
+Status check_memory_mib(uint64_t mib);
+
 struct VmOptions {
   uint64_t memory_bytes = 4ull << 30;     // guest physical memory (reserved, not committed)
   TrackerKind tracker = TrackerKind::kRing;

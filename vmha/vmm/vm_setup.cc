@@ -146,7 +146,15 @@ Status Vm::set_msrs(std::span<const std::pair<uint32_t, uint64_t>> msrs) {
   return Status();
 }
 
+Status check_memory_mib(uint64_t mib) {
+  if (mib >= kMinMemoryMib && mib <= kMaxMemoryMib) return Status();
+  return Status::error("guest memory of " + std::to_string(mib) + " MiB is outside the valid range, " +
+                       std::to_string(kMinMemoryMib) + " to " + std::to_string(kMaxMemoryMib) + " MiB (1 TiB)");
+}
+
 Status Vm::create(const VmOptions& opts, std::unique_ptr<Vm>* out) {
+  uint64_t mib = (opts.memory_bytes >> 20) + ((opts.memory_bytes & ((1u << 20) - 1)) != 0);
+  if (Status s = check_memory_mib(mib); !s.ok()) return s;
   std::unique_ptr<Vm> vm(new Vm());
   if (Status s = vm->open_kvm(opts); !s.ok()) return s;
   if (!vm->pt_->init() || !install_cpu_tables(*vm->mem_, *vm->pt_, &vm->tables_))
@@ -218,6 +226,7 @@ Status Vm::load(const ElfImage& image, const std::string& exec_name,
     if (e.host_fd < 0) continue;  // closed in vmha: closed in the guest too
     e.kind = FdKind::kStdStream;
     e.stream = i;
+    e.open_flags = fcntl(e.host_fd, F_GETFL) & kSetflFlags;  // the guest's view of F_SETFL's flags
     proc_->fds.install_at(i, e);
   }
   return set_initial_cpu(prog.entry, prog.stack_pointer);
