@@ -9,6 +9,10 @@
 
 namespace vmha::ucx {
 
+namespace {
+constexpr const char* kLoopbackTransports = "sm,self";
+}  // namespace
+
 std::string status_text(ucs_status_t s) { return ucs_status_string(s); }
 
 Result<std::shared_ptr<Core>> Core::create(const UcxOptions& options) {
@@ -46,6 +50,16 @@ Result<std::shared_ptr<Core>> Core::create(const UcxOptions& options) {
     if (!iface.ok()) {
       ucp_config_release(config);
       return iface.status().context("UCX: cannot choose the network device: ");
+    }
+    // Loopback: the peer is on this host, where UCX picks shared memory
+    // anyway; without a network transport UCX opens no socket at all.
+    if (iface.value() == "lo" && tls.empty()) {
+      s = ucp_config_modify(config, "TLS", kLoopbackTransports);
+      if (s != UCS_OK) {
+        ucp_config_release(config);
+        return Status::error(std::string("UCX: cannot set TLS to ") + kLoopbackTransports + ": " +
+                             status_text(s));
+      }
     }
     if (!iface.value().empty()) {
       core->net_devices_ = ucx_net_devices(iface.value());

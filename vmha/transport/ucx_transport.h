@@ -29,7 +29,8 @@ struct UcxOptions {
   // The address this side listens on (backup) or connects to (primary). Unless
   // UCX_NET_DEVICES is set, UCX may use only the network interface that
   // carries it (and RDMA ports): its tcp transport listens on every device it
-  // uses. Empty, or 0.0.0.0: all devices.
+  // uses. Empty, or 0.0.0.0: all devices. A loopback address with no
+  // transport list (here or in UCX_TLS) selects "sm,self": no UCX socket.
   std::string network_address;
   // Primary (connect()): progress the worker from a background thread, which
   // emulated one-sided reads (tcp) need while the guest runs. The backup
