@@ -3,8 +3,9 @@
 // Which UCX transports carry the data is UCX's choice, restricted by
 // UcxOptions::transports (same syntax as the UCX_TLS environment variable, which
 // applies when the option is empty):
-//   ""         UCX's choice (default): on one host shared memory (posix/sysv)
-//   "sm,self,tcp"  one host, shared memory only for data
+//   ""         UCX's choice (default): on one host shared memory (posix/sysv);
+//              with a loopback network_address vmha picks "sm,self" itself
+//   "sm,self"  one host, shared memory only, no UCX socket
 //   "tcp"      between hosts; one-sided reads are emulated by the primary's
 //              worker, which is why the primary runs a progress thread
 //   "rc,ud" / "rc_x,dc_x" (or UCX's default "all") where an RDMA NIC exists:
