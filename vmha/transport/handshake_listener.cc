@@ -98,7 +98,10 @@ Result<std::unique_ptr<SocketChannel>> HandshakeListener::accept(
     return Status::error(m);
   };
 
+  bool out_of_fds = false;
   for (;;) {
+    if (std::any_of(running.begin(), running.end(), [](const auto& h) { return h->done.load(); }))
+      out_of_fds = false;
     reap();
     if (winner) {
       cancel_all();  // others lose: one primary per backup
@@ -112,8 +115,9 @@ Result<std::unique_ptr<SocketChannel>> HandshakeListener::accept(
       return Status::error("timeout: no primary connected to " + address_ + " within " +
                            std::to_string(timeout.count()) + " ms");
     }
-    // While all slots are busy, new connections wait in the kernel's backlog.
-    bool room = running.size() < kMaxConcurrentHandshakes;
+    // While all slots are busy (or descriptors ran out), new connections
+    // wait in the kernel's backlog.
+    bool room = running.size() < kMaxConcurrentHandshakes && !out_of_fds;
     pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {fd_, POLLIN, 0}};
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
     int r = ::poll(fds, room ? 2 : 1, static_cast<int>(std::min<long long>(ms, 1 << 30)));
@@ -129,7 +133,14 @@ Result<std::unique_ptr<SocketChannel>> HandshakeListener::accept(
     sockaddr_storage peer{};
     socklen_t len = sizeof peer;
     int c = ::accept4(fd_, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (c < 0) continue;  // the peer left already, or out of descriptors for now
+    if (c < 0 && (errno == EMFILE || errno == ENFILE)) {
+      // Retry once a handshake has ended and freed one; with none running
+      // nothing would free one.
+      if (running.empty()) return Status::error("accept on " + address_ + ": " + std::strerror(errno));
+      out_of_fds = true;
+      continue;
+    }
+    if (c < 0) continue;  // the peer left already
     auto h = std::make_unique<Handshake>();
     h->channel = std::make_unique<SocketChannel>(c, socket_address_text(peer), send_timeout);
     h->thread = std::thread(run_handshake, h.get(), std::cref(auth), handshake_timeout, wake_fd_);

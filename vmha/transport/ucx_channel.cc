@@ -78,9 +78,10 @@ bool UcxChannel::peer_failed() {
   if (state_->failed) return true;
   if (liveness_fd_ < 0) return false;
   // At most once a millisecond: callers spin on this while progressing.
-  auto now = Clock::now().time_since_epoch().count();
+  std::int64_t now =
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now().time_since_epoch()).count();
   auto last = last_liveness_check_.load(std::memory_order_relaxed);
-  if (now - last < 1'000'000 || !last_liveness_check_.compare_exchange_strong(last, now)) return false;
+  if (now - last < 1000 || !last_liveness_check_.compare_exchange_strong(last, now)) return false;
   std::uint8_t b[64];
   ssize_t n = ::recv(liveness_fd_, b, sizeof b, MSG_DONTWAIT);
   // The peer never writes to this socket after the handshake: end of file or

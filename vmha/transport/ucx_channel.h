@@ -76,7 +76,7 @@ class UcxChannel final : public Channel {
   std::vector<RegionInfo> regions_;
   std::vector<ucp_rkey_h> rkeys_;
   int liveness_fd_ = -1;
-  std::atomic<std::int64_t> last_liveness_check_{0};
+  std::atomic<std::int64_t> last_liveness_check_{0};  // steady clock, us
 };
 
 }  // namespace vmha::ucx
