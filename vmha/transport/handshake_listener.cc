@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 #include <thread>
 
 #include "vmha/transport/handshake.h"
@@ -143,7 +144,11 @@ Result<std::unique_ptr<SocketChannel>> HandshakeListener::accept(
     if (c < 0) continue;  // the peer left already
     auto h = std::make_unique<Handshake>();
     h->channel = std::make_unique<SocketChannel>(c, socket_address_text(peer), send_timeout);
-    h->thread = std::thread(run_handshake, h.get(), std::cref(auth), handshake_timeout, wake_fd_);
+    try {
+      h->thread = std::thread(run_handshake, h.get(), std::cref(auth), handshake_timeout, wake_fd_);
+    } catch (const std::system_error&) {
+      continue;  // no thread to spare: drop this peer (closing its socket), keep serving
+    }
     running.push_back(std::move(h));
   }
 }
