@@ -89,6 +89,7 @@ int backup_main(const HarnessConfig& cfg, Shared* sh, const std::uint8_t* snapsh
   if (!enter_netns(cfg.backup_netns, sh->backup_error)) return 3;
   UcxOptions opt;
   opt.transports = cfg.transports;
+  opt.network_address = cfg.listen;
   auto t = make_ucx_transport(opt);
   if (!t.ok()) return record(sh->backup_error, t.status().message()), 3;
   if (Status s = t.value()->listen(cfg.listen); !s.ok()) return record(sh->backup_error, s.message()), 3;
@@ -213,6 +214,7 @@ int primary_main(const HarnessConfig& cfg, Shared* sh, std::uint8_t* snapshot) {
   if (!enter_netns(cfg.primary_netns, sh->primary_error)) return 3;
   UcxOptions opt;
   opt.transports = cfg.transports;
+  opt.network_address = cfg.listen;
   auto t = make_ucx_transport(opt);
   if (!t.ok()) return primary_fail(sh, t.status().message());
   auto region = t.value()->allocate_region(cfg.pages * kPage);

@@ -129,6 +129,7 @@ int run_backup(const BackupOptions& o) {
   if (!auth.ok()) return fail(auth.status().message());
   UcxOptions uo;
   uo.transports = o.transports;
+  uo.network_address = o.listen;  // UCX may use only the interface listened on
   auto t = make_ucx_transport(uo);
   if (!t.ok()) return fail(t.status().message());
   if (Status s = t.value()->listen(o.listen); !s.ok()) return fail(s.message());

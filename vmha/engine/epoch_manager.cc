@@ -354,6 +354,7 @@ ProtectedRun run_protected(const EngineOptions& eo, VmOptions vo, const std::vec
   if (!auth.ok()) return out.result = failed(auth.status().message()), out;
   UcxOptions uo;
   uo.transports = eo.transports;
+  uo.network_address = eo.backup;  // UCX may use only the interface toward the backup
   auto t = make_ucx_transport(uo);
   if (!t.ok()) return out.result = failed(t.status().message()), out;
   vo.memory_bytes = (vo.memory_bytes + (2u << 20) - 1) & ~uint64_t((2u << 20) - 1);

@@ -23,6 +23,7 @@ std::string message_type_name(std::uint16_t type) {
     case MessageType::kResponse: return "Response";
     case MessageType::kAuthResult: return "AuthResult";
     case MessageType::kRegions: return "Regions";
+    case MessageType::kWorkerAddress: return "WorkerAddress";
     case MessageType::kBegin: return "Begin";
     case MessageType::kPageList: return "PageList";
     case MessageType::kPagesPulled: return "PagesPulled";

@@ -39,6 +39,7 @@ enum class MessageType : std::uint16_t {
   kResponse = 3,     // primary -> backup: primary's proof
   kAuthResult = 4,   // backup -> primary: accepted or refused (reason)
   kRegions = 5,      // primary -> backup: registered memory regions + packed rkeys
+  kWorkerAddress = 6,  // both ways, after authentication: UCX worker address
   kBegin = 10,       // primary -> backup: a checkpoint starts
   kPageList = 11,    // primary -> backup: pages to pull for this checkpoint
   kPagesPulled = 12, // backup -> primary: a page list was pulled (when asked)

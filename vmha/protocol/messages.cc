@@ -102,6 +102,21 @@ Result<AuthResultMsg> AuthResultMsg::from(const Frame& f) {
   });
 }
 
+Frame WorkerAddressMsg::to_frame() const {
+  WireWriter w;
+  w.blob(address);
+  return frame(MessageType::kWorkerAddress, 0, w);
+}
+Result<WorkerAddressMsg> WorkerAddressMsg::from(const Frame& f) {
+  return decode<WorkerAddressMsg>(f, MessageType::kWorkerAddress, [](WireReader& r) {
+    WorkerAddressMsg m;
+    auto b = r.blob("worker address");
+    if (r.ok() && b.empty()) r.set_error("empty worker address");
+    m.address.assign(b.begin(), b.end());
+    return m;
+  });
+}
+
 Frame RegionsMsg::to_frame() const {
   WireWriter w;
   w.u32(static_cast<std::uint32_t>(regions.size()));

@@ -43,6 +43,14 @@ struct AuthResultMsg {  // backup -> primary
   static Result<AuthResultMsg> from(const Frame& f);
 };
 
+// Sent by each side over the authenticated socket: the peer creates its UCX
+// endpoint from it (no UCX listener is exposed).
+struct WorkerAddressMsg {
+  std::vector<std::uint8_t> address;  // ucp_worker_get_address() bytes
+  Frame to_frame() const;
+  static Result<WorkerAddressMsg> from(const Frame& f);
+};
+
 struct RegionInfo {
   std::uint32_t id = 0;
   std::uint64_t base = 0;    // remote virtual address of byte 0

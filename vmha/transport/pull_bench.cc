@@ -44,6 +44,7 @@ std::vector<std::uint8_t> bench_key() { return std::vector<std::uint8_t>(32, 0x4
 int primary(const std::string& tls, const std::string& address, std::size_t bytes, bool reg) {
   UcxOptions o;
   o.transports = tls;
+  o.network_address = "127.0.0.1";
   auto t = make_ucx_transport(o);
   if (!t.ok()) return std::fprintf(stderr, "primary: %s\n", t.status().message().c_str()), 1;
   std::vector<std::uint8_t> heap;
@@ -87,6 +88,7 @@ std::vector<Point> backup(const std::string& tls, std::size_t bytes, double seco
   ::close(fds[0]);
   UcxOptions o;
   o.transports = tls;
+  o.network_address = "127.0.0.1";
   auto t = make_ucx_transport(o);
   Status s = t.ok() ? t.value()->listen("127.0.0.1:0") : t.status();
   std::string address = s.ok() ? t.value()->listen_address() : "";

@@ -5,6 +5,8 @@
 // Roles: the backup listens and accepts; the primary registers its memory
 // regions once, then connects. A Channel is returned only after both ends have
 // authenticated each other; only then does the primary send its remote keys.
+// Before authentication a peer reaches nothing but vmha's own handshake code
+// (see ucx_transport.h): no third-party parser sees unauthenticated bytes.
 //
 // Control messages are whole frames (vmha/protocol/frame.h) in order; page data
 // moves by one-sided reads that the backup issues (pull) while the primary's
@@ -94,6 +96,8 @@ class Transport {
   virtual std::string listen_address() const = 0;
   // Next authenticated peer. A peer that fails authentication is refused and
   // reported as an error (the caller may accept again); a timeout likewise.
+  // Peers are authenticated concurrently, so a silent one does not hold up
+  // the real primary.
   virtual Result<std::unique_ptr<Channel>> accept(const Authenticator& auth,
                                                   std::chrono::milliseconds timeout) = 0;
 };

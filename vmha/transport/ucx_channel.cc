@@ -1,5 +1,9 @@
 #include "vmha/transport/ucx_channel.h"
 
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -65,23 +69,37 @@ UcxChannel::UcxChannel(std::shared_ptr<Core> core, std::string peer)
 
 UcxChannel::~UcxChannel() { close(); }
 
-Status UcxChannel::open_client(const sockaddr* addr, socklen_t len) {
-  ucp_ep_params_t p = endpoint_params(state_.get());
-  p.field_mask |= UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR;
-  p.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
-  p.sockaddr.addr = addr;
-  p.sockaddr.addrlen = len;
-  ucs_status_t s = ucp_ep_create(core_->worker(), &p, &ep_);
-  if (s != UCS_OK) return Status::error("cannot connect to " + peer_ + ": " + status_text(s));
-  return {};
+void UcxChannel::watch_peer_socket(int fd) {
+  close_peer_socket();
+  liveness_fd_ = fd;
 }
 
-Status UcxChannel::open_server(ucp_conn_request_h request) {
+bool UcxChannel::peer_failed() {
+  if (state_->failed) return true;
+  if (liveness_fd_ < 0) return false;
+  // At most once a millisecond: callers spin on this while progressing.
+  std::int64_t now =
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now().time_since_epoch()).count();
+  auto last = last_liveness_check_.load(std::memory_order_relaxed);
+  if (now - last < 1000 || !last_liveness_check_.compare_exchange_strong(last, now)) return false;
+  std::uint8_t b[64];
+  ssize_t n = ::recv(liveness_fd_, b, sizeof b, MSG_DONTWAIT);
+  // The peer never writes to this socket after the handshake: end of file or
+  // an error means its process closed the connection or died (the kernel
+  // closes its sockets), which UCX itself may notice only at its keepalive.
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+    state_->error = UCS_ERR_CONNECTION_RESET;
+    state_->failed = true;
+  }
+  return state_->failed;
+}
+
+Status UcxChannel::open(std::span<const std::uint8_t> peer_worker_address) {
   ucp_ep_params_t p = endpoint_params(state_.get());
-  p.field_mask |= UCP_EP_PARAM_FIELD_CONN_REQUEST;
-  p.conn_request = request;
+  p.field_mask |= UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+  p.address = reinterpret_cast<const ucp_address_t*>(peer_worker_address.data());
   ucs_status_t s = ucp_ep_create(core_->worker(), &p, &ep_);
-  if (s != UCS_OK) return Status::error("cannot accept " + peer_ + ": " + status_text(s));
+  if (s != UCS_OK) return Status::error("cannot connect UCX to " + peer_ + ": " + status_text(s));
   return {};
 }
 
@@ -127,7 +145,7 @@ Status UcxChannel::send_encoded(std::span<const std::uint8_t> bytes) {
     return Status::error("send to " + peer_ + " failed: " + status_text(UCS_PTR_STATUS(req)));
   }
   auto deadline = Clock::now() + core_->options().send_timeout;
-  while (!op->done && !state_->failed && Clock::now() < deadline) core_->progress_or_wait(deadline);
+  while (!op->done && !peer_failed() && Clock::now() < deadline) core_->progress_or_wait(deadline);
   Status result;
   if (op->done && op->status != UCS_OK)
     result = Status::error("send to " + peer_ + " failed: " +
@@ -189,7 +207,7 @@ Result<Frame> UcxChannel::receive(std::chrono::milliseconds timeout) {
       ucp_stream_data_release(ep_, data);
       continue;
     }
-    if (state_->failed || UCS_PTR_IS_ERR(data)) {
+    if (peer_failed() || UCS_PTR_IS_ERR(data)) {
       std::size_t pending = rx_.size() - rx_start_;
       if (pending == 0) return fail(lost("receiving"));
       std::string what = "a frame";
@@ -250,7 +268,7 @@ Status UcxChannel::pull(std::span<const PullOp> ops) {
   auto deadline = Clock::now() + core_->options().pull_timeout;
   Status result;
   for (const auto& op : ops) {
-    while (batch->outstanding >= window && !state_->failed && Clock::now() < deadline)
+    while (batch->outstanding >= window && !peer_failed() && Clock::now() < deadline)
       core_->progress();
     if (batch->outstanding >= window || state_->failed || batch->first_error != UCS_OK) break;
     batch->outstanding.fetch_add(1);
@@ -264,7 +282,7 @@ Status UcxChannel::pull(std::span<const PullOp> ops) {
       break;
     }
   }
-  while (batch->outstanding > 0 && !state_->failed && Clock::now() < deadline) core_->progress();
+  while (batch->outstanding > 0 && !peer_failed() && Clock::now() < deadline) core_->progress();
   if (result.ok() && batch->first_error != UCS_OK)
     result = Status::error("get from " + peer_ + " failed: " +
                            status_text(static_cast<ucs_status_t>(batch->first_error.load())));
@@ -286,11 +304,14 @@ Status UcxChannel::pull(std::span<const PullOp> ops) {
 
 void UcxChannel::linger(std::chrono::milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
-  while (ep_ != nullptr && !state_->failed && Clock::now() < deadline) core_->progress_or_wait(deadline);
+  while (ep_ != nullptr && !peer_failed() && Clock::now() < deadline) core_->progress_or_wait(deadline);
 }
 
 void UcxChannel::close() {
-  if (ep_ == nullptr) return;
+  if (ep_ == nullptr) {
+    close_peer_socket();
+    return;
+  }
   // UCX drops stream data that is still queued when an endpoint fails, so the
   // peer would miss our last message (a refusal, a Nack) if we reset the
   // connection at once: give it a moment to read and close first.
@@ -312,6 +333,12 @@ void UcxChannel::close() {
     ucp_request_free(req);
   }
   ep_ = nullptr;
+  close_peer_socket();  // tells the peer at once
+}
+
+void UcxChannel::close_peer_socket() {
+  if (liveness_fd_ >= 0) ::close(liveness_fd_);
+  liveness_fd_ = -1;
 }
 
 }  // namespace vmha::ucx

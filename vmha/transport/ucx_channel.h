@@ -6,6 +6,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -24,9 +25,13 @@ class UcxChannel final : public Channel {
   UcxChannel(std::shared_ptr<Core> core, std::string peer);
   ~UcxChannel() override;
 
-  // Creates the endpoint (client: to `addr`; server: from `conn_request`).
-  Status open_client(const sockaddr* addr, socklen_t len);
-  Status open_server(ucp_conn_request_h request);
+  // Creates the endpoint to the peer's worker (both sides do; UCX pairs the
+  // two endpoints).
+  Status open(std::span<const std::uint8_t> peer_worker_address);
+  // Takes the socket the handshake ran on: the peer never writes to it
+  // again, so its end of file says the peer is gone (immediately, where
+  // UCX's shared-memory keepalive takes seconds).
+  void watch_peer_socket(int fd);
   // Before authentication only small frames are accepted.
   void set_max_payload(std::uint32_t n) { max_payload_ = n; }
   // Backup: unpacks the primary's rkeys.
@@ -46,6 +51,9 @@ class UcxChannel final : public Channel {
 
  private:
   Status lost(const std::string& doing) const;
+  // The UCX endpoint failed or the peer's socket closed.
+  bool peer_failed();
+  void close_peer_socket();
   void print_endpoint_if_asked() const;
   void mark_broken(const std::string& why);
   Result<Frame> take_frame(bool* have);
@@ -67,6 +75,8 @@ class UcxChannel final : public Channel {
   std::string broken_reason_;
   std::vector<RegionInfo> regions_;
   std::vector<ucp_rkey_h> rkeys_;
+  int liveness_fd_ = -1;
+  std::atomic<std::int64_t> last_liveness_check_{0};  // steady clock, us
 };
 
 }  // namespace vmha::ucx

@@ -5,7 +5,13 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "vmha/transport/net_devices.h"
+
 namespace vmha::ucx {
+
+namespace {
+constexpr const char* kLoopbackTransports = "sm,self";
+}  // namespace
 
 std::string status_text(ucs_status_t s) { return ucs_status_string(s); }
 
@@ -29,10 +35,6 @@ Result<std::shared_ptr<Core>> Core::create(const UcxOptions& options) {
   const std::string tls = !options.transports.empty() ? options.transports : env_tls ? env_tls : "";
   auto lists = [&tls](const char* name) { return tls.find(name) != std::string::npos; };
   bool explicit_list = !tls.empty() && tls[0] != '^' && !lists("all");
-  if (explicit_list && !lists("tcp"))
-    return Status::error("UCX transports '" + tls +
-                         "' cannot make host:port connections: add tcp (e.g. '" + tls +
-                         ",tcp'); UCX still moves data over the faster transports");
   bool may_use_shm = !explicit_list || lists("sm") || lists("shm") || lists("mm") || lists("posix") ||
                      lists("sysv");
   if (may_use_shm && std::getenv("UCX_MM_ERROR_HANDLING") == nullptr) {
@@ -40,6 +42,33 @@ Result<std::shared_ptr<Core>> Core::create(const UcxOptions& options) {
     if (s != UCS_OK) {
       ucp_config_release(config);
       return Status::error("UCX: cannot enable MM_ERROR_HANDLING: " + status_text(s));
+    }
+  }
+  // UCX's tcp transport listens on every device it may use.
+  if (!options.network_address.empty() && std::getenv("UCX_NET_DEVICES") == nullptr) {
+    auto iface = interface_for_address(options.network_address);
+    if (!iface.ok()) {
+      ucp_config_release(config);
+      return iface.status().context("UCX: cannot choose the network device: ");
+    }
+    // Loopback: the peer is on this host, where UCX picks shared memory
+    // anyway; without a network transport UCX opens no socket at all.
+    if (iface.value() == "lo" && tls.empty()) {
+      s = ucp_config_modify(config, "TLS", kLoopbackTransports);
+      if (s != UCS_OK) {
+        ucp_config_release(config);
+        return Status::error(std::string("UCX: cannot set TLS to ") + kLoopbackTransports + ": " +
+                             status_text(s));
+      }
+    }
+    if (!iface.value().empty()) {
+      core->net_devices_ = ucx_net_devices(iface.value());
+      s = ucp_config_modify(config, "NET_DEVICES", core->net_devices_.c_str());
+      if (s != UCS_OK) {
+        ucp_config_release(config);
+        return Status::error("UCX: cannot restrict NET_DEVICES to '" + core->net_devices_ +
+                             "': " + status_text(s));
+      }
     }
   }
   ucp_params_t params{};
@@ -52,17 +81,37 @@ Result<std::shared_ptr<Core>> Core::create(const UcxOptions& options) {
   ucp_config_release(config);
   if (s != UCS_OK) return Status::error("UCX: ucp_init failed: " + status_text(s));
 
+  return core;
+}
+
+Status Core::ensure_worker() {
+  if (worker_ != nullptr) return {};
   ucp_worker_params_t wp{};
   wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
   wp.thread_mode = UCS_THREAD_MODE_MULTI;
-  s = ucp_worker_create(core->context_, &wp, &core->worker_);
+  ucp_worker_h worker = nullptr;
+  ucs_status_t s = ucp_worker_create(context_, &wp, &worker);
   if (s != UCS_OK) return Status::error("UCX: cannot create a worker: " + status_text(s));
   ucp_worker_attr_t attr{};
   attr.field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE;
-  if (ucp_worker_query(core->worker_, &attr) == UCS_OK && attr.thread_mode != UCS_THREAD_MODE_MULTI)
+  if (ucp_worker_query(worker, &attr) == UCS_OK && attr.thread_mode != UCS_THREAD_MODE_MULTI) {
+    ucp_worker_destroy(worker);
     return Status::error("UCX: this libucp was built without multi-thread support (--enable-mt)");
+  }
+  worker_ = worker;
+  return {};
+}
 
-  return core;
+Result<std::vector<std::uint8_t>> Core::worker_address() {
+  if (Status s = ensure_worker(); !s.ok()) return s;
+  ucp_address_t* address = nullptr;
+  std::size_t length = 0;
+  ucs_status_t s = ucp_worker_get_address(worker_, &address, &length);
+  if (s != UCS_OK) return Status::error("UCX: cannot get the worker address: " + status_text(s));
+  auto* p = reinterpret_cast<const std::uint8_t*>(address);
+  std::vector<std::uint8_t> out(p, p + length);
+  ucp_worker_release_address(worker_, address);
+  return out;
 }
 
 Core::~Core() {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "vmha/protocol/status.h"
 #include "vmha/transport/ucx_transport.h"
@@ -27,10 +28,17 @@ class Core {
   Core& operator=(const Core&) = delete;
 
   ucp_context_h context() const { return context_; }
+  // Null until ensure_worker(): the worker (and UCX's listening sockets) is
+  // created only once a peer has authenticated.
   ucp_worker_h worker() const { return worker_; }
+  Status ensure_worker();
+  // This worker's address, for the peer's ucp_ep_create.
+  Result<std::vector<std::uint8_t>> worker_address();
   const UcxOptions& options() const { return options_; }
+  // The UCX_NET_DEVICES value vmha chose ("" when it left UCX's setting).
+  const std::string& net_devices() const { return net_devices_; }
 
-  unsigned progress() { return ucp_worker_progress(worker_); }
+  unsigned progress() { return worker_ ? ucp_worker_progress(worker_) : 0; }
   // The side whose memory is read (primary) progresses its worker from a
   // thread: emulated one-sided reads (tcp) need it while the guest runs.
   void start_progress_thread();
@@ -45,6 +53,7 @@ class Core {
   ucp_context_h context_ = nullptr;
   ucp_worker_h worker_ = nullptr;
   std::atomic<bool> stop_{false};
+  std::string net_devices_;  // what UCX_NET_DEVICES was set to ("" if not)
   std::thread progress_thread_;
 };
 

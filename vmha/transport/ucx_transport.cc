@@ -5,10 +5,10 @@
 #include <netinet/in.h>
 
 #include <cstring>
-#include <deque>
-#include <mutex>
 
 #include "vmha/transport/handshake.h"
+#include "vmha/transport/handshake_listener.h"
+#include "vmha/transport/socket_channel.h"
 #include "vmha/transport/ucx_channel.h"
 #include "vmha/transport/ucx_core.h"
 
@@ -48,21 +48,6 @@ Result<sockaddr_in> resolve(const std::string& address) {
   return sin;
 }
 
-std::string to_text(const sockaddr_storage& ss) {
-  char host[INET6_ADDRSTRLEN] = "?";
-  unsigned port = 0;
-  if (ss.ss_family == AF_INET) {
-    auto* s = reinterpret_cast<const sockaddr_in*>(&ss);
-    ::inet_ntop(AF_INET, &s->sin_addr, host, sizeof host);
-    port = ntohs(s->sin_port);
-  } else if (ss.ss_family == AF_INET6) {
-    auto* s = reinterpret_cast<const sockaddr_in6*>(&ss);
-    ::inet_ntop(AF_INET6, &s->sin6_addr, host, sizeof host);
-    port = ntohs(s->sin6_port);
-  }
-  return std::string(host) + ":" + std::to_string(port);
-}
-
 struct Region {
   void* base = nullptr;
   std::size_t length = 0;
@@ -85,25 +70,19 @@ class UcxTransport final : public Transport {
                                           std::chrono::milliseconds timeout) override;
 
  private:
-  static void on_conn_request(ucp_conn_request_h request, void* arg);
-
   Result<std::uint32_t> add_region(ucp_mem_h memh, void* base, std::size_t length);
+  // After authentication on `socket`: exchange worker addresses on it and
+  // open the UCX endpoint to the peer.
+  Result<std::unique_ptr<UcxChannel>> join_ucx(SocketChannel& socket, const std::string& peer);
 
   std::shared_ptr<Core> core_;
   std::vector<Region> regions_;
-  ucp_listener_h listener_ = nullptr;
+  std::unique_ptr<HandshakeListener> listener_;
   std::string listen_address_;
-  std::mutex pending_mutex_;
-  std::deque<ucp_conn_request_h> pending_;
 };
 
 UcxTransport::~UcxTransport() {
-  {
-    std::lock_guard<std::mutex> lock(pending_mutex_);
-    for (auto r : pending_) ucp_listener_reject(listener_, r);
-    pending_.clear();
-  }
-  if (listener_) ucp_listener_destroy(listener_);
+  listener_.reset();
   for (auto& g : regions_) ucp_mem_unmap(core_->context(), g.memh);
 }
 
@@ -159,94 +138,78 @@ Result<std::uint32_t> UcxTransport::register_region(void* base, std::size_t leng
   return add_region(memh, base, length);
 }
 
+Result<std::unique_ptr<UcxChannel>> UcxTransport::join_ucx(SocketChannel& socket,
+                                                          const std::string& peer) {
+  auto mine = core_->worker_address();
+  if (!mine.ok()) return mine.status();
+  if (Status s = socket.send(WorkerAddressMsg{mine.take()}.to_frame()); !s.ok()) return s;
+  auto f = socket.receive(core_->options().handshake_timeout);
+  if (!f.ok()) return f.status().context("waiting for the UCX address of " + peer + ": ");
+  auto theirs = WorkerAddressMsg::from(f.value());
+  if (!theirs.ok()) return theirs.status().context("from " + peer + ": ");
+  auto ch = std::make_unique<UcxChannel>(core_, peer);
+  if (Status s = ch->open(theirs.value().address); !s.ok()) return s;
+  return ch;
+}
+
 Result<std::unique_ptr<Channel>> UcxTransport::connect(const std::string& address,
                                                        const Authenticator& auth,
                                                        std::chrono::milliseconds timeout) {
   auto sin = resolve(address);
   if (!sin.ok()) return sin.status();
-  if (core_->options().progress_thread) core_->start_progress_thread();
-  auto ch = std::make_unique<UcxChannel>(core_, address);
-  if (Status s = ch->open_client(reinterpret_cast<const sockaddr*>(&sin.value()), sizeof(sockaddr_in));
-      !s.ok())
-    return s;
-  ch->set_max_payload(kMaxUnauthenticatedPayload);
-  if (Status s = authenticate_as_primary(*ch, auth, std::min(timeout, core_->options().handshake_timeout));
-      !s.ok()) {
-    ch->close();
+  auto limit = std::min(timeout, core_->options().handshake_timeout);
+  auto fd = tcp_connect(sin.value(), "backup " + address, limit);
+  if (!fd.ok()) return fd.status();
+  SocketChannel socket(fd.value(), address, core_->options().send_timeout);
+  if (Status s = authenticate_as_primary(socket, auth, limit); !s.ok()) {
+    socket.close();
     return s.context("backup " + address + ": ");
   }
-  ch->set_max_payload(kMaxFramePayload);
+  // Authenticated: only now does UCX get a worker (and listening sockets).
+  socket.set_max_payload(kMaxFramePayload);
+  auto ch = join_ucx(socket, address);
+  if (!ch.ok()) return ch.status().context("backup " + address + ": ");
+  if (core_->options().progress_thread) core_->start_progress_thread();
   RegionsMsg msg;
   for (std::size_t i = 0; i < regions_.size(); ++i)
     msg.regions.push_back(RegionInfo{static_cast<std::uint32_t>(i),
                                      reinterpret_cast<std::uint64_t>(regions_[i].base),
                                      regions_[i].length, regions_[i].packed_rkey});
-  if (Status s = ch->send(msg.to_frame()); !s.ok()) return s;
-  return std::unique_ptr<Channel>(std::move(ch));
-}
-
-void UcxTransport::on_conn_request(ucp_conn_request_h request, void* arg) {
-  auto* self = static_cast<UcxTransport*>(arg);
-  std::lock_guard<std::mutex> lock(self->pending_mutex_);
-  self->pending_.push_back(request);
+  // On the UCX stream: its arrival tells the backup that UCX connects. The
+  // socket stays open as the connection's liveness signal.
+  if (Status s = ch.value()->send(msg.to_frame()); !s.ok()) return s;
+  ch.value()->watch_peer_socket(socket.release());
+  return std::unique_ptr<Channel>(ch.take());
 }
 
 Status UcxTransport::listen(const std::string& address) {
   if (listener_) return Status::error("already listening on " + listen_address_);
   auto sin = resolve(address);
   if (!sin.ok()) return sin.status();
-  ucp_listener_params_t p{};
-  p.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
-  p.sockaddr.addr = reinterpret_cast<const sockaddr*>(&sin.value());
-  p.sockaddr.addrlen = sizeof(sockaddr_in);
-  p.conn_handler.cb = on_conn_request;
-  p.conn_handler.arg = this;
-  ucs_status_t s = ucp_listener_create(core_->worker(), &p, &listener_);
-  if (s != UCS_OK) return Status::error("cannot listen on " + address + ": " + status_text(s));
-  ucp_listener_attr_t attr{};
-  attr.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR;
-  listen_address_ = address;
-  if (ucp_listener_query(listener_, &attr) == UCS_OK) listen_address_ = to_text(attr.sockaddr);
+  auto l = HandshakeListener::open(sin.value(), address);
+  if (!l.ok()) return l.status();
+  listener_ = l.take();
+  listen_address_ = listener_->address();
   return {};
 }
 
 Result<std::unique_ptr<Channel>> UcxTransport::accept(const Authenticator& auth,
                                                       std::chrono::milliseconds timeout) {
   if (!listener_) return Status::error("accept: not listening");
-  auto deadline = Clock::now() + timeout;
-  ucp_conn_request_h request = nullptr;
-  while (request == nullptr) {
-    {
-      std::lock_guard<std::mutex> lock(pending_mutex_);
-      if (!pending_.empty()) {
-        request = pending_.front();
-        pending_.pop_front();
-        break;
-      }
-    }
-    if (Clock::now() >= deadline)
-      return Status::error("timeout: no primary connected to " + listen_address_ + " within " +
-                           std::to_string(timeout.count()) + " ms");
-    core_->progress_or_wait(deadline);
-  }
-  std::string peer = "primary";
-  ucp_conn_request_attr_t attr{};
-  attr.field_mask = UCP_CONN_REQUEST_ATTR_FIELD_CLIENT_ADDR;
-  if (ucp_conn_request_query(request, &attr) == UCS_OK) peer = to_text(attr.client_address);
-  auto ch = std::make_unique<UcxChannel>(core_, peer);
-  if (Status s = ch->open_server(request); !s.ok()) return s;
-  ch->set_max_payload(kMaxUnauthenticatedPayload);
-  if (Status s = authenticate_as_backup(*ch, auth, core_->options().handshake_timeout); !s.ok()) {
-    ch->close();
-    return s;
-  }
-  ch->set_max_payload(kMaxFramePayload);
-  auto f = ch->receive(core_->options().handshake_timeout);
+  const auto& o = core_->options();
+  auto socket = listener_->accept(auth, o.handshake_timeout, timeout, o.send_timeout);
+  if (!socket.ok()) return socket.status();
+  std::string peer = socket.value()->peer();
+  socket.value()->set_max_payload(kMaxFramePayload);
+  auto ch = join_ucx(*socket.value(), peer);
+  if (!ch.ok()) return ch.status().context("primary " + peer + ": ");
+  auto f = ch.value()->receive(o.handshake_timeout);
   if (!f.ok()) return f.status().context("waiting for the memory regions of " + peer + ": ");
   auto regions = RegionsMsg::from(f.value());
   if (!regions.ok()) return regions.status().context("from " + peer + ": ");
-  if (Status s = ch->adopt_regions(regions.take()); !s.ok()) return s;
-  return std::unique_ptr<Channel>(std::move(ch));
+  if (Status s = ch.value()->adopt_regions(regions.take()); !s.ok()) return s;
+  ch.value()->watch_peer_socket(socket.value()->release());
+  return std::unique_ptr<Channel>(ch.take());
 }
 
 }  // namespace
