@@ -79,6 +79,7 @@ std::string load_error_in_child(const std::string& path) {
   ck_assert_int_ge(pid, 0);
   if (pid == 0) {
     close(fds[0]);
+    signal(SIGALRM, SIG_DFL);  // check's handler would kill the whole process group
     alarm(10);
     // 512 MiB above what is mapped now (LibTorch alone maps a lot)
     unsigned long pages = 0;

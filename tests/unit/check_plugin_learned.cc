@@ -216,6 +216,7 @@ std::string scorer_error_in_child(const DuetConf& c) {
   ck_assert_int_ge(pid, 0);
   if (pid == 0) {
     close(fds[0]);
+    signal(SIGALRM, SIG_DFL);  // check's handler would kill the whole process group
     alarm(10);
     std::string err;
     auto s = make_order_scorer(c, &err);
