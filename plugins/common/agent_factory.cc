@@ -8,12 +8,12 @@
 // library stays free of LibTorch and Slurm. With no loader registered, the
 // model keys fail with one clear error and the plugins fall back (age+size
 // priority; plain cons_tres node order).
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-
+#include "plugins/common/file_trust.h"
 #include "plugins/common/order_scorer.h"
 #include "plugins/common/placement_agent.h"
+#include "policy/learn/model_limits.h"
+#include "policy/util/printable.h"
+#include "policy/util/safe_file.h"
 
 namespace duet::plugin {
 namespace {
@@ -21,18 +21,38 @@ namespace {
 OrderModelLoader g_order_loader = nullptr;
 PlacementModelLoader g_placement_loader = nullptr;
 
-// Checks the file can be read at all; returns "" or why not.
-std::string check_readable(const std::string& path, const char* key) {
+// Checks the file can be used at all; returns "" or why not. With
+// conf.trusted_uid (in slurmctld: SlurmUser), a file others could change is
+// refused (file_trust.h): whoever writes it would steer the scheduler.
+std::string check_file(const DuetConf& conf, const std::string& path, const char* key, std::uint64_t max_bytes,
+                       const char* what) {
   if (path.empty()) return std::string(key) + " is empty";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::string(key) + " " + path + ": cannot open: " + std::strerror(errno);
-  char byte;
-  if (!in.read(&byte, 1)) return std::string(key) + " " + path + ": empty file";
+  std::uint64_t size = 0;
+  try {
+    open_regular_file(path, max_bytes, what, &size);  // regular, not too large, non-blocking
+  } catch (const FileError& e) {
+    return std::string(key) + " " + e.what();
+  }
+  if (size == 0) return std::string(key) + " " + printable(path) + ": empty file";
+  if (conf.trusted_uid) {
+    std::string why = untrusted_reason(path, *conf.trusted_uid);
+    if (!why.empty()) return std::string(key) + " " + printable(path) + ": refused: " + why;
+  }
   return "";
 }
 
+std::string check_readable(const DuetConf& conf, const std::string& path, const char* key) {
+  return check_file(conf, path, key, learn::kMaxModelBytes, "duet model file");
+}
+
+// NodeSpeedsFile, when set.
+std::string check_speeds(const DuetConf& conf) {
+  if (conf.node_speeds_file.empty()) return "";
+  return check_file(conf, conf.node_speeds_file, "NodeSpeedsFile", kMaxNodeSpeedsBytes, "node speeds CSV");
+}
+
 std::unique_ptr<OrderScorer> make_model_scorer(const DuetConf& conf, std::string* error) {
-  std::string why = check_readable(conf.model_path, "ModelPath");
+  std::string why = check_readable(conf, conf.model_path, "ModelPath");
   if (why.empty() && !g_order_loader)
     why = "ModelPath " + conf.model_path +
           ": no ordering agent is built into this priority/duet (plugins/common/agent_factory.cc)";
@@ -47,7 +67,8 @@ std::unique_ptr<OrderScorer> make_model_scorer(const DuetConf& conf, std::string
 }
 
 PlacementAgent make_model_placement(const DuetConf& conf, std::vector<std::string>* errors) {
-  std::string why = check_readable(conf.placement_model_path, "PlacementModelPath");
+  std::string why = check_readable(conf, conf.placement_model_path, "PlacementModelPath");
+  if (why.empty()) why = check_speeds(conf);
   if (why.empty() && !g_placement_loader)
     why = "PlacementModelPath " + conf.placement_model_path +
           ": no placement agent is built into this select/duet (plugins/common/agent_factory.cc)";
@@ -91,9 +112,12 @@ PlacementAgent make_placement_agent(const DuetConf& conf, std::vector<std::strin
     if (conf.ranker == "model") {
       agent = make_model_placement(conf, errors);
     } else if (conf.ranker == "prefer-fast") {
-      std::string err;
-      agent.ranker = make_prefer_fast_ranker(conf.node_speeds_file, &err);
-      if (!agent.ranker) errors->push_back("NodeSpeedsFile " + err);
+      std::string err = check_speeds(conf);
+      if (err.empty()) {
+        agent.ranker = make_prefer_fast_ranker(conf.node_speeds_file, &err);
+        if (!agent.ranker) err = "NodeSpeedsFile " + err;
+      }
+      if (!agent.ranker) errors->push_back(err);
     }
     // A learned agent brings its own observer; otherwise use the builtin one.
     if (!agent.observer && conf.observer == "node-stats") agent.observer = make_node_stats_observer();

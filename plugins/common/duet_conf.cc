@@ -5,10 +5,13 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <functional>
-#include <sstream>
+
+#include "plugins/common/file_trust.h"
+#include "policy/util/printable.h"
+#include "policy/util/safe_file.h"
 
 namespace duet::plugin {
 namespace {
@@ -37,6 +40,7 @@ std::string absolute(const std::string& value, const std::string& file) {
 using Setter = std::function<std::string(DuetConf&, const std::string& value,
                                          const std::string& file)>;
 
+// Plain decimal only (from_chars: no sign '+', no hex, no spaces, no junk).
 std::string set_int(int& out, const std::string& v, int lo, int hi) {
   int x = 0;
   auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
@@ -46,11 +50,12 @@ std::string set_int(int& out, const std::string& v, int lo, int hi) {
   return "";
 }
 
+// Decimal notation only: strtod also took hex ("0x1p3"), "inf" and
+// leading spaces.
 std::string set_weight(double& out, const std::string& v) {
-  char* end = nullptr;
-  errno = 0;
-  double x = std::strtod(v.c_str(), &end);
-  if (v.empty() || errno || *end || !std::isfinite(x) || x < 0 || x > 1e6)
+  double x = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x, std::chars_format::general);
+  if (v.empty() || ec != std::errc() || p != v.data() + v.size() || !std::isfinite(x) || x < 0 || x > 1e6)
     return "a number 0..1000000";
   out = x;
   return "";
@@ -143,7 +148,8 @@ std::string known_keys() {
 }  // namespace
 
 std::string ConfError::text() const {
-  return file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + message;
+  // Messages quote the file's text: no terminal escapes into slurmctld's log.
+  return printable(file) + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + printable(message);
 }
 
 std::string to_string(LogLevel level) {
@@ -168,7 +174,26 @@ ConfResult parse_duet_conf(std::string_view text, const std::string& file) {
     std::string_view line = text.substr(pos, nl == std::string_view::npos ? text.npos : nl - pos);
     pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
     ++lineno;
-    if (auto hash = line.find('#'); hash != line.npos) line = line.substr(0, hash);
+    // A comment starts at a '#' at the start of the line or after a space or
+    // tab; any other '#' belongs to the value ("ModelPath=/srv/a#1/m").
+    for (size_t h = line.find('#'); h != line.npos; h = line.find('#', h + 1))
+      if (h == 0 || line[h - 1] == ' ' || line[h - 1] == '\t') {
+        line = line.substr(0, h);
+        break;
+      }
+    // A NUL or other control byte would cut the value short where it is
+    // used (a path) or hide text: refuse the line.
+    if (auto bad = std::find_if(line.begin(), line.end(), [](char c) {
+          const auto u = static_cast<unsigned char>(c);
+          return (u < 0x20 && c != '\t' && c != '\r') || u == 0x7f;
+        });
+        bad != line.end()) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x", static_cast<unsigned>(static_cast<unsigned char>(*bad)));
+      r.errors.push_back({file, lineno, static_cast<int>(bad - line.begin()) + 1,
+                          std::string("control character ") + hex + " in the line (line ignored)"});
+      continue;
+    }
     size_t b = 0;
     while (b < line.size() && is_space(line[b])) ++b;
     size_t e = line.size();
@@ -212,24 +237,28 @@ ConfResult parse_duet_conf(std::string_view text, const std::string& file) {
   return r;
 }
 
-ConfResult load_duet_conf(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    int err = errno;
+ConfResult load_duet_conf(const std::string& path, std::optional<std::uint32_t> trusted_uid) {
+  auto defaults = [&](bool found, std::string why) {
     ConfResult r = parse_duet_conf("", path);
-    r.file_found = false;
-    if (err != ENOENT)
-      r.errors.push_back({path, 0, 0, std::string("cannot read: ") + std::strerror(err)});
+    r.file_found = found;
+    r.conf.trusted_uid = trusted_uid;
+    if (!why.empty()) r.errors.push_back({path, 0, 0, std::move(why)});
     return r;
+  };
+  std::string text;
+  try {
+    text = read_regular_file(path, kMaxDuetConfBytes, "duet.conf");
+  } catch (const FileError& e) {
+    if (e.error_number() == ENOENT) return defaults(false, "");
+    return defaults(true, e.reason() + " (all defaults)");
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) {
-    ConfResult r = parse_duet_conf("", path);
-    r.errors.push_back({path, 0, 0, "read error"});
-    return r;
+  if (trusted_uid) {
+    std::string why = untrusted_reason(path, *trusted_uid);
+    if (!why.empty()) return defaults(true, "refused: " + why + " (all defaults)");
   }
-  return parse_duet_conf(ss.str(), path);
+  ConfResult r = parse_duet_conf(text, path);
+  r.conf.trusted_uid = trusted_uid;
+  return r;
 }
 
 std::string duet_conf_path_for(const std::string& slurm_conf_path) {

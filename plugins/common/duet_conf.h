@@ -1,11 +1,15 @@
 // duet.conf: the plugins' configuration (man duet.conf(5)), read without Slurm.
 //
-// Slurm's habits: one `Key=Value` per line, keys case-insensitive, `#` starts a
-// comment, blank lines ignored. Unknown keys and bad values are reported with
-// file, line and column; the key keeps its default and parsing goes on, so
-// one typo never stops slurmctld.
+// Slurm's habits: one `Key=Value` per line, keys case-insensitive, `#` at the
+// start of a line or after a space or tab starts a comment (so a path may
+// hold a '#'), blank lines ignored. Unknown keys and bad values (a NUL or
+// other control byte, an integer that is not plain decimal) are reported
+// with file, line and column; the key keeps its default and parsing goes on,
+// so one typo never stops slurmctld.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,7 +34,14 @@ struct DuetConf {
   // both
   bool explain = true;                 // write SystemComment "duet: ..."
   LogLevel log_level = LogLevel::kInfo;
+  // Not a key: set by load_duet_conf's caller (the plugins: SlurmUser's uid).
+  // When set, the model and node speeds files must pass the trust check of
+  // file_trust.h or are refused (the plugins then fall back).
+  std::optional<std::uint32_t> trusted_uid;
 };
+
+// The largest duet.conf read (1 MiB).
+inline constexpr std::uint64_t kMaxDuetConfBytes = std::uint64_t{1} << 20;
 
 struct ConfError {
   std::string file;
@@ -52,8 +63,12 @@ struct ConfResult {
 ConfResult parse_duet_conf(std::string_view text, const std::string& file);
 
 // Reads and parses `path`. A missing file is not an error (defaults apply,
-// file_found = false); an unreadable one is.
-ConfResult load_duet_conf(const std::string& path);
+// file_found = false); an unreadable one is, and so is one that is not a
+// regular file of at most kMaxDuetConfBytes. With `trusted_uid` (SlurmUser),
+// a file others could change (file_trust.h) is refused: one error, all
+// defaults, and conf.trusted_uid is set for the files the conf names.
+ConfResult load_duet_conf(const std::string& path,
+                          std::optional<std::uint32_t> trusted_uid = std::nullopt);
 
 // duet.conf next to the given slurm.conf.
 std::string duet_conf_path_for(const std::string& slurm_conf_path);

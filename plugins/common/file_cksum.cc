@@ -3,7 +3,8 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
+
+#include "policy/util/safe_file.h"
 
 namespace duet::plugin {
 namespace {
@@ -21,25 +22,29 @@ std::array<uint32_t, 256> make_table() {
 
 }  // namespace
 
-bool file_cksum(const std::string& path, uint32_t* crc, std::string* error) {
+bool file_cksum(const std::string& path, uint32_t* crc, std::string* error, uint64_t max_bytes) {
   static const std::array<uint32_t, 256> table = make_table();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (error) *error = path + ": cannot open: " + std::strerror(errno);
+  UniqueFd fd;
+  try {
+    fd = open_regular_file(path, max_bytes, "file to checksum");  // a FIFO must not hang us
+  } catch (const FileError& e) {
+    if (error) *error = e.what();
     return false;
   }
   uint32_t c = 0;
   uint64_t length = 0;
   char buf[65536];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    for (std::streamsize i = 0; i < in.gcount(); ++i)
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      if (error) *error = printable(path) + ": read error: " + std::strerror(errno);
+      return false;
+    }
+    if (n == 0) break;
+    for (ssize_t i = 0; i < n; ++i)
       c = (c << 8) ^ table[((c >> 24) ^ static_cast<unsigned char>(buf[i])) & 0xff];
-    length += static_cast<uint64_t>(in.gcount());
-    if (in.eof()) break;
-  }
-  if (in.bad()) {
-    if (error) *error = path + ": read error: " + std::strerror(errno);
-    return false;
+    length += static_cast<uint64_t>(n);
   }
   for (uint64_t n = length; n; n >>= 8) c = (c << 8) ^ table[((c >> 24) ^ (n & 0xff)) & 0xff];
   *crc = ~c;

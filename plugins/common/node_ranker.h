@@ -4,9 +4,11 @@
 // Weight still comes first.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "plugins/common/duet_conf.h"
@@ -33,9 +35,15 @@ class NodeRanker {
 };
 
 // Reads a node speeds CSV (header row with columns `node` and `speed`, speed
-// > 0). Returns false and sets *error ("file:line: what was expected").
+// from kMinSpeed to kMaxSpeed of policy/io/limits.h; a regular file of at
+// most kMaxNodeSpeedsBytes, lines of at most kMaxCsvLineBytes). Returns false
+// and sets *error ("file:line: what was expected").
+inline constexpr std::uint64_t kMaxNodeSpeedsBytes = std::uint64_t{16} << 20;  // 16 MiB
 bool read_node_speeds(const std::string& csv_path, std::map<std::string, double>* speeds,
                       std::string* error);
+// The same on the file's text; `name` is used in messages.
+bool parse_node_speeds(std::string_view text, const std::string& name, std::map<std::string, double>* speeds,
+                       std::string* error);
 
 // Test hook: nodes by their speed factor from a CSV with a header row and
 // columns `node` and `speed` (the test cluster's nodes.csv). Fails (nullptr,

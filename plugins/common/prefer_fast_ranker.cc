@@ -1,13 +1,14 @@
 // prefer-fast: a test ranker that orders nodes by a known speed factor.
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
+#include <charconv>
+#include <cstdio>
 #include <map>
 #include <sstream>
 
 #include "plugins/common/node_ranker.h"
+#include "policy/io/limits.h"
+#include "policy/util/printable.h"
+#include "policy/util/safe_file.h"
 
 namespace duet::plugin {
 namespace {
@@ -21,6 +22,13 @@ std::vector<std::string> split_csv(const std::string& line) {
     out.push_back(cell);
   }
   return out;
+}
+
+std::string fmt_range(const char* what, const std::string& got) {
+  char lo[32], hi[32];
+  std::snprintf(lo, sizeof lo, "%g", kMinSpeed);
+  std::snprintf(hi, sizeof hi, "%g", kMaxSpeed);
+  return std::string(what) + ": expected a number from " + lo + " to " + hi + ", got '" + got + "'";
 }
 
 class PreferFastRanker final : public NodeRanker {
@@ -44,17 +52,27 @@ class PreferFastRanker final : public NodeRanker {
 
 }  // namespace
 
-bool read_node_speeds(const std::string& csv_path, std::map<std::string, double>* speeds,
-                      std::string* error) {
+bool parse_node_speeds(std::string_view text, const std::string& name, std::map<std::string, double>* speeds,
+                       std::string* error) {
   auto fail = [&](int line, const std::string& msg) {
-    if (error) *error = csv_path + ":" + std::to_string(line) + ": " + msg;
+    if (error) *error = printable(name) + ":" + std::to_string(line) + ": " + printable(msg);
     return false;
   };
-  if (csv_path.empty()) return fail(0, "NodeSpeedsFile not set");
-  std::ifstream in(csv_path);
-  if (!in) return fail(0, std::string("cannot read: ") + std::strerror(errno));
+  size_t pos = 0;
+  int lineno = 0;
   std::string line;
-  if (!std::getline(in, line)) return fail(1, "empty file, expected a header with node and speed");
+  auto next_line = [&]() {
+    if (pos >= text.size()) return false;
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    line.assign(text.substr(pos, nl - pos));
+    pos = nl + 1;
+    ++lineno;
+    return true;
+  };
+  auto too_long = [&] { return line.size() > kMaxCsvLineBytes; };
+  if (!next_line()) return fail(1, "empty file, expected a header with node and speed");
+  if (too_long()) return fail(lineno, "line longer than " + std::to_string(kMaxCsvLineBytes) + " bytes");
   auto header = split_csv(line);
   int node_col = -1, speed_col = -1;
   for (size_t i = 0; i < header.size(); ++i) {
@@ -63,21 +81,37 @@ bool read_node_speeds(const std::string& csv_path, std::map<std::string, double>
   }
   if (node_col < 0 || speed_col < 0) return fail(1, "header lacks a 'node' or 'speed' column");
   speeds->clear();
-  int lineno = 1;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (line.empty()) continue;
+  while (next_line()) {
+    if (too_long()) return fail(lineno, "line longer than " + std::to_string(kMaxCsvLineBytes) + " bytes");
+    if (line.empty() || line == "\r") continue;
     auto cells = split_csv(line);
     if (static_cast<int>(cells.size()) <= std::max(node_col, speed_col))
       return fail(lineno, "expected " + std::to_string(header.size()) + " columns");
     const std::string& s = cells[speed_col];
-    char* end = nullptr;
-    double v = std::strtod(s.c_str(), &end);
-    if (s.empty() || *end || !(v > 0)) return fail(lineno, "speed: expected a number > 0, got '" + s + "'");
+    double v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, std::chars_format::general);
+    if (s.empty() || ec != std::errc() || p != s.data() + s.size() || !(v >= kMinSpeed && v <= kMaxSpeed))
+      return fail(lineno, fmt_range("speed", s));
     (*speeds)[cells[node_col]] = v;
   }
   if (speeds->empty()) return fail(lineno, "no nodes listed");
   return true;
+}
+
+bool read_node_speeds(const std::string& csv_path, std::map<std::string, double>* speeds,
+                      std::string* error) {
+  if (csv_path.empty()) {
+    if (error) *error = ":0: NodeSpeedsFile not set";
+    return false;
+  }
+  std::string text;
+  try {
+    text = read_regular_file(csv_path, kMaxNodeSpeedsBytes, "node speeds CSV");
+  } catch (const FileError& e) {
+    if (error) *error = e.what();
+    return false;
+  }
+  return parse_node_speeds(text, csv_path, speeds, error);
 }
 
 std::unique_ptr<NodeRanker> make_prefer_fast_ranker(const std::string& csv_path,

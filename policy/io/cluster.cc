@@ -1,12 +1,13 @@
 #include "policy/io/cluster.h"
 
-#include <fstream>
 #include <ostream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
 #include "policy/io/csv.h"
+#include "policy/io/limits.h"
 
 namespace duet {
 
@@ -17,8 +18,8 @@ int ClusterSpec::total_gpus() const {
 }
 
 ClusterSpec read_cluster(const std::string& path) {
-  std::ifstream f = CsvReader::open(path);
-  return read_cluster(f, path);
+  auto f = CsvReader::open(path);
+  return read_cluster(*f, path);
 }
 
 ClusterSpec read_cluster(std::istream& in, const std::string& name) {
@@ -29,6 +30,7 @@ ClusterSpec read_cluster(std::istream& in, const std::string& name) {
   ClusterSpec c;
   c.source = name;
   std::unordered_map<std::string, int> seen;
+  std::unordered_set<std::string> types;
   while (r.next()) {
     r.expect_fields(h.names.size(), h.names.size());
     MachineSpec m;
@@ -40,13 +42,14 @@ ClusterSpec read_cluster(std::istream& in, const std::string& name) {
     m.gpu_type = r.fields()[c_t].text;
     if (m.gpu_type.empty() || m.gpu_type.find_first_of("| \t") != std::string::npos)
       r.fail(c_t, "field 'gpu_type': expected a GPU type name without spaces or '|', got '" + m.gpu_type + "'");
+    if (types.insert(m.gpu_type).second && types.size() > kMaxGpuTypes)
+      r.fail(c_t, fmt::format("GPU type '{}' is one more than the {} GPU types a cluster may have", m.gpu_type, kMaxGpuTypes));
     int64_t g = r.positive_integer(c_n, "num_gpus");
-    if (g > 1024) r.fail(c_n, "field 'num_gpus': expected at most 1024 GPUs per machine");
+    if (g > kMaxMachineGpus) r.fail(c_n, fmt::format("field 'num_gpus': expected at most {} GPUs per machine", kMaxMachineGpus));
     m.gpus = static_cast<int>(g);
     if (c_r >= 0) m.rack = r.fields()[c_r].text;
     if (c_s >= 0 && !r.fields()[c_s].text.empty()) {
-      m.speed = r.number(c_s, "speed");
-      if (m.speed <= 0) r.fail(c_s, "field 'speed': expected a number > 0 (empty = from the throughput table)");
+      m.speed = r.in_range(c_s, "speed", kMinSpeed, kMaxSpeed, "(relative to V100; empty = from the throughput table)");
     }
     c.machines.push_back(std::move(m));
   }

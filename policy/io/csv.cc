@@ -3,31 +3,58 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
+
+#include <fmt/format.h>
+
+#include "policy/io/limits.h"
+#include "policy/util/printable.h"
+#include "policy/util/safe_file.h"
 
 namespace duet {
 
 static std::string where(const std::string& file, int line, int column) {
-  std::string s = file;
+  std::string s = printable(file);
   if (line > 0) s += ":" + std::to_string(line);
   if (column > 0) s += ":" + std::to_string(column);
   return s;
 }
 
 InputError::InputError(std::string file, int line, int column, const std::string& message)
-    : std::runtime_error(where(file, line, column) + ": " + message),
+    : std::runtime_error(where(file, line, column) + ": " + printable(message)),
       file_(std::move(file)), line_(line), column_(column) {}
 
 CsvReader::CsvReader(std::istream& in, std::string name) : in_(in), name_(std::move(name)) {}
 
-std::ifstream CsvReader::open(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path, 0, 0, "cannot open file for reading");
-  return f;
+std::unique_ptr<std::istream> CsvReader::open(const std::string& path) {
+  try {
+    return std::make_unique<FileInput>(path, kMaxCsvFileBytes, "CSV file");
+  } catch (const FileError& e) {
+    throw InputError(path, 0, 0, e.reason());
+  }
+}
+
+// One line into buf_, without its '\n'; false at the end of input. Reads
+// byte by byte from the stream buffer so that no more than the limit is
+// ever held (std::getline would take a 1 GiB line whole).
+bool CsvReader::read_line() {
+  buf_.clear();
+  std::streambuf* sb = in_.rdbuf();
+  if (!sb) return false;
+  for (bool any = false;; any = true) {
+    const auto c = sb->sbumpc();
+    if (c == std::streambuf::traits_type::eof()) {
+      in_.setstate(std::ios::eofbit);
+      return any;
+    }
+    if (c == '\n') return true;
+    if (buf_.size() >= kMaxCsvLineBytes)
+      throw InputError(name_, line_ + 1, 0, "line longer than " + std::to_string(kMaxCsvLineBytes) + " bytes");
+    buf_ += static_cast<char>(c);
+  }
 }
 
 bool CsvReader::next() {
-  while (std::getline(in_, buf_)) {
+  while (read_line()) {
     ++line_;
     if (!buf_.empty() && buf_.back() == '\r') buf_.pop_back();
     if (line_ == 1 && buf_.size() >= 3 && buf_.compare(0, 3, "\xEF\xBB\xBF") == 0) buf_.erase(0, 3);
@@ -58,6 +85,8 @@ bool CsvReader::next() {
           throw InputError(name_, line_, f.column, "unexpected '\"' inside unquoted field");
         i = e;
       }
+      if (f.text.size() > kMaxCsvFieldBytes)
+        throw InputError(name_, line_, f.column, "field longer than " + std::to_string(kMaxCsvFieldBytes) + " bytes");
       fields_.push_back(std::move(f));
       if (i >= n) break;
       ++i;  // skip ','
@@ -104,6 +133,18 @@ double CsvReader::non_negative(size_t i, std::string_view what) const {
   double v = number(i, what);
   if (v < 0) fail(i, "field '" + std::string(what) + "': expected a number >= 0, got '" + trimmed(fields_[i].text) + "'");
   return v;
+}
+
+double CsvReader::in_range(size_t i, std::string_view what, double lo, double hi, std::string_view unit) const {
+  double v = number(i, what);
+  if (v < lo || v > hi)
+    fail(i, fmt::format("field '{}': expected a number from {} to {}{}{}, got '{}'", what, lo, hi,
+                        unit.empty() ? "" : " ", unit, trimmed(fields_[i].text)));
+  return v;
+}
+
+double CsvReader::seconds(size_t i, std::string_view what) const {
+  return in_range(i, what, 0, kMaxTraceSeconds, "seconds (10 years)");
 }
 
 int64_t CsvReader::integer(size_t i, std::string_view what) const {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <istream>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -13,6 +14,8 @@
 namespace duet {
 
 // Bad input: "FILE:LINE:COL: MESSAGE". Line and column are 1-based; 0 = unknown.
+// File and message are made printable (policy/util/printable.h): messages
+// quote input, which must not bring terminal escapes into a log.
 class InputError : public std::runtime_error {
  public:
   InputError(std::string file, int line, int column, const std::string& message);
@@ -34,10 +37,13 @@ class CsvReader {
  public:
   // `name` is used in messages (usually the path).
   CsvReader(std::istream& in, std::string name);
-  // Opens `path`; throws InputError if it cannot.
-  static std::ifstream open(const std::string& path);
+  // Opens `path` (a regular file of at most kMaxCsvFileBytes, opened
+  // non-blocking: policy/util/safe_file.h); throws InputError if it cannot.
+  static std::unique_ptr<std::istream> open(const std::string& path);
 
-  // Reads the next non-blank record; false at end of input.
+  // Reads the next non-blank record; false at end of input. A line longer
+  // than kMaxCsvLineBytes or a field longer than kMaxCsvFieldBytes
+  // (policy/io/limits.h) is an InputError, found without holding more.
   bool next();
   const std::vector<CsvField>& fields() const { return fields_; }
   int line() const { return line_; }
@@ -52,10 +58,15 @@ class CsvReader {
   const std::string& text(size_t i, std::string_view what) const;
   double number(size_t i, std::string_view what) const;           // finite
   double non_negative(size_t i, std::string_view what) const;     // >= 0
+  // lo <= v <= hi; `unit` is added to the message ("seconds (10 years)").
+  double in_range(size_t i, std::string_view what, double lo, double hi, std::string_view unit = {}) const;
+  // A duration or time in seconds: 0..kMaxTraceSeconds (policy/io/limits.h).
+  double seconds(size_t i, std::string_view what) const;
   int64_t integer(size_t i, std::string_view what) const;
   int64_t positive_integer(size_t i, std::string_view what) const; // >= 1
 
  private:
+  bool read_line();
   std::istream& in_;
   std::string name_;
   std::string buf_;

@@ -1,13 +1,16 @@
 #include "policy/io/gavel.h"
 
-#include <fstream>
-#include <sstream>
+#include <cstdint>
 
 #include <nlohmann/json.hpp>
 
 #include "policy/io/csv.h"
+#include "policy/util/safe_file.h"
 
 namespace duet {
+
+// The largest throughput table read (Gavel's is 1.2 MB).
+constexpr std::uint64_t kMaxJsonBytes = std::uint64_t{64} << 20;
 
 bool parse_gavel_key(const std::string& key, std::string& name, int& scale) {
   if (key.size() < 7 || key.compare(0, 2, "('") != 0 || key.back() != ')') return false;
@@ -21,11 +24,12 @@ bool parse_gavel_key(const std::string& key, std::string& name, int& scale) {
 }
 
 ThroughputTable read_gavel(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path, 0, 0, "cannot open file for reading");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string text = ss.str();
+  std::string text;
+  try {
+    text = read_regular_file(path, kMaxJsonBytes, "throughput table (JSON)");
+  } catch (const FileError& e) {
+    throw InputError(path, 0, 0, e.reason());
+  }
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);

@@ -7,8 +7,8 @@
 namespace duet {
 
 MinibatchJob read_minibatch(const std::string& path) {
-  std::ifstream f = CsvReader::open(path);
-  CsvReader r(f, path);
+  auto f = CsvReader::open(path);
+  CsvReader r(*f, path);
   CsvHeader h = read_header(r, {"", "worker", "gpu", "time", "batch_time_norm"}, {});
   MinibatchJob job;
   job.source = path;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 
@@ -23,7 +24,11 @@ struct PaiResult {
   int cpu_only_machines = 0;  // left out (no GPUs)
 };
 
+// More than kMaxGpuTypes GPU types (policy/io/limits.h) is an InputError:
+// the simulator could not use the converted cluster.
 PaiResult read_pai(const std::string& path);
+// The same from a stream; `name` is used in messages.
+PaiResult read_pai(std::istream& in, const std::string& name);
 // A smaller cluster with the same type proportions: of each GPU type keep
 // round(fraction x its machines) (at least one), chosen by a seeded shuffle,
 // in file order. fraction in (0, 1].

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
+#include <istream>
+
+#include <fmt/format.h>
 
 #include "policy/io/csv.h"
+#include "policy/io/limits.h"
 
 namespace duet {
 
@@ -38,8 +41,12 @@ bool parse_timestamp(const std::string& s, int64_t& out) {
 }
 
 Trace read_philly(const std::string& path, const TimeWindow& window) {
-  std::ifstream f = CsvReader::open(path);
-  CsvReader r(f, path);
+  auto f = CsvReader::open(path);
+  return read_philly(*f, path, window);
+}
+
+Trace read_philly(std::istream& in, const std::string& path, const TimeWindow& window) {
+  CsvReader r(in, path);
   CsvHeader h = read_header(r, {"timestamp", "duration", "num_gpus", "gpu_time", "cluster"}, {});
   const int c_ts = h.find("timestamp"), c_d = h.find("duration"), c_g = h.find("num_gpus"),
             c_gt = h.find("gpu_time"), c_c = h.find("cluster");
@@ -53,9 +60,9 @@ Trace read_philly(const std::string& path, const TimeWindow& window) {
       r.fail(c_ts, "field 'timestamp': expected 'YYYY-MM-DD HH:MM:SS', got '" + r.fields()[c_ts].text + "'");
     row.j.id = ++n;
     row.j.line = r.line();
-    row.j.duration = r.non_negative(c_d, "duration");
+    row.j.duration = r.seconds(c_d, "duration");
     int64_t g = r.positive_integer(c_g, "num_gpus");
-    if (g > 1 << 20) r.fail(c_g, "field 'num_gpus': expected at most 1048576");
+    if (g > kMaxJobGpus) r.fail(c_g, fmt::format("field 'num_gpus': expected at most {}", kMaxJobGpus));
     row.j.gpus = static_cast<int>(g);
     r.non_negative(c_gt, "gpu_time");
     row.j.vc = r.fields()[c_c].text;
@@ -71,6 +78,12 @@ Trace read_philly(const std::string& path, const TimeWindow& window) {
   t.source = path;
   t.jobs.reserve(rows.size());
   for (auto& row : rows) {
+    // The same limit as a duet trace's submit column: a wider span would be
+    // refused when the converted trace is read.
+    if (row.ts - t0 > static_cast<int64_t>(kMaxTraceSeconds))
+      throw InputError(path, row.j.line, c_ts + 1,
+                       fmt::format("job submitted {} s after the start, more than {} s (10 years)", row.ts - t0,
+                                   static_cast<int64_t>(kMaxTraceSeconds)));
     row.j.submit = static_cast<double>(row.ts - t0);
     t.jobs.push_back(std::move(row.j));
   }

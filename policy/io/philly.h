@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 
 #include "policy/io/trace.h"
@@ -19,6 +20,8 @@ struct TimeWindow {
   bool whole() const { return from == INT64_MIN && to == INT64_MAX; }
 };
 Trace read_philly(const std::string& path, const TimeWindow& window = {});
+// The same from a stream; `name` is used in messages.
+Trace read_philly(std::istream& in, const std::string& name, const TimeWindow& window = {});
 // Seconds since 1970-01-01 for "YYYY-MM-DD HH:MM:SS"; false if malformed.
 bool parse_timestamp(const std::string& s, int64_t& out);
 

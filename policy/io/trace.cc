@@ -1,18 +1,18 @@
 #include "policy/io/trace.h"
 
-#include <fstream>
 #include <ostream>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "policy/io/csv.h"
+#include "policy/io/limits.h"
 
 namespace duet {
 
 Trace read_trace(const std::string& path) {
-  std::ifstream f = CsvReader::open(path);
-  return read_trace(f, path);
+  auto f = CsvReader::open(path);
+  return read_trace(*f, path);
 }
 
 Trace read_trace(std::istream& in, const std::string& name) {
@@ -32,10 +32,10 @@ Trace read_trace(std::istream& in, const std::string& name) {
     j.id = r.integer(c_id, "job_id");
     if (auto [it, fresh] = seen.emplace(j.id, j.line); !fresh)
       r.fail(c_id, fmt::format("duplicate job_id {} (first on line {})", j.id, it->second));
-    j.submit = r.non_negative(c_sub, "submit");
-    j.duration = r.non_negative(c_dur, "duration");
+    j.submit = r.seconds(c_sub, "submit");
+    j.duration = r.seconds(c_dur, "duration");
     int64_t g = r.positive_integer(c_gpu, "num_gpus");
-    if (g > 1 << 20) r.fail(c_gpu, "field 'num_gpus': expected at most 1048576");
+    if (g > kMaxJobGpus) r.fail(c_gpu, fmt::format("field 'num_gpus': expected at most {}", kMaxJobGpus));
     j.gpus = static_cast<int>(g);
     if (c_type >= 0) {
       j.gpu_type = r.fields()[c_type].text;

@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <iterator>
+
+#include "policy/util/printable.h"
+#include "policy/util/safe_file.h"
 
 namespace duet::learn {
 
@@ -48,7 +50,8 @@ void ByteWriter::f64s(const double* v, std::size_t n) {
 }
 
 void ByteReader::error(const std::string& msg) const {
-  throw FormatError(source_ + ": byte " + std::to_string(pos_) + ": " + msg);
+  // msg may quote names read from the file
+  throw FormatError(printable(source_) + ": byte " + std::to_string(pos_) + ": " + printable(msg));
 }
 
 void ByteReader::need(std::size_t n, const char* what) {
@@ -125,10 +128,19 @@ void write_container(const std::string& path, std::string_view magic8, std::uint
 }
 
 std::vector<std::uint8_t> read_container(const std::string& path, std::string_view magic8,
-                                         std::uint32_t version, const char* kind) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw FormatError(path + ": cannot open: " + std::strerror(errno));
-  std::vector<std::uint8_t> all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+                                         std::uint32_t version, const char* kind, std::uint64_t max_bytes) {
+  std::string all;
+  try {
+    all = read_regular_file(path, max_bytes, kind);
+  } catch (const FileError& e) {
+    throw FormatError(e.what());
+  }
+  return decode_container(all, path, magic8, version, kind);
+}
+
+std::vector<std::uint8_t> decode_container(std::string_view all, const std::string& name,
+                                           std::string_view magic8, std::uint32_t version, const char* kind) {
+  const std::string path = printable(name);
   constexpr std::size_t kHeader = 32;
   if (all.size() < kHeader)
     throw FormatError(path + ": truncated: " + std::to_string(all.size()) +

@@ -63,6 +63,7 @@ class ByteReader {
   // A count of items of item_bytes each that must fit in the rest of the buffer.
   std::uint64_t count(const char* what, std::size_t item_bytes);
   bool at_end() const { return pos_ == buf_.size(); }
+  std::size_t left() const { return buf_.size() - pos_; }
   std::size_t offset() const { return pos_; }
   [[noreturn]] void error(const std::string& msg) const;
 
@@ -77,9 +78,18 @@ class ByteReader {
 void write_container(const std::string& path, std::string_view magic8,
                      std::uint32_t version, const std::vector<std::uint8_t>& payload);
 
+// The largest container file read_container reads by default (256 MiB).
+inline constexpr std::uint64_t kMaxContainerBytes = std::uint64_t{256} << 20;
+
 // Reads and checks magic, version (must equal `version`), length and checksum.
-// `kind` names the file kind in messages ("duet model file").
+// `kind` names the file kind in messages ("duet model file"). The file must
+// be a regular file of at most max_bytes (checked before reading; opened
+// non-blocking, so a FIFO or a device is refused at once: safe_file.h).
 std::vector<std::uint8_t> read_container(const std::string& path, std::string_view magic8,
-                                         std::uint32_t version, const char* kind);
+                                         std::uint32_t version, const char* kind,
+                                         std::uint64_t max_bytes = kMaxContainerBytes);
+// The same checks on a whole file already in memory; `name` is used in messages.
+std::vector<std::uint8_t> decode_container(std::string_view file, const std::string& name,
+                                           std::string_view magic8, std::uint32_t version, const char* kind);
 
 }  // namespace duet::learn

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "policy/learn/binary_io.h"
+#include "policy/util/printable.h"
 
 namespace duet::learn {
 
@@ -36,6 +37,10 @@ FeatureNorm read_norm(ByteReader& r, const char* what) {
   return n;
 }
 
+// a * b, or false when it overflows (2^20 x 2^20 x 2^20 x 8 wrapped to a
+// negative count that passed the size check).
+bool checked_mul(std::int64_t a, std::int64_t b, std::int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
+
 }  // namespace
 
 void Model::validate() const {
@@ -56,7 +61,8 @@ void Model::validate() const {
       throw std::invalid_argument("weights " + want.name + ": shape " + shape_string(a.shape) +
                                   ", the networks declared in the model need " + shape_string(want.shape));
     std::int64_t count = 1;
-    for (auto d : a.shape) count *= d;
+    for (auto d : a.shape)
+      if (!checked_mul(count, d, &count)) throw std::invalid_argument("weights " + want.name + ": too many values");
     if (static_cast<std::int64_t>(a.data.size()) != count)
       throw std::invalid_argument("weights " + want.name + ": " + std::to_string(a.data.size()) +
                                   " values for shape " + shape_string(a.shape));
@@ -114,8 +120,9 @@ void save_model(const Model& m, const std::string& path) {
   write_container(path, std::string_view(kModelMagic, 8), kModelVersion, w.bytes());
 }
 
-Model load_model(const std::string& path) {
-  const auto payload = read_container(path, std::string_view(kModelMagic, 8), kModelVersion, "duet model file");
+namespace {
+
+Model decode_payload(const std::vector<std::uint8_t>& payload, const std::string& path) {
   ByteReader r(payload, path);
   Model m;
   auto& o = m.nets.ordering;
@@ -143,9 +150,14 @@ Model load_model(const std::string& path) {
       const auto dim = r.i64("weight dimension");
       if (dim < 1 || dim > (1 << 20)) r.error("weights " + a.name + ": dimension " + std::to_string(dim) + " out of range");
       a.shape.push_back(dim);
-      count *= dim;
+      if (!checked_mul(count, dim, &count) || count > kMaxWeightValues)
+        r.error("weights " + a.name + ": shape " + shape_string(a.shape) + "... holds more than " +
+                std::to_string(kMaxWeightValues) + " values");
     }
-    if (count > (1 << 26)) r.error("weights " + a.name + ": " + std::to_string(count) + " values is implausible");
+    // Before allocating: a short file must not make us reserve 256 MiB.
+    if (static_cast<std::uint64_t>(count) > r.left() / sizeof(float))
+      r.error("weights " + a.name + ": " + std::to_string(count) + " values do not fit in the " +
+              std::to_string(r.left()) + " bytes left (truncated or corrupt)");
     a.data.resize(static_cast<std::size_t>(count));
     r.f32s(a.data.data(), a.data.size(), a.name.c_str());
     m.weights.push_back(std::move(a));
@@ -154,9 +166,21 @@ Model load_model(const std::string& path) {
   try {
     m.validate();
   } catch (const std::invalid_argument& e) {
-    throw FormatError(path + ": " + e.what());
+    throw FormatError(printable(path) + ": " + printable(e.what()));
   }
   return m;
+}
+
+}  // namespace
+
+Model load_model(const std::string& path) {
+  return decode_payload(
+      read_container(path, std::string_view(kModelMagic, 8), kModelVersion, "duet model file", kMaxModelBytes), path);
+}
+
+Model decode_model(std::string_view file, const std::string& name) {
+  return decode_payload(decode_container(file, name, std::string_view(kModelMagic, 8), kModelVersion, "duet model file"),
+                        name);
 }
 
 }  // namespace duet::learn

@@ -3,10 +3,13 @@
 // checked binary file. Layout: duet-model(5), section MODEL FILE.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "policy/learn/gp_hyper.h"
+#include "policy/learn/model_limits.h"
 #include "policy/learn/net_config.h"
 
 namespace duet::learn {
@@ -39,6 +42,11 @@ void save_model(const Model& m, const std::string& path);
 // Throws FormatError naming the file: bad magic, other format version,
 // truncation, checksum mismatch, or weights whose shapes do not match the
 // networks the file declares.
+// The file must be a regular file of at most kMaxModelBytes: a FIFO, a
+// device or a larger file is refused at once, naming the file.
 Model load_model(const std::string& path);
+// The same checks on a whole model file already in memory (e.g. a fuzzer's
+// input); `name` is used in messages.
+Model decode_model(std::string_view file, const std::string& name);
 
 }  // namespace duet::learn

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "policy/io/csv.h"
+#include "policy/io/limits.h"
 
 namespace duet {
 
@@ -45,8 +46,8 @@ ClusterModel build_cluster(const ClusterSpec& spec, const ThroughputTable& table
         throw InputError(spec.source, ms.line, 0,
                          fmt::format("GPU type '{}' is not in the throughput table (known: {}); give its 'speed' column", ms.gpu_type, known));
       }
-      if (c.gpu_types.size() >= 64)
-        throw InputError(spec.source, ms.line, 0, "more than 64 GPU types in one cluster");
+      if (c.gpu_types.size() >= kMaxGpuTypes)
+        throw InputError(spec.source, ms.line, 0, fmt::format("more than {} GPU types in one cluster", kMaxGpuTypes));
       if (g.table_gpu >= 0) {
         double lg = 0;
         for (int jt = 0; jt < table.job_types(); ++jt) lg += std::log(std::max(1e-6, table.speed_ratio(jt, g.table_gpu)));

@@ -26,7 +26,7 @@ struct GpuType {
 
 struct ClusterModel {
   std::string source;
-  std::vector<GpuType> gpu_types;  // at most 64 (job type masks are 64-bit)
+  std::vector<GpuType> gpu_types;  // at most kMaxGpuTypes (policy/io/limits.h)
   std::vector<std::string> racks;
   std::vector<Machine> machines;
   int total_gpus = 0;

@@ -16,8 +16,8 @@ static bool iequal(std::string_view a, std::string_view b) {
 }
 
 PriceTable PriceTable::read(const std::string& path) {
-  std::ifstream f = CsvReader::open(path);
-  CsvReader r(f, path);
+  auto f = CsvReader::open(path);
+  CsvReader r(*f, path);
   CsvHeader h = read_header(r, {"gpu_type", "usd_per_gpu_hour", "watts"}, {"source"});
   PriceTable t;
   while (r.next()) {

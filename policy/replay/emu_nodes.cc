@@ -10,8 +10,8 @@
 namespace duet::replay {
 
 std::vector<EmuNode> read_nodes_csv(const std::string& path) {
-  std::ifstream f = CsvReader::open(path);
-  CsvReader r(f, path);
+  auto f = CsvReader::open(path);
+  CsvReader r(*f, path);
   CsvHeader h = read_header(r, {"node", "gpu_type", "num_gpus", "speed"}, {"rack"});
   const int cn = h.find("node"), ct = h.find("gpu_type"), cg = h.find("num_gpus"), cs = h.find("speed"),
             cr = h.find("rack");

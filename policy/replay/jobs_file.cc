@@ -21,13 +21,13 @@ void write_job_row(std::ostream& out, const ReplayedJob& j) {
 }
 
 JobsFile read_jobs_file(const std::string& path) {
-  std::ifstream f = CsvReader::open(path);
+  auto f = CsvReader::open(path);
   JobsFile jf;
   // Comments go; their key=value words become metadata. Blank lines keep the
   // numbering so CSV errors name the file's own lines.
   std::stringstream body;
   std::string line;
-  while (std::getline(f, line)) {
+  while (std::getline(*f, line)) {
     if (!line.empty() && line[0] == '#') {
       std::istringstream w(line.substr(1));
       std::string word;

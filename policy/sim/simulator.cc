@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "policy/io/csv.h"
+#include "policy/io/limits.h"
 #include "policy/model/job_types.h"
 #include "policy/sim/event_queue.h"
 
@@ -18,6 +19,17 @@ namespace duet {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// A timer's next time. Past about 2^53 steps at + step rounds back to at and
+// the timer would fire at one instant for ever (a trace with a 1e300 s job
+// hung `duet sim` in `next_fluct += 3600`): stop with a message instead.
+double later(double at, double step, const char* timer) {
+  const double next = at + step;
+  if (!(next > at))
+    throw std::runtime_error(fmt::format("simulated time {} s is too large to advance the {} timer by {} s",
+                                         at, timer, step));
+  return next;
+}
 enum class St : uint8_t { Future, Pending, Running, Done, Dropped };
 
 struct Job {
@@ -110,6 +122,11 @@ struct Simulator::Impl {
     jobs.resize(idx.size());
     for (size_t k = 0; k < idx.size(); ++k) {
       const JobSpec& s = trace.jobs[idx[k]];
+      // The trace readers refuse these; a trace built in code is checked here.
+      if (!(s.submit >= 0 && s.submit <= kMaxTraceSeconds && s.duration >= 0 && s.duration <= kMaxTraceSeconds))
+        throw InputError(trace.source, s.line, 0,
+                         fmt::format("job {}: submit {} s and duration {} s must be from 0 to {} s (10 years)", s.id,
+                                     s.submit, s.duration, kMaxTraceSeconds));
       Job& j = jobs[k];
       j.spec = &s;
       j.gpus = s.gpus;
@@ -497,7 +514,7 @@ struct Simulator::Impl {
     if (t == kInf) throw std::logic_error("simulator stalled with jobs left");
     while (next_sample <= t) {
       samples.push_back(Sample{next_sample, busy, static_cast<int>(pending.size()), static_cast<int>(running.size())});
-      next_sample += sample_period;
+      next_sample = later(next_sample, sample_period, "sample");
     }
     now = t;
     // 1. completions
@@ -520,14 +537,14 @@ struct Simulator::Impl {
     if (next_fluct <= t) {
       model.advance_fluctuation();
       for (uint32_t i : running) mark_dirty(i);
-      next_fluct += opt.model.fluctuation_period_s;
+      next_fluct = later(next_fluct, opt.model.fluctuation_period_s, "fluctuation");
       ++n_events;
     }
     if (periodic() && next_period <= t) {
       timer = true;
       ++n_events;
     }
-    if (periodic() && (timer || next_period == kInf)) next_period = t + opt.period_s;
+    if (periodic() && (timer || next_period == kInf)) next_period = later(t, opt.period_s, "decision period");
     // 4. one scheduling pass
     if (!pending.empty()) schedule(timer);
     else arrivals_now.clear(), freed = false, stalled = false;

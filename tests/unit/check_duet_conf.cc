@@ -1,9 +1,14 @@
 // duet.conf parser: defaults, every key, errors with file:line:column.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include "plugins/common/duet_conf.h"
 
@@ -159,9 +164,153 @@ START_TEST(test_example_file_is_the_defaults) {
 }
 END_TEST
 
+// '#' is a comment only at the start of a line or after a space or tab: a
+// path holding '#' was silently cut short.
+START_TEST(test_hash_in_values) {
+  ConfResult r = parse_duet_conf(
+      "ModelPath=/srv/a#1/m.model\n"
+      "PlacementModelPath=/srv/p.model # the placement model\n"
+      "#Scorer=fallback\n"
+      "   # Ranker=none\n"
+      "NodeSpeedsFile=/srv/s.csv\t#tab before\n",
+      "/etc/duet.conf");
+  for (auto& e : r.errors) std::fprintf(stderr, "%s\n", e.text().c_str());
+  ck_assert_int_eq(r.errors.size(), 0);
+  ck_assert_str_eq(r.conf.model_path.c_str(), "/srv/a#1/m.model");
+  ck_assert_str_eq(r.conf.placement_model_path.c_str(), "/srv/p.model");
+  ck_assert_str_eq(r.conf.node_speeds_file.c_str(), "/srv/s.csv");
+  ck_assert_str_eq(r.conf.scorer.c_str(), "model");
+  ck_assert_str_eq(r.conf.ranker.c_str(), "model");
+}
+END_TEST
+
+// Integers and weights are plain decimal; a NUL byte or another control
+// character refuses the line (strtod took "5\0junk" as 5, and "0x10").
+START_TEST(test_strict_values) {
+  using namespace std::string_literals;
+  const std::string text = std::string("FallbackAgeWeight=0x10\n") +  // 1
+                           "FallbackSizeWeight=5\0junk\n"s +          // 2
+                           "RescoreInterval=0x10\n" +                  // 3
+                           "RescoreInterval=+7\n" +                    // 4
+                           "FallbackMaxAge=010\n" +                    // 5: decimal 10
+                           "ModelPath=/srv/a\0/evil\n"s +             // 6
+                           "FallbackAgeWeight= 1e3\n" +                // 7: fine
+                           "FallbackSizeWeight=inf\n";                 // 8
+  ConfResult r = parse_duet_conf(text, "d.conf");
+  ck_assert(r.conf.fallback_age_weight == 1000);
+  ck_assert(r.conf.fallback_size_weight == 1000);  // default kept
+  ck_assert_int_eq(r.conf.rescore_interval_s, 5);
+  ck_assert_int_eq(r.conf.fallback_max_age_s, 10);
+  ck_assert_str_eq(r.conf.model_path.c_str(), "./duet-ordering.model");  // the default: line 6 ignored
+  std::string all;
+  for (auto& e : r.errors) all += e.text() + "\n";
+  for (const char* want : {"d.conf:1:19: FallbackAgeWeight: expected a number 0..1000000, got '0x10'",
+                           "d.conf:2:21: control character 0x00 in the line (line ignored)",
+                           "d.conf:3:17: RescoreInterval: expected an integer 1..3600, got '0x10'",
+                           "d.conf:4:17: RescoreInterval: expected an integer 1..3600, got '+7'",
+                           "d.conf:6:17: control character 0x00 in the line (line ignored)",
+                           "d.conf:8:20: FallbackSizeWeight: expected a number 0..1000000, got 'inf'"})
+    ck_assert_msg(all.find(want) != std::string::npos, "'%s' not in:\n%s", want, all.c_str());
+}
+END_TEST
+
+// Text from the file is escaped in messages (they go to slurmctld's log).
+START_TEST(test_errors_escape_control_characters) {
+  ConfResult r = parse_duet_conf("Scorer=\x1b[31mred\nRanker=caf\xc3\xa9\n", "e.conf");
+  ck_assert_int_eq(r.errors.size(), 2);
+  for (auto& e : r.errors) {
+    std::string t = e.text();
+    for (char ch : t) ck_assert_msg(static_cast<unsigned char>(ch) >= 0x20 && static_cast<unsigned char>(ch) < 0x7f, "%s", t.c_str());
+  }
+  const std::string t0 = r.errors[0].text();
+  ck_assert_str_eq(t0.c_str(), "e.conf:1:8: control character 0x1b in the line (line ignored)");
+  ck_assert_msg(r.errors[1].text().find("got 'caf\\xc3\\xa9'") != std::string::npos, "%s", r.errors[1].text().c_str());
+}
+END_TEST
+
+// load_duet_conf in a child with a 10 s deadline: a FIFO blocked std::ifstream.
+static std::string load_errors_in_child(const std::string& path) {
+  int fds[2];
+  ck_assert_int_eq(pipe(fds), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    close(fds[0]);
+    signal(SIGALRM, SIG_DFL);  // check's handler would kill the whole process group
+    alarm(10);
+    std::string out;
+    for (auto& e : load_duet_conf(path).errors) out += e.text() + "\n";
+    ssize_t ignored = write(fds[1], out.data(), out.size());
+    (void)ignored;
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string got;
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFSIGNALED(status) ? "HUNG" : got;
+}
+
+// Not a regular file, or larger than 1 MiB: refused at once, all defaults.
+START_TEST(test_load_refuses_special_and_huge_files) {
+  char dir[] = "/tmp/check_duet_conf.XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  const std::string fifo = std::string(dir) + "/duet.conf";
+  ck_assert_int_eq(mkfifo(fifo.c_str(), 0600), 0);
+  std::string got = load_errors_in_child(fifo);
+  const std::string want = fifo + ":0:0: is a FIFO, expected a regular file (duet.conf) (all defaults)\n";
+  ck_assert_str_eq(got.c_str(), want.c_str());
+  unlink(fifo.c_str());
+  const std::string big = std::string(dir) + "/big.conf";
+  int fd = open(big.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(ftruncate(fd, 2 << 20), 0);
+  close(fd);
+  got = load_errors_in_child(big);
+  ck_assert_msg(got.find("big.conf:0:0: 2097152 bytes, more than the 1048576 bytes a duet.conf may have") != std::string::npos, "%s",
+                got.c_str());
+  unlink(big.c_str());
+  rmdir(dir);
+}
+END_TEST
+
+// With SlurmUser's uid, a duet.conf others could change is refused in one
+// line and all defaults apply (its keys would steer the scheduler).
+START_TEST(test_load_refuses_untrusted_file) {
+  char dir[] = "/tmp/check_duet_conf.XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  const std::string path = std::string(dir) + "/duet.conf";
+  std::ofstream(path) << "Scorer=small-first\n";
+  const uint32_t me = static_cast<uint32_t>(geteuid());
+  ck_assert_int_eq(chmod(path.c_str(), 0644), 0);
+  ConfResult ok = load_duet_conf(path, me);
+  ck_assert_int_eq(ok.errors.size(), 0);
+  ck_assert_str_eq(ok.conf.scorer.c_str(), "small-first");
+  ck_assert(ok.conf.trusted_uid && *ok.conf.trusted_uid == me);
+  ck_assert_int_eq(chmod(path.c_str(), 0666), 0);
+  ConfResult r = load_duet_conf(path, me);
+  ck_assert(r.file_found);
+  ck_assert_str_eq(r.conf.scorer.c_str(), "model");  // defaults
+  ck_assert(r.conf.trusted_uid && *r.conf.trusted_uid == me);
+  ck_assert_int_eq(r.errors.size(), 1);
+  const std::string want = path + ":0:0: refused: the file is writable by others (mode 0666); only root and SlurmUser (uid " +
+                           std::to_string(me) + ") may be able to change it (all defaults)";
+  const std::string got = r.errors[0].text();
+  ck_assert_str_eq(got.c_str(), want.c_str());
+  // without the uid (tools), no ownership check
+  ck_assert_str_eq(load_duet_conf(path).conf.scorer.c_str(), "small-first");
+  unlink(path.c_str());
+  rmdir(dir);
+}
+END_TEST
+
 int main() {
   Suite* s = suite_create("duet_conf");
   TCase* tc = tcase_create("parse");
+  tcase_set_timeout(tc, 30);  // the special-file test waits up to 10 s for a child
   tcase_add_test(tc, test_defaults);
   tcase_add_test(tc, test_all_keys);
   tcase_add_test(tc, test_unknown_key_has_file_line_column);
@@ -169,6 +318,11 @@ int main() {
   tcase_add_test(tc, test_load_missing_and_real_file);
   tcase_add_test(tc, test_conf_path_next_to_slurm_conf);
   tcase_add_test(tc, test_example_file_is_the_defaults);
+  tcase_add_test(tc, test_hash_in_values);
+  tcase_add_test(tc, test_strict_values);
+  tcase_add_test(tc, test_errors_escape_control_characters);
+  tcase_add_test(tc, test_load_refuses_special_and_huge_files);
+  tcase_add_test(tc, test_load_refuses_untrusted_file);
   suite_add_tcase(s, tc);
   SRunner* sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

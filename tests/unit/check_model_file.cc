@@ -2,9 +2,18 @@
 // clear error for a wrong version, a truncated or corrupt file, and wrong
 // shapes. Torch-free translation unit (the initial model comes from
 // libduetlearn_torch).
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <algorithm>
 #include <iterator>
 #include <random>
 #include <stdexcept>
@@ -60,7 +69,132 @@ void expect_load_error(const std::string& path, const char* needle) {
   }
 }
 
+// Loads `path` in a child with a deadline and an address-space cap
+// (a FIFO must not hang the test, /dev/zero must not eat the machine).
+// Returns the FormatError text, or "LOADED", "HUNG", "OTHER: <what>".
+std::string load_error_in_child(const std::string& path) {
+  int fds[2];
+  ck_assert_int_eq(pipe(fds), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    close(fds[0]);
+    signal(SIGALRM, SIG_DFL);  // check's handler would kill the whole process group
+    alarm(10);
+    // 512 MiB above what is mapped now (LibTorch alone maps a lot)
+    unsigned long pages = 0;
+    if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+      if (std::fscanf(f, "%lu", &pages) != 1) pages = 0;
+      std::fclose(f);
+    }
+    const rlim_t cap = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (rlim_t{512} << 20);
+    struct rlimit lim = {cap, cap};
+    setrlimit(RLIMIT_AS, &lim);
+    std::string out;
+    try {
+      load_model(path);
+      out = "LOADED";
+    } catch (const FormatError& e) {
+      out = e.what();
+    } catch (const std::exception& e) {
+      out = std::string("OTHER: ") + e.what();
+    }
+    ssize_t ignored = write(fds[1], out.data(), out.size());
+    (void)ignored;
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string got;
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<std::size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status)) return WTERMSIG(status) == SIGALRM ? "HUNG" : "SIGNAL " + std::to_string(WTERMSIG(status));
+  return got;
+}
+
+void expect_child_error(const std::string& path, const char* needle) {
+  const std::string msg = load_error_in_child(path);
+  ck_assert_msg(msg.find(needle) != std::string::npos, "loading %s: \"%s\" lacks \"%s\"", path.c_str(), msg.c_str(), needle);
+  ck_assert_msg(msg.find(path) != std::string::npos, "message \"%s\" does not name the file", msg.c_str());
+}
+
 }  // namespace
+
+// Not a regular file: refused at once, naming the file (before: /dev/zero was
+// read until bad_alloc, a FIFO blocked the loader for ever).
+START_TEST(special_files_refused) {
+  expect_child_error("/dev/zero", "is a character device, expected a regular file (duet model file)");
+  const std::string fifo = temp_path("fifo");
+  ck_assert_int_eq(mkfifo(fifo.c_str(), 0600), 0);
+  expect_child_error(fifo, "is a FIFO, expected a regular file");
+  std::remove(fifo.c_str());
+  expect_child_error("/tmp", "is a directory");
+}
+END_TEST
+
+// A file over kMaxModelBytes is refused by its size before a byte is read
+// (before: a 1.5 GB file was read whole before the checksum failed).
+START_TEST(oversized_refused_before_reading) {
+  const std::string path = temp_path("big");
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(ftruncate(fd, off_t{1536} << 20), 0);  // sparse: no disk used
+  close(fd);
+  expect_child_error(path, "1610612736 bytes, more than the 268435456 bytes a duet model file may have");
+  std::remove(path.c_str());
+}
+END_TEST
+
+// Dimensions 2^20 x 2^20 x 2^20 x 8 wrap a 64-bit count to a negative number
+// that passed the "at most 2^26 values" check (then std::length_error).
+START_TEST(weight_count_overflow_refused) {
+  const std::string path = temp_path("ovf");
+  save_model(sample_model(), path);
+  auto payload = read_container(path, std::string_view(kModelMagic, 8), kModelVersion, "duet model file");
+  const std::string name = "ordering.enc1.weight";
+  auto at = std::search(payload.begin(), payload.end(), name.begin(), name.end());
+  ck_assert(at != payload.end());
+  payload.erase(at + static_cast<std::ptrdiff_t>(name.size()), payload.end());
+  ByteWriter w;
+  w.u32(4);
+  for (std::int64_t d : {std::int64_t{1} << 20, std::int64_t{1} << 20, std::int64_t{1} << 20, std::int64_t{8}}) w.i64(d);
+  payload.insert(payload.end(), w.bytes().begin(), w.bytes().end());
+  write_container(path, std::string_view(kModelMagic, 8), kModelVersion, payload);
+  expect_load_error(path, "ordering.enc1.weight: shape [1048576,1048576]... holds more than 67108864 values");
+  // a count that fits but exceeds the bytes left: refused before allocating
+  payload.erase(payload.end() - 32, payload.end());
+  ByteWriter v;
+  for (std::int64_t d : {std::int64_t{1} << 13, std::int64_t{1} << 13, std::int64_t{1}, std::int64_t{1}}) v.i64(d);
+  payload.insert(payload.end(), v.bytes().begin(), v.bytes().end());
+  write_container(path, std::string_view(kModelMagic, 8), kModelVersion, payload);
+  expect_load_error(path, "ordering.enc1.weight: 67108864 values do not fit in the 0 bytes left");
+  std::remove(path.c_str());
+}
+END_TEST
+
+// decode_model (the in-memory entry point) checks what load_model checks, and
+// the shipped model still loads byte for byte.
+START_TEST(decode_in_memory_and_shipped_model) {
+  const std::string path = temp_path("mem");
+  save_model(sample_model(), path);
+  const std::string good = read_all(path);
+  Model a = decode_model(good, "mem");
+  ck_assert(a.weights.size() == sample_model().weights.size());
+  try {
+    decode_model(good.substr(0, 40), "mem\x1b[2J");
+    ck_abort_msg("truncated model decoded");
+  } catch (const FormatError& e) {
+    // the name is escaped in the message: no terminal control reaches a log
+    ck_assert_msg(std::string(e.what()).find("mem\\x1b[2J: ") == 0, "%s", e.what());
+  }
+  std::remove(path.c_str());
+  const char* top = std::getenv("top_srcdir");
+  Model shipped = load_model(std::string(top ? top : ".") + "/models/duet.model");
+  ck_assert(!shipped.weights.empty());
+}
+END_TEST
 
 START_TEST(round_trip) {
   const std::string path = temp_path("rt");
@@ -221,6 +355,10 @@ int main() {
   tcase_add_test(tc, wrong_version_truncated_corrupt);
   tcase_add_test(tc, wrong_shapes);
   tcase_add_test(tc, combine_takes_each_agent_whole);
+  tcase_add_test(tc, special_files_refused);
+  tcase_add_test(tc, oversized_refused_before_reading);
+  tcase_add_test(tc, weight_count_overflow_refused);
+  tcase_add_test(tc, decode_in_memory_and_shipped_model);
   suite_add_tcase(s, tc);
   SRunner* sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

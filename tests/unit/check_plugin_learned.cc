@@ -2,6 +2,9 @@
 // Ranker=model through the factory seams (plugins/common/agent_factory.cc)
 // with a fresh model file, the GP observer's save/restore, job hints, cksum,
 // and the agents' messages through a channel (agent_channel.h).
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -199,6 +202,132 @@ START_TEST(test_model_load_errors) {
   ck_assert(a.ranker == nullptr);
   ck_assert_msg(errors.size() == 1 && errors[0].find("bad-speeds.csv:2: speed") != std::string::npos, "%s",
                 errors.empty() ? "" : errors[0].c_str());
+}
+END_TEST
+
+namespace {
+
+// make_order_scorer in a child with a 10 s deadline (the suite runs without
+// fork: a FIFO that blocks the loader would hang it): its error, or "HUNG".
+std::string scorer_error_in_child(const DuetConf& c) {
+  int fds[2];
+  ck_assert_int_eq(pipe(fds), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    close(fds[0]);
+    signal(SIGALRM, SIG_DFL);  // check's handler would kill the whole process group
+    alarm(10);
+    std::string err;
+    auto s = make_order_scorer(c, &err);
+    if (s) err = "LOADED";
+    ssize_t ignored = write(fds[1], err.data(), err.size());
+    (void)ignored;
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string got;
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFSIGNALED(status) ? "HUNG" : got;
+}
+
+std::string copy_model(const std::string& path) {
+  std::ifstream in(model_file(), std::ios::binary);
+  std::ofstream(path, std::ios::binary) << in.rdbuf();
+  return path;
+}
+
+}  // namespace
+
+// A FIFO or a device as ModelPath is refused at once (the readability check
+// opened it blocking: a FIFO hung slurmctld's plugin load).
+START_TEST(test_model_special_files_refused) {
+  DuetConf c = model_conf();
+  const std::string fifo = g_dir + "/fifo.model";
+  ck_assert_int_eq(mkfifo(fifo.c_str(), 0600), 0);
+  c.model_path = fifo;
+  std::string err = scorer_error_in_child(c);
+  CK_STR_EQ(err, "ModelPath " + fifo + ": is a FIFO, expected a regular file (duet model file)");
+  c.model_path = "/dev/zero";
+  err = scorer_error_in_child(c);
+  CK_STR_EQ(err, "ModelPath /dev/zero: is a character device, expected a regular file (duet model file)");
+  unlink(fifo.c_str());
+}
+END_TEST
+
+// With trusted_uid (slurmctld: SlurmUser), a model or speeds file others can
+// change is refused with one line naming the file and the cause, and the
+// plugins fall back (before: loaded without a word).
+START_TEST(test_untrusted_files_refused) {
+  const uint32_t me = static_cast<uint32_t>(geteuid());
+  const std::string tail = "; only root and SlurmUser (uid " + std::to_string(me) + ") may be able to change it";
+  DuetConf c = model_conf();
+  c.trusted_uid = me;
+  std::string err;
+  ck_assert_msg(make_order_scorer(c, &err) != nullptr, "a trusted model was refused: %s", err.c_str());
+
+  const std::string ww = copy_model(g_dir + "/world-writable.model");
+  ck_assert_int_eq(chmod(ww.c_str(), 0666), 0);
+  c.model_path = c.placement_model_path = ww;
+  ck_assert(make_order_scorer(c, &err) == nullptr);
+  CK_STR_EQ(err, "ModelPath " + ww + ": refused: the file is writable by others (mode 0666)" + tail);
+  std::vector<std::string> errors;
+  PlacementAgent a = make_placement_agent(c, &errors);
+  ck_assert(a.ranker == nullptr && errors.size() == 1);
+  CK_STR_EQ(errors[0], "PlacementModelPath " + ww + ": refused: the file is writable by others (mode 0666)" + tail);
+  ck_assert_int_eq(chmod(ww.c_str(), 0620), 0);
+  ck_assert(make_order_scorer(c, &err) == nullptr);
+  ck_assert_msg(err.find(": refused: the file is writable by group ") != std::string::npos, "%s", err.c_str());
+
+  // a directory others may write (no sticky bit) lets them swap the file
+  const std::string open_dir = g_dir + "/open";
+  ck_assert_int_eq(mkdir(open_dir.c_str(), 0755), 0);
+  ck_assert_int_eq(chmod(open_dir.c_str(), 0777), 0);
+  c.model_path = copy_model(open_dir + "/m.model");
+  ck_assert(make_order_scorer(c, &err) == nullptr);
+  CK_STR_EQ(err, "ModelPath " + c.model_path + ": refused: its directory " + open_dir +
+                     " is writable by others (mode 0777)" + tail);
+  ck_assert_int_eq(chmod(open_dir.c_str(), 01777), 0);  // sticky, as /tmp: others cannot replace it
+  ck_assert_msg(make_order_scorer(c, &err) != nullptr, "%s", err.c_str());
+  if (me == 0) {  // only root can give a file away
+    ck_assert_int_eq(chown(c.model_path.c_str(), 4242, 0), 0);
+    ck_assert(make_order_scorer(c, &err) == nullptr);
+    CK_STR_EQ(err, "ModelPath " + c.model_path + ": refused: the file is owned by uid 4242" + tail);
+  }
+
+  // the node speeds file too
+  c = model_conf();
+  c.trusted_uid = me;
+  c.node_speeds_file = write_file("ww-speeds.csv", "node,speed\nnode1,1\n");
+  ck_assert_int_eq(chmod(c.node_speeds_file.c_str(), 0646), 0);
+  errors.clear();
+  a = make_placement_agent(c, &errors);
+  ck_assert(a.ranker == nullptr && errors.size() == 1);
+  CK_STR_EQ(errors[0], "NodeSpeedsFile " + c.node_speeds_file + ": refused: the file is writable by others (mode 0646)" + tail);
+
+  // without trusted_uid (tools, tests) no ownership check
+  c = model_conf();
+  c.model_path = ww;
+  ck_assert_int_eq(chmod(ww.c_str(), 0666), 0);
+  ck_assert_msg(make_order_scorer(c, &err) != nullptr, "%s", err.c_str());
+}
+END_TEST
+
+// Node speeds outside 1e-3..1e3 are refused with file and line.
+START_TEST(test_node_speeds_range) {
+  DuetConf c = model_conf();
+  for (const char* bad : {"1e308", "4.9e-324", "0", "0x10", "inf"}) {
+    c.node_speeds_file = write_file("range-speeds.csv", std::string("node,speed\nnode1,1\nnode2,") + bad + "\n");
+    std::vector<std::string> errors;
+    PlacementAgent a = make_placement_agent(c, &errors);
+    ck_assert(a.ranker == nullptr && errors.size() == 1);
+    ck_assert_msg(errors[0].find("range-speeds.csv:3: speed: expected a number from 0.001 to 1000, got '" +
+                                 std::string(bad) + "'") != std::string::npos, "%s", errors[0].c_str());
+  }
 }
 END_TEST
 
@@ -460,6 +589,9 @@ int main() {
   tcase_add_test(tc, test_ordering_agent_messages);
   tcase_add_test(tc, test_placement_agent_messages);
   tcase_add_test(tc, test_agents_talk);
+  tcase_add_test(tc, test_model_special_files_refused);
+  tcase_add_test(tc, test_untrusted_files_refused);
+  tcase_add_test(tc, test_node_speeds_range);
   suite_add_tcase(s, tc);
   SRunner* sr = srunner_create(s);
   srunner_set_fork_status(sr, CK_NOFORK);

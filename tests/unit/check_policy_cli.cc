@@ -1,5 +1,6 @@
 // The duet command end to end: help, convert, sim --json determinism, errors
 // naming file and line, eval outputs.
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,6 +56,15 @@ static Out run(const std::string& args) {
 }
 
 static void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+// run() under `timeout`: for inputs that used to hang (rc 124 then).
+static Out run_limited(int seconds, const std::string& args) {
+  std::string o = tmpdir() + "/stdout", e = tmpdir() + "/stderr";
+  std::string cmd = "DUET_DATA_DIR='" + srcdir() + "' DUET_ETC_DIR='" + srcdir() + "/etc' timeout " +
+                    std::to_string(seconds) + " '" + duet() + "' " + args + " >'" + o + "' 2>'" + e + "'";
+  int rc = std::system(cmd.c_str());
+  return Out{WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(o), slurp(e)};
+}
 
 START_TEST(help_everywhere) {
   for (const char* sub : {"", "sim ", "eval ", "convert ", "convert philly ", "convert pai ", "bench "}) {
@@ -204,6 +214,50 @@ START_TEST(protocol_runs_loads_and_seeds) {
 }
 END_TEST
 
+// A job of 1e300 s was accepted and `duet sim` ran for ever (next_fluct +=
+// 3600 stops changing past ~3e19): now the reader refuses it, naming the line.
+START_TEST(sim_refuses_huge_times) {
+  const std::string d = tmpdir();
+  write(d + "/c.csv", "machine,gpu_type,num_gpus\nm,V100,8\n");
+  write(d + "/huge.csv", "job_id,submit,duration,num_gpus\n1,0,10,1\n2,0,1e300,1\n");
+  Out r = run_limited(60, "sim --trace '" + d + "/huge.csv' --cluster '" + d + "/c.csv'");
+  ck_assert_msg(r.rc == 1, "rc %d: %s", r.rc, r.err.c_str());
+  ck_assert_msg(r.err.find("huge.csv:3:5: field 'duration': expected a number from 0 to 315360000") != std::string::npos,
+                "%s", r.err.c_str());
+  write(d + "/late.csv", "job_id,submit,duration,num_gpus\n1,1e300,10,1\n");
+  r = run_limited(60, "sim --trace '" + d + "/late.csv' --cluster '" + d + "/c.csv'");
+  ck_assert_msg(r.rc == 1 && r.err.find("late.csv:2:3: field 'submit'") != std::string::npos, "rc %d: %s", r.rc,
+                r.err.c_str());
+}
+END_TEST
+
+// duet convert pai wrote clusters of more than 64 GPU types that sim then
+// refused: convert refuses them itself, naming the line.
+START_TEST(convert_pai_refuses_over_64_types) {
+  const std::string d = tmpdir();
+  std::string spec;
+  for (int i = 0; i < 65; ++i) spec += "m" + std::to_string(i) + ",G" + std::to_string(i) + ",96,512,8\n";
+  write(d + "/pai65.csv", spec);
+  Out r = run("convert pai '" + d + "/pai65.csv' -o '" + d + "/c65.csv'");
+  ck_assert_msg(r.rc == 1, "rc %d: %s", r.rc, r.err.c_str());
+  ck_assert_msg(r.err.find("pai65.csv:65:5: GPU type 'G64' is one more than the 64 GPU types") != std::string::npos, "%s",
+                r.err.c_str());
+  ck_assert(!fs::exists(d + "/c65.csv"));
+}
+END_TEST
+
+// --model /dev/zero read until bad_alloc naming no file; a FIFO hung.
+START_TEST(model_special_files_refused) {
+  const std::string d = tmpdir();
+  Out r = run_limited(60, "model info /dev/zero");
+  ck_assert_msg(r.rc == 1 && r.err.find("/dev/zero: is a character device, expected a regular file (duet model file)") !=
+                                 std::string::npos, "rc %d: %s", r.rc, r.err.c_str());
+  ck_assert_int_eq(mkfifo((d + "/fifo.model").c_str(), 0600), 0);
+  r = run_limited(60, "model info '" + d + "/fifo.model'");
+  ck_assert_msg(r.rc == 1 && r.err.find("fifo.model: is a FIFO") != std::string::npos, "rc %d: %s", r.rc, r.err.c_str());
+}
+END_TEST
+
 int main() {
   if (access(duet().c_str(), X_OK) != 0) {
     std::printf("SKIP: %s not built\n", duet().c_str());
@@ -218,6 +272,9 @@ int main() {
   tcase_add_test(tc, eval_writes_table_json_and_plots);
   tcase_add_test(tc, convert_philly_window);
   tcase_add_test(tc, protocol_runs_loads_and_seeds);
+  tcase_add_test(tc, sim_refuses_huge_times);
+  tcase_add_test(tc, convert_pai_refuses_over_64_types);
+  tcase_add_test(tc, model_special_files_refused);
   suite_add_tcase(s, tc);
   SRunner* r = srunner_create(s);
   srunner_set_fork_status(r, CK_NOFORK);

@@ -1,5 +1,10 @@
 // Readers: good input parses; each loader rejects a malformed row naming the
 // right line (and column where it applies).
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -82,7 +87,7 @@ END_TEST
 START_TEST(trace_rejects_malformed_rows) {
   const std::string h = "job_id,submit,duration,num_gpus\n";
   expect_error([&] { trace_of(h + "1,0,10,1\n2,0,abc,1\n"); }, 3, 5, "'duration': expected a number");
-  expect_error([&] { trace_of(h + "1,0,10,1\n2,-1,10,1\n"); }, 3, 3, "'submit': expected a number >= 0");
+  expect_error([&] { trace_of(h + "1,0,10,1\n2,-1,10,1\n"); }, 3, 3, "'submit': expected a number from 0 to 315360000");
   expect_error([&] { trace_of(h + "1,0,10,1\n2,0,10,0\n"); }, 3, 8, "'num_gpus': expected an integer >= 1");
   expect_error([&] { trace_of(h + "1,0,10,1\n2,0,10,1.5\n"); }, 3, 8, "expected an integer");
   expect_error([&] { trace_of(h + "1,0,10,1\n1,0,10,1\n"); }, 3, 1, "duplicate job_id 1 (first on line 2)");
@@ -106,7 +111,7 @@ START_TEST(cluster_reads_and_rejects) {
   const std::string h = "machine,gpu_type,num_gpus,speed\n";
   expect_error([&] { cluster_of(h + "a,V100,8,\na,V100,8,\n"); }, 3, 1, "duplicate machine 'a' (first on line 2)");
   expect_error([&] { cluster_of(h + "a,V100,8,\nb,V100,x,\n"); }, 3, 8, "'num_gpus'");
-  expect_error([&] { cluster_of(h + "a,V100,8,\nb,T4,2,-1\n"); }, 3, 8, "'speed': expected a number > 0");
+  expect_error([&] { cluster_of(h + "a,V100,8,\nb,T4,2,-1\n"); }, 3, 8, "'speed': expected a number from 0.001 to 1000");
   expect_error([&] { cluster_of(h + "a,V100,8,\nb,,2,\n"); }, 3, 3, "'gpu_type'");
   expect_error([&] { cluster_of(h); }, 1, 0, "no machines");
   // A type the throughput table lacks needs a speed (error names the line).
@@ -188,6 +193,135 @@ START_TEST(prices_read_and_reject) {
 }
 END_TEST
 
+// Runs f in a child with a 10 s deadline; returns the InputError text,
+// "OK", "HUNG" or "OTHER: ...". For inputs that used to block for ever.
+template <class F>
+static std::string error_in_child(F f) {
+  int fds[2];
+  ck_assert_int_eq(pipe(fds), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    close(fds[0]);
+    signal(SIGALRM, SIG_DFL);  // check's handler would kill the whole process group
+    alarm(10);
+    std::string out = "OK";
+    try {
+      f();
+    } catch (const InputError& e) {
+      out = e.what();
+    } catch (const std::exception& e) {
+      out = std::string("OTHER: ") + e.what();
+    }
+    ssize_t ignored = write(fds[1], out.data(), out.size());
+    (void)ignored;
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string got;
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFSIGNALED(status) ? "HUNG" : got;
+}
+
+// Times past 10 years are refused with file and line: a 1e300 s job was
+// accepted (finite, >= 0) and then hung the simulator.
+START_TEST(trace_times_limited) {
+  const std::string h = "job_id,submit,duration,num_gpus\n";
+  expect_error([&] { trace_of(h + "1,0,10,1\n2,0,1e300,1\n"); }, 3, 5,
+               "t.csv:3:5: field 'duration': expected a number from 0 to 315360000 seconds (10 years), got '1e300'");
+  expect_error([&] { trace_of(h + "1,1e300,10,1\n"); }, 2, 3, "field 'submit': expected a number from 0 to 315360000");
+  expect_error([&] { trace_of(h + "1,315360000.5,10,1\n"); }, 2, 3, "'submit'");
+  Trace t = trace_of(h + "1,315360000,315360000,1\n");
+  ck_assert_double_eq(t.jobs[0].duration, 315360000);
+  std::istringstream ph("timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,1e300,1,66.0,vc\n");
+  expect_error([&] { read_philly(ph, "p.csv"); }, 2, 21, "'duration': expected a number from 0 to 315360000");
+  std::istringstream span("timestamp,duration,num_gpus,gpu_time,cluster\n2000-01-01 00:00:00,1,1,1,vc\n"
+                          "2017-10-09 07:01:55,1,1,1,vc\n");
+  expect_error([&] { read_philly(span, "p.csv"); }, 3, 1, "more than 315360000 s (10 years)");
+}
+END_TEST
+
+// Speeds outside 1e-3..1e3 (1e308, a denormal) and more than 64 GPU types
+// are refused by the reader, naming the line.
+START_TEST(cluster_values_limited) {
+  const std::string h = "machine,gpu_type,num_gpus,speed\n";
+  expect_error([&] { cluster_of(h + "a,T4,2,1e308\n"); }, 2, 8, "'speed': expected a number from 0.001 to 1000");
+  expect_error([&] { cluster_of(h + "a,T4,2,4.9e-324\n"); }, 2, 8, "'speed': expected a number from 0.001 to 1000");
+  ClusterSpec ok = cluster_of(h + "a,T4,2,0.001\nb,X,2,1000\n");
+  ck_assert_double_eq(ok.machines[1].speed, 1000);
+  expect_error([&] { cluster_of(h + "a,T4,1025,\n"); }, 2, 6, "at most 1024 GPUs per machine");
+  std::string many = h;
+  for (int i = 0; i < 65; ++i) many += "m" + std::to_string(i) + ",T" + std::to_string(i) + ",1,1\n";
+  expect_error([&] { cluster_of(many); }, 66, 0, "GPU type 'T64' is one more than the 64 GPU types");
+}
+END_TEST
+
+// Lines and fields are limited while reading: a 1 GiB line is refused after
+// 1 MiB (std::getline held it whole: 3.2 GiB of RSS). Sparse file: no disk.
+START_TEST(csv_line_and_field_limits) {
+  char path[] = "/tmp/duet-check-io-big-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  const std::string h = "job_id,submit,duration,num_gpus\n";
+  ck_assert_int_eq(write(fd, h.data(), h.size()), static_cast<ssize_t>(h.size()));
+  ck_assert_int_eq(ftruncate(fd, off_t{1} << 30), 0);
+  close(fd);
+  expect_error([&] { read_trace(path); }, 2, 0, ":2: line longer than 1048576 bytes");
+  std::remove(path);
+  expect_error([&] { trace_of(h + "1,0,10,1\n" + std::string(2 << 20, '9') + "\n"); }, 3, 0, "line longer than 1048576 bytes");
+  expect_error([&] { trace_of("job_id,submit,duration,num_gpus,user\n1,0,10,1," + std::string(70000, 'u') + "\n"); }, 2, 10,
+               "field longer than 65536 bytes");
+}
+END_TEST
+
+// A FIFO or a device as input is refused at once (it used to block in open).
+START_TEST(special_files_refused) {
+  char dir[] = "/tmp/duet-check-io-fifo-XXXXXX";
+  ck_assert(mkdtemp(dir) != nullptr);
+  const std::string fifo = std::string(dir) + "/trace.csv";
+  ck_assert_int_eq(mkfifo(fifo.c_str(), 0600), 0);
+  std::string msg = error_in_child([&] { read_trace(fifo); });
+  ck_assert_msg(msg == fifo + ": is a FIFO, expected a regular file (CSV file)", "%s", msg.c_str());
+  msg = error_in_child([&] { read_cluster("/dev/zero"); });
+  ck_assert_msg(msg == "/dev/zero: is a character device, expected a regular file (CSV file)", "%s", msg.c_str());
+  msg = error_in_child([&] { read_gavel(fifo); });
+  ck_assert_msg(msg.find("is a FIFO") != std::string::npos, "%s", msg.c_str());
+  std::remove(fifo.c_str());
+  rmdir(dir);
+}
+END_TEST
+
+// Input quoted in a message is escaped: no terminal control reaches a log.
+START_TEST(errors_escape_control_characters) {
+  try {
+    trace_of("job_id,submit,duration,num_gpus\n1,0,\x1b]0;owned\x07\x1b[2J,1\n");
+    ck_abort_msg("bad duration accepted");
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    ck_assert_msg(msg.find('\x1b') == std::string::npos && msg.find('\x07') == std::string::npos, "%s", msg.c_str());
+    ck_assert_msg(msg.find("got '\\x1b]0;owned\\x07\\x1b[2J'") != std::string::npos, "%s", msg.c_str());
+  }
+}
+END_TEST
+
+// PAI: the stream entry point, and more than 64 GPU types refused (duet
+// convert pai wrote clusters the simulator then refused).
+START_TEST(pai_stream_and_type_limit) {
+  std::istringstream ok("a,V100,96,512,8\nb,T4,96,512,0\n");
+  PaiResult r = read_pai(ok, "pai.csv");
+  ck_assert_int_eq(r.cluster.machines.size(), 1);
+  ck_assert_int_eq(r.cpu_only_machines, 1);
+  std::string many;
+  for (int i = 0; i < 65; ++i) many += "m" + std::to_string(i) + ",T" + std::to_string(i) + ",96,512,1\n";
+  std::istringstream in(many);
+  expect_error([&] { read_pai(in, "pai.csv"); }, 65, 5, "GPU type 'T64' is one more than the 64 GPU types");
+}
+END_TEST
+
 START_TEST(writers_round_trip) {
   Trace t = trace_of("job_id,submit,duration,num_gpus,gpu_type,job_type,user,vc\n1,0.5,10,2,V100,LM (batch size 20),\"a,b\",v\n");
   std::ostringstream o;
@@ -217,6 +351,12 @@ int main() {
   tcase_add_test(tc, minibatch_reads_real_file_and_rejects);
   tcase_add_test(tc, prices_read_and_reject);
   tcase_add_test(tc, writers_round_trip);
+  tcase_add_test(tc, trace_times_limited);
+  tcase_add_test(tc, cluster_values_limited);
+  tcase_add_test(tc, csv_line_and_field_limits);
+  tcase_add_test(tc, special_files_refused);
+  tcase_add_test(tc, errors_escape_control_characters);
+  tcase_add_test(tc, pai_stream_and_type_limit);
   suite_add_tcase(s, tc);
   SRunner* r = srunner_create(s);
   srunner_run_all(r, CK_NORMAL);

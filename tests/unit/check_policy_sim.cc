@@ -280,6 +280,32 @@ struct NeverStarts : JointPolicy {
   std::vector<Decision> decide(std::span<const JobView>, const ClusterView&) override { return {}; }
 };
 
+// A trace built in code skips the reader's limits: a 1e300 s job ran for ever
+// (next_fluct += 3600 stops changing past ~3e19). The simulator refuses it.
+START_TEST(huge_times_are_refused_not_run_forever) {
+  std::istringstream ts(kThreeJobs), cs(kTwoMachines);
+  Trace t = read_trace(ts, "trace");
+  t.jobs[1].duration = 1e300;
+  ClusterModel c = build_cluster(read_cluster(cs, "cluster"), table());
+  SimOptions o;
+  try {
+    Simulator sim(t, c, table(), nullptr, o);
+    ck_abort_msg("a 1e300 s job was accepted");
+  } catch (const InputError& e) {
+    ck_assert_int_eq(e.line(), t.jobs[1].line);
+    ck_assert_msg(std::string(e.what()).find("must be from 0 to 315360000 s (10 years)") != std::string::npos, "%s", e.what());
+  }
+  t.jobs[1].duration = 10;
+  t.jobs[2].submit = 1e300;
+  try {
+    Simulator sim(t, c, table(), nullptr, o);
+    ck_abort_msg("a job submitted at 1e300 s was accepted");
+  } catch (const InputError& e) {
+    ck_assert_int_eq(e.line(), t.jobs[2].line);
+  }
+}
+END_TEST
+
 START_TEST(stuck_jobs_are_an_error) {
   std::istringstream ts(kThreeJobs), cs(kTwoMachines);
   Trace t = read_trace(ts, "trace");
@@ -397,6 +423,7 @@ int main() {
   tcase_add_test(hand, oversized_job_is_an_error_or_dropped);
   tcase_add_test(hand, joint_policy_and_step_api);
   tcase_add_test(hand, stuck_jobs_are_an_error);
+  tcase_add_test(hand, huge_times_are_refused_not_run_forever);
   suite_add_tcase(s, hand);
   TCase* real = tcase_create("real_slice");
   tcase_set_timeout(real, 120);

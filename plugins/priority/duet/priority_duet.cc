@@ -94,7 +94,7 @@ duet::plugin::LogLevel level() { return g.conf.log_level; }
 // (Re)reads duet.conf and builds the scorer. Caller holds g.mu.
 void load_locked() {
   std::string path = duet::plugin::duet_conf_path_for(slurm_conf.slurm_conf ? slurm_conf.slurm_conf : "");
-  duet::plugin::ConfResult r = duet::plugin::load_duet_conf(path);
+  duet::plugin::ConfResult r = duet::plugin::load_duet_conf(path, slurm_conf.slurm_user_id);  // only root and SlurmUser may steer
   g.conf = r.conf;
   for (const auto& e : r.errors) error("%s: %s", plugin_type, e.text().c_str());
   if (!r.file_found)

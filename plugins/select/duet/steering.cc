@@ -131,7 +131,7 @@ void restore_locked(const char* dir) {
 // over when the new one is of the same kind. Holds g.mu.
 void load_locked() {
   std::string path = duet_conf_path_for(slurm_conf.slurm_conf ? slurm_conf.slurm_conf : "");
-  ConfResult r = load_duet_conf(path);
+  ConfResult r = load_duet_conf(path, slurm_conf.slurm_user_id);  // only root and SlurmUser may steer
   g.conf = r.conf;
   for (const auto& e : r.errors) error("%s: %s", kTag, e.text().c_str());
   std::vector<std::string> errors;

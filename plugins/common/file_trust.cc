@@ -1,0 +1,64 @@
+#include "plugins/common/file_trust.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "policy/util/printable.h"
+
+namespace duet::plugin {
+namespace {
+
+std::string mode_text(mode_t m) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(m & 07777));
+  return buf;
+}
+
+std::string dir_of(const std::string& p) {
+  auto slash = p.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : p.substr(0, slash);
+}
+
+// Who may change `st`'s file besides root and `uid`: "" if nobody.
+std::string writers(const struct stat& st, std::uint32_t uid, bool dir) {
+  if (st.st_uid != 0 && st.st_uid != uid) return "owned by uid " + std::to_string(st.st_uid);
+  const bool sticky = dir && (st.st_mode & S_ISVTX);
+  if ((st.st_mode & S_IWOTH) && !sticky) return "writable by others (mode " + mode_text(st.st_mode) + ")";
+  if ((st.st_mode & S_IWGRP) && !sticky) return "writable by group " + std::to_string(st.st_gid) + " (mode " + mode_text(st.st_mode) + ")";
+  return "";
+}
+
+std::string check_dir(const std::string& dir, std::uint32_t uid) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return "directory " + printable(dir) + ": cannot stat: " + std::strerror(errno);
+  std::string w = writers(st, uid, true);
+  return w.empty() ? "" : "its directory " + printable(dir) + " is " + w;
+}
+
+}  // namespace
+
+std::string untrusted_reason(const std::string& path, std::uint32_t uid) {
+  const std::string tail = "; only root and SlurmUser (uid " + std::to_string(uid) + ") may be able to change it";
+  char real[PATH_MAX];
+  if (!::realpath(path.c_str(), real)) return std::string("cannot resolve the path: ") + std::strerror(errno);
+  struct stat st {};
+  if (::stat(real, &st) != 0) return std::string("cannot stat: ") + std::strerror(errno);
+  if (std::string w = writers(st, uid, false); !w.empty()) return "the file is " + w + tail;
+  if (std::string w = check_dir(dir_of(real), uid); !w.empty()) return w + tail;
+  struct stat lst {};
+  if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+    // The link itself can be replaced by whoever can write its directory.
+    char link_dir[PATH_MAX];
+    if (!::realpath(dir_of(path).c_str(), link_dir)) return std::string("cannot resolve the link's directory: ") + std::strerror(errno);
+    if (std::string w = check_dir(link_dir, uid); !w.empty()) return w + " (it holds the symbolic link)" + tail;
+  }
+  return "";
+}
+
+}  // namespace duet::plugin
