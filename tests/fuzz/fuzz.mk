@@ -39,7 +39,7 @@ BINS := $(addprefix $(FUZZ_DIR)/bin/,$(FUZZ_TARGETS))
 all: $(BINS)
 
 run: $(BINS)
-	@$(SHELL) $(top_srcdir)/tests/fuzz/run-fuzz.sh $(FUZZ_DIR) $(top_srcdir) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+	@FUZZ_FLAGS='$(FUZZ_FLAGS)' $(SHELL) $(top_srcdir)/tests/fuzz/run-fuzz.sh $(FUZZ_DIR) $(top_srcdir) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # Says what is missing before 100 compiler errors do.
 $(FUZZ_DIR)/toolchain.ok:

@@ -6,6 +6,8 @@
 #
 #   run-fuzz.sh FUZZ_DIR TOP_SRCDIR SECONDS TARGET...
 #
+# FUZZ_FLAGS in the environment adds libFuzzer flags (-jobs, -dict, ...).
+#
 # Seeds come from TOP_SRCDIR/tests/fuzz/corpus/<target> and every crash ever
 # found from .../crashes/<target> (both only read); new corpus entries go to
 # FUZZ_DIR/corpus/<target>, crashing inputs to FUZZ_DIR/crashes/<target>,
@@ -26,7 +28,7 @@ for t in "$@"; do
   echo "fuzz: $t for ${seconds}s (log: $log)" >&2
   # The first corpus directory receives new entries; the others are read.
   "$fuzz_dir/bin/$t" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
-    -print_final_stats=1 -artifact_prefix="$crashes/" \
+    -print_final_stats=1 -artifact_prefix="$crashes/" ${FUZZ_FLAGS:-} \
     "$corpus" "$src/tests/fuzz/corpus/$t" "$src/tests/fuzz/crashes/$t" > "$log" 2>&1
   rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
