@@ -1,0 +1,68 @@
+# make fuzz: builds each fuzz target with clang++-14 and libFuzzer (ASan +
+# UBSan) from the library sources it needs, then runs each for a bounded time.
+# Invoked by the top-level `make fuzz` (tests/fuzz/Makefile.inc) with
+# top_srcdir, top_builddir, CLANGXX and the pkg-config flags; plain GNU make.
+#
+# Objects, binaries, new corpus entries, crashes and logs go to
+# $(top_builddir)/fuzz; the seed corpus in the source tree is only read.
+
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= trace cluster philly pai duet_conf model_file elf frame checkpoint
+FUZZ_DIR := $(top_builddir)/fuzz
+
+# Library sources each target needs (its own tests/fuzz/<target>.cc aside).
+POLICY_CSV := policy/io/csv.cc
+src_trace := policy/io/trace.cc $(POLICY_CSV)
+src_cluster := policy/io/cluster.cc $(POLICY_CSV)
+src_philly := policy/io/philly.cc policy/io/trace.cc $(POLICY_CSV)
+src_pai := policy/io/pai.cc policy/io/cluster.cc $(POLICY_CSV)
+src_duet_conf := plugins/common/duet_conf.cc
+# The torch-free model file decoder (libduetlearn.la's part of it).
+src_model_file := policy/learn/model_file.cc policy/learn/binary_io.cc policy/learn/net_config.cc \
+	policy/learn/gp_hyper.cc policy/learn/machine_graph.cc
+src_elf := vmha/status.cc vmha/vmm/elf_image.cc vmha/vmm/program_loader.cc vmha/vmm/address_space.cc \
+	vmha/vmm/page_table.cc vmha/vmm/guest_memory.cc vmha/track/vmm_write_log.cc
+VMHA_PROTOCOL := vmha/protocol/frame.cc vmha/protocol/messages.cc vmha/protocol/crc32c.cc
+src_frame := $(VMHA_PROTOCOL)
+src_checkpoint := $(VMHA_PROTOCOL) vmha/backup/image_store.cc vmha/backup/checkpoint_receiver.cc
+
+SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all
+CXXFLAGS_FUZZ := -std=c++20 -g -O1 -fno-omit-frame-pointer $(SANITIZE) -fsanitize=fuzzer-no-link \
+	-I$(top_srcdir) -I$(top_builddir) $(EIGEN_CFLAGS) $(FMT_CFLAGS) $(NLOHMANN_JSON_CFLAGS)
+LDFLAGS_FUZZ := $(SANITIZE) -fsanitize=fuzzer
+LIBS_FUZZ := $(FMT_LIBS) -lpthread
+
+obj = $(FUZZ_DIR)/obj/$(1:.cc=.o)
+BINS := $(addprefix $(FUZZ_DIR)/bin/,$(FUZZ_TARGETS))
+
+.PHONY: all run check-toolchain
+all: $(BINS)
+
+run: $(BINS)
+	@FUZZ_FLAGS='$(FUZZ_FLAGS)' $(SHELL) $(top_srcdir)/tests/fuzz/run-fuzz.sh $(FUZZ_DIR) $(top_srcdir) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# Says what is missing before 100 compiler errors do.
+$(FUZZ_DIR)/toolchain.ok:
+	@mkdir -p $(FUZZ_DIR)
+	@printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }\n' \
+	  > $(FUZZ_DIR)/toolchain.cc
+	@$(CLANGXX) $(LDFLAGS_FUZZ) -o $(FUZZ_DIR)/toolchain $(FUZZ_DIR)/toolchain.cc 2> $(FUZZ_DIR)/toolchain.log || { \
+	  cat $(FUZZ_DIR)/toolchain.log >&2; \
+	  echo "make fuzz: $(CLANGXX) cannot link a libFuzzer target; on Debian 12: apt-get install clang-14 libfuzzer-14-dev" >&2; \
+	  exit 1; }
+	@touch $@
+
+$(FUZZ_DIR)/obj/%.o: $(top_srcdir)/%.cc $(FUZZ_DIR)/toolchain.ok
+	@mkdir -p $(@D)
+	@echo "  CLANG    $*.cc"
+	@$(CLANGXX) $(CXXFLAGS_FUZZ) -MMD -MP -c -o $@ $<
+
+define link_rule
+$(FUZZ_DIR)/bin/$(1): $(call obj,tests/fuzz/$(1).cc) $(foreach s,$(src_$(1)),$(call obj,$(s)))
+	@mkdir -p $$(@D)
+	@echo "  LINK     fuzz/bin/$(1)"
+	@$(CLANGXX) $(LDFLAGS_FUZZ) -o $$@ $$^ $(LIBS_FUZZ)
+endef
+$(foreach t,$(FUZZ_TARGETS),$(eval $(call link_rule,$(t))))
+
+-include $(shell find $(FUZZ_DIR)/obj -name '*.d' 2>/dev/null)
