@@ -86,12 +86,14 @@ std::string ByteReader::str(const char* what, std::size_t max_len) {
 }
 
 void ByteReader::f32s(float* out, std::size_t n, const char* what) {
+  if (n == 0) return;  // out may be null (an empty vector's data()): memcpy forbids it even for 0 bytes
   if (n > (buf_.size() - pos_) / sizeof(float)) need(n * sizeof(float), what);
   std::memcpy(out, buf_.data() + pos_, n * sizeof(float));
   pos_ += n * sizeof(float);
 }
 
 void ByteReader::f64s(double* out, std::size_t n, const char* what) {
+  if (n == 0) return;
   if (n > (buf_.size() - pos_) / sizeof(double)) need(n * sizeof(double), what);
   std::memcpy(out, buf_.data() + pos_, n * sizeof(double));
   pos_ += n * sizeof(double);

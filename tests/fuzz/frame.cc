@@ -30,6 +30,7 @@ void decode_by_type(const vmha::Frame& f) {
     case MessageType::kResponse: decode_as<ResponseMsg>(f); break;
     case MessageType::kAuthResult: decode_as<AuthResultMsg>(f); break;
     case MessageType::kRegions: decode_as<RegionsMsg>(f); break;
+    case MessageType::kWorkerAddress: decode_as<WorkerAddressMsg>(f); break;
     case MessageType::kBegin: decode_as<BeginMsg>(f); break;
     case MessageType::kPageList: decode_as<PageListMsg>(f); break;
     case MessageType::kPagesPulled: decode_as<PagesPulledMsg>(f); break;
@@ -47,6 +48,7 @@ void decode_by_type(const vmha::Frame& f) {
 constexpr vmha::MessageType kTypes[] = {
     vmha::MessageType::kHello,     vmha::MessageType::kChallenge,   vmha::MessageType::kResponse,
     vmha::MessageType::kAuthResult, vmha::MessageType::kRegions,    vmha::MessageType::kBegin,
+    vmha::MessageType::kWorkerAddress,
     vmha::MessageType::kPageList,  vmha::MessageType::kPagesPulled, vmha::MessageType::kState,
     vmha::MessageType::kEnd,       vmha::MessageType::kAck,         vmha::MessageType::kNack,
     vmha::MessageType::kHeartbeat, vmha::MessageType::kError,       vmha::MessageType::kBye,

@@ -7,7 +7,7 @@
 # $(top_builddir)/fuzz; the seed corpus in the source tree is only read.
 
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= trace cluster philly pai duet_conf model_file elf frame checkpoint
+FUZZ_TARGETS ?= trace cluster philly pai duet_conf model_file elf frame checkpoint handshake
 FUZZ_DIR := $(top_builddir)/fuzz
 
 # Library sources each target needs (its own tests/fuzz/<target>.cc aside).
@@ -25,12 +25,14 @@ src_elf := vmha/status.cc vmha/vmm/elf_image.cc vmha/vmm/program_loader.cc vmha/
 VMHA_PROTOCOL := vmha/protocol/frame.cc vmha/protocol/messages.cc vmha/protocol/crc32c.cc
 src_frame := $(VMHA_PROTOCOL)
 src_checkpoint := $(VMHA_PROTOCOL) vmha/backup/image_store.cc vmha/backup/checkpoint_receiver.cc
+src_handshake := $(VMHA_PROTOCOL) vmha/transport/handshake_fuzz_entry.cc vmha/transport/frame_reader.cc \
+	vmha/transport/handshake.cc vmha/transport/auth_shared_key.cc
 
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all
 CXXFLAGS_FUZZ := -std=c++20 -g -O1 -fno-omit-frame-pointer $(SANITIZE) -fsanitize=fuzzer-no-link \
 	-I$(top_srcdir) -I$(top_builddir) $(EIGEN_CFLAGS) $(FMT_CFLAGS) $(NLOHMANN_JSON_CFLAGS)
 LDFLAGS_FUZZ := $(SANITIZE) -fsanitize=fuzzer
-LIBS_FUZZ := $(FMT_LIBS) -lpthread
+LIBS_FUZZ := $(FMT_LIBS) -lnettle -lpthread
 
 obj = $(FUZZ_DIR)/obj/$(1:.cc=.o)
 BINS := $(addprefix $(FUZZ_DIR)/bin/,$(FUZZ_TARGETS))
