@@ -11,6 +11,7 @@
 #include <string>
 
 #include "plugins/common/duet_conf.h"
+#include "tests/unit/in_child.h"
 
 #include <check.h>  // last: it defines a fail() macro
 
@@ -230,28 +231,11 @@ END_TEST
 
 // load_duet_conf in a child with a 10 s deadline: a FIFO blocked std::ifstream.
 static std::string load_errors_in_child(const std::string& path) {
-  int fds[2];
-  ck_assert_int_eq(pipe(fds), 0);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    close(fds[0]);
-    signal(SIGALRM, SIG_DFL);  // check's handler would kill the whole process group
-    alarm(10);
+  return test_support::in_child([&] {
     std::string out;
     for (auto& e : load_duet_conf(path).errors) out += e.text() + "\n";
-    ssize_t ignored = write(fds[1], out.data(), out.size());
-    (void)ignored;
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string got;
-  char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFSIGNALED(status) ? "HUNG" : got;
+    return out;
+  });
 }
 
 // Not a regular file, or larger than 1 MiB: refused at once, all defaults.

@@ -27,6 +27,7 @@
 #include "policy/learn/model_init.h"
 #include "policy/learn/ordering_agent.h"
 #include "policy/learn/placement_head.h"
+#include "tests/unit/in_child.h"
 
 #include <check.h>  // last: it defines a fail() macro
 
@@ -69,49 +70,23 @@ void expect_load_error(const std::string& path, const char* needle) {
   }
 }
 
-// Loads `path` in a child with a deadline and an address-space cap
-// (a FIFO must not hang the test, /dev/zero must not eat the machine).
-// Returns the FormatError text, or "LOADED", "HUNG", "OTHER: <what>".
+// Loads `path` in a child with a deadline and an address-space cap 512 MiB
+// above what is mapped (LibTorch alone maps a lot): a FIFO must not hang the
+// test, /dev/zero must not eat the machine. Returns the FormatError text, or
+// "LOADED", "HUNG", "SIGNAL n", "OTHER: <what>".
 std::string load_error_in_child(const std::string& path) {
-  int fds[2];
-  ck_assert_int_eq(pipe(fds), 0);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    close(fds[0]);
-    signal(SIGALRM, SIG_DFL);  // check's handler would kill the whole process group
-    alarm(10);
-    // 512 MiB above what is mapped now (LibTorch alone maps a lot)
-    unsigned long pages = 0;
-    if (FILE* f = std::fopen("/proc/self/statm", "r")) {
-      if (std::fscanf(f, "%lu", &pages) != 1) pages = 0;
-      std::fclose(f);
-    }
-    const rlim_t cap = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (rlim_t{512} << 20);
-    struct rlimit lim = {cap, cap};
-    setrlimit(RLIMIT_AS, &lim);
-    std::string out;
-    try {
-      load_model(path);
-      out = "LOADED";
-    } catch (const FormatError& e) {
-      out = e.what();
-    } catch (const std::exception& e) {
-      out = std::string("OTHER: ") + e.what();
-    }
-    ssize_t ignored = write(fds[1], out.data(), out.size());
-    (void)ignored;
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string got;
-  char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<std::size_t>(n));
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (WIFSIGNALED(status)) return WTERMSIG(status) == SIGALRM ? "HUNG" : "SIGNAL " + std::to_string(WTERMSIG(status));
-  return got;
+  return test_support::in_child(
+      [&]() -> std::string {
+        try {
+          load_model(path);
+          return "LOADED";
+        } catch (const FormatError& e) {
+          return e.what();
+        } catch (const std::exception& e) {
+          return std::string("OTHER: ") + e.what();
+        }
+      },
+      10, 512ul << 20);
 }
 
 void expect_child_error(const std::string& path, const char* needle) {

@@ -20,6 +20,7 @@
 #include "plugins/common/order_scorer.h"
 #include "plugins/common/placement_agent.h"
 #include "policy/learn/model_init.h"
+#include "tests/unit/in_child.h"
 
 #include <check.h>  // last: it defines a fail() macro
 
@@ -210,29 +211,12 @@ namespace {
 // make_order_scorer in a child with a 10 s deadline (the suite runs without
 // fork: a FIFO that blocks the loader would hang it): its error, or "HUNG".
 std::string scorer_error_in_child(const DuetConf& c) {
-  int fds[2];
-  ck_assert_int_eq(pipe(fds), 0);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    close(fds[0]);
-    signal(SIGALRM, SIG_DFL);  // check's handler would kill the whole process group
-    alarm(10);
+  return test_support::in_child([&] {
     std::string err;
     auto s = make_order_scorer(c, &err);
     if (s) err = "LOADED";
-    ssize_t ignored = write(fds[1], err.data(), err.size());
-    (void)ignored;
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string got;
-  char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFSIGNALED(status) ? "HUNG" : got;
+    return err;
+  });
 }
 
 std::string copy_model(const std::string& path) {

@@ -21,6 +21,7 @@
 #include "policy/io/trace.h"
 #include "policy/model/cluster_model.h"
 #include "policy/model/prices.h"
+#include "tests/unit/in_child.h"
 
 // Last: check.h defines a fail() macro that breaks <ios>.
 #include <check.h>
@@ -197,34 +198,16 @@ END_TEST
 // "OK", "HUNG" or "OTHER: ...". For inputs that used to block for ever.
 template <class F>
 static std::string error_in_child(F f) {
-  int fds[2];
-  ck_assert_int_eq(pipe(fds), 0);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    close(fds[0]);
-    signal(SIGALRM, SIG_DFL);  // check's handler would kill the whole process group
-    alarm(10);
-    std::string out = "OK";
+  return test_support::in_child([&]() -> std::string {
     try {
       f();
     } catch (const InputError& e) {
-      out = e.what();
+      return e.what();
     } catch (const std::exception& e) {
-      out = std::string("OTHER: ") + e.what();
+      return std::string("OTHER: ") + e.what();
     }
-    ssize_t ignored = write(fds[1], out.data(), out.size());
-    (void)ignored;
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string got;
-  char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFSIGNALED(status) ? "HUNG" : got;
+    return "OK";
+  });
 }
 
 // Times past 10 years are refused with file and line: a 1e300 s job was
