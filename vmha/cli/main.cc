@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   CLI::App* bench_cmd = app.add_subcommand("bench", "Compare workloads in vmha with native runs");
   bench_cmd->add_flag("--native-only", bench.native_only, "Compare with native only: trackers, syscalls, dirty pages (without it: native vs replicated async vs stop-copy)");
   bool bench_json = false;
-  int bench_epoch_ms = 50;
+  int bench_epoch_ms = vmha::kDefaultEpochMs;
   bench_cmd->add_flag("--json", bench_json, "Replication comparison as JSON");
   bench_cmd->add_option("--epoch-ms", bench_epoch_ms, "Epoch length for the replication comparison")->capture_default_str();
   bench_cmd->add_option("--workloads", bench.workload_dir, "Directory holding the built workload programs")->capture_default_str();

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "vmha/settings.h"
+
 namespace vmha {
 
 struct RunCommandOptions {
@@ -21,8 +23,8 @@ struct RunCommandOptions {
   std::string backup;                // host:port of `vmha backup`
   std::string key_file;              // shared secret file (mode 0600)
   std::string mode = "async";        // async | stop-copy
-  int epoch_ms = 50;                 // longest epoch
-  int lease_ms = 1000;               // backup unreachable this long: go on unprotected
+  int epoch_ms = kDefaultEpochMs;
+  int lease_ms = kDefaultLeaseMs;    // backup unreachable this long: go on unprotected
   std::string stats_file;            // with backup: replication statistics here (key=value lines, vmha(1))
 };
 

@@ -6,6 +6,8 @@
 #pragma once
 #include <string>
 
+#include "vmha/settings.h"
+
 namespace vmha {
 
 struct BackupOptions {
@@ -20,7 +22,7 @@ struct BackupOptions {
   // takeover see, from their size, exactly what the primary released; a pipe
   // (e.g. srun's I/O forwarding) lags behind and hides it.
   std::string stdout_file, stderr_file;
-  int lease_ms = 500;  // the takeover waits this long: most of a failover (vmha bench)
+  int lease_ms = kDefaultLeaseMs;  // the takeover waits this long: most of a failover (vmha bench)
   int accept_timeout_s = 60;
 };
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "vmha/settings.h"
 #include "vmha/vmm/vm.h"
 
 namespace vmha {
@@ -20,14 +21,14 @@ struct EngineOptions {
   std::string backup;     // host:port of `vmha backup`
   std::string key_file;   // shared secret (SharedKeyAuthenticator)
   bool async = true;      // false: stop-copy
-  int epoch_ms = 50;      // longest epoch
+  int epoch_ms = kDefaultEpochMs;
   int min_epoch_ms = 2;   // async: an epoch with output waiting ends after this long
   // async: also harvest and send every this many ms during the epoch (0: only
   // the pre-copy rounds at its end). Off by default: without PML each harvest
   // makes every page the guest keeps writing fault again (measured: steps ran
   // 6x slower with 10 ms prefetch than with pre-copy at the end only).
   int prefetch_ms = 0;
-  int lease_ms = 500;     // backup silent this long (and gone): continue unprotected
+  int lease_ms = kDefaultLeaseMs;  // backup silent this long (and gone): continue unprotected
   std::string transports; // UCX_TLS ("" = UCX default)
   bool quiet = false;     // no "backup lost" report (bench)
 };

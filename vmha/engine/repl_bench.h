@@ -5,12 +5,14 @@
 #pragma once
 #include <string>
 
+#include "vmha/settings.h"
+
 namespace vmha {
 
 struct ReplBenchOptions {
   std::string workload_dir = "vmha/workloads";
   std::string only;       // substring filter on workload names
-  int epoch_ms = 50;
+  int epoch_ms = kDefaultEpochMs;
   int reps = 1;
   bool json = false;
 };

@@ -43,7 +43,10 @@ int run_replicated(const RunCommandOptions& o) {
   else if (o.mode == "stop-copy") eo.async = false;
   else return std::fprintf(stderr, "vmha: --mode %s: expected async or stop-copy\n", o.mode.c_str()), 125;
   if (o.key_file.empty()) return std::fprintf(stderr, "vmha: --backup needs --key FILE\n"), 125;
-  if (o.epoch_ms < 1 || o.epoch_ms > 60000) return std::fprintf(stderr, "vmha: --epoch-ms %d: expected 1..60000\n", o.epoch_ms), 125;
+  if (o.epoch_ms < kMinEpochMs || o.epoch_ms > kMaxEpochMs)
+    return std::fprintf(stderr, "vmha: --epoch-ms %d: expected %d..%d\n", o.epoch_ms, kMinEpochMs, kMaxEpochMs), 125;
+  if (o.lease_ms < kMinLeaseMs || o.lease_ms > kMaxLeaseMs)
+    return std::fprintf(stderr, "vmha: --lease-ms %d: expected %d..%d\n", o.lease_ms, kMinLeaseMs, kMaxLeaseMs), 125;
   eo.epoch_ms = o.epoch_ms;
   eo.lease_ms = o.lease_ms;
   VmOptions vo;

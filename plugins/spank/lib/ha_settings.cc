@@ -30,6 +30,11 @@ struct Key {
   bool (*set)(const std::string& v, HaSettings* s);
 };
 
+std::string range(int lo, int hi) { return std::to_string(lo) + "-" + std::to_string(hi); }
+// The argument table's texts are literals: they must say vmha/settings.h's ranges.
+static_assert(vmha::kMinEpochMs == 1 && vmha::kMaxEpochMs == 60000, "update the epoch= text");
+static_assert(vmha::kMinLeaseMs == 50 && vmha::kMaxLeaseMs == 60000, "update the lease= text");
+
 bool set_int(const std::string& v, long lo, long hi, int* field) {
   long x;
   if (!parse_int(v, lo, hi, &x)) return false;
@@ -39,7 +44,7 @@ bool set_int(const std::string& v, long lo, long hi, int* field) {
 
 const Key kKeys[] = {
     {"epoch", "an epoch length in milliseconds, 1-60000",
-     [](const std::string& v, HaSettings* s) { return set_int(v, 1, 60000, &s->epoch_ms); }},
+     [](const std::string& v, HaSettings* s) { return set_int(v, vmha::kMinEpochMs, vmha::kMaxEpochMs, &s->epoch_ms); }},
     {"mode", "async or stop-copy",
      [](const std::string& v, HaSettings* s) {
        if (v != "async" && v != "stop-copy") return false;
@@ -47,7 +52,7 @@ const Key kKeys[] = {
        return true;
      }},
     {"lease", "a lease in milliseconds, 50-60000",
-     [](const std::string& v, HaSettings* s) { return set_int(v, 50, 60000, &s->lease_ms); }},
+     [](const std::string& v, HaSettings* s) { return set_int(v, vmha::kMinLeaseMs, vmha::kMaxLeaseMs, &s->lease_ms); }},
     {"memory", "guest memory in MiB, 16-65536",
      [](const std::string& v, HaSettings* s) {
        long x;
@@ -152,12 +157,13 @@ bool parse_ha_value(const char* value, bool* on, int* epoch_ms, std::string* err
     return true;
   }
   long x;
-  if (parse_int(v, 1, 60000, &x)) {
+  if (parse_int(v, vmha::kMinEpochMs, vmha::kMaxEpochMs, &x)) {
     *on = true;
     *epoch_ms = static_cast<int>(x);
     return true;
   }
-  *error = "expected an epoch length in milliseconds (1-60000), or nothing for the site default; got '" + v + "'";
+  *error = "expected an epoch length in milliseconds (" + range(vmha::kMinEpochMs, vmha::kMaxEpochMs) +
+           "), or nothing for the site default; got '" + v + "'";
   return false;
 }
 

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "vmha/settings.h"
+
 namespace vmha_spank {
 
 // Where `make install` puts vmha and vmha-task (configure's bindir, pkglibexecdir).
@@ -16,9 +18,9 @@ std::string default_vmha_path();
 std::string default_task_path();
 
 struct HaSettings {
-  int epoch_ms = 50;                 // epoch=       longest epoch (ms)
+  int epoch_ms = vmha::kDefaultEpochMs;  // epoch=       longest epoch (ms)
   std::string mode = "async";        // mode=        async | stop-copy
-  int lease_ms = 500;                // lease=       primary/backup silent this long: lost (ms)
+  int lease_ms = vmha::kDefaultLeaseMs;  // lease=       primary/backup silent this long: lost (ms)
   uint64_t memory_mib = 1024;        // memory=      guest memory (MiB)
   std::string backup = "next";       // backup=      next | last: which other node of the allocation
   std::string statedir = "/tmp/vmha-ha";  // statedir= per-job files (keys, output, results)
