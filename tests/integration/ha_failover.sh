@@ -1,25 +1,33 @@
 #!/usr/bin/env bash
 # vmha SPANK plugin, failover through Slurm: kill -9 the primary vmha of one
-# task of an --ha job at a random point 0.3-1.2 s after it started. The
-# backup (a step on the other node) resumes the program; the job still ends
-# COMPLETED 0:0, every task's output equals the native run's line for line
-# (nothing lost, nothing twice), and AdminComment counts the failover.
-# Two rounds: task 0 with the site epoch, task 1 with --ha=30. A kill that
-# lands after the program ended is retried (at most 3 attempts per round).
+# task of an --ha job while its program runs, at a random step between the
+# 2nd and a third of the way (seen in the job's output, not guessed from
+# time). The backup (a step on the other node) resumes the program; the job
+# still ends COMPLETED 0:0, every task's output equals the native run's line
+# for line (nothing lost, nothing twice), and AdminComment counts the
+# failover. Two rounds: task 0 with the site epoch, task 1 with --ha=30. A
+# kill that lands after the program ended is retried (at most 3 attempts).
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/ha_lib.sh"
 ha_require
 ha_require_kvm
 ha_cluster_up epoch=20
 cd "$HA_DIR/work"
-ARGS="30 4000000 1"
+# As many steps as make the program run about 4 s natively on this host (a
+# fast host ran 30 steps in well under the 0.3 s the kill once waited).
+t0=$(date +%s.%N)
+"$HA_WL/steps" 30 4000000 1 > /dev/null
+native_s=$(echo "$(date +%s.%N) - $t0" | bc)
+STEPS=$(echo "s = 30 * 4 / ($native_s + 0.001); if (s < 30) s = 30; if (s > 3000) s = 3000; scale=0; s / 1" | bc)
+ARGS="$STEPS 4000000 1"
 "$HA_WL/steps" $ARGS > native.out
+note "$STEPS steps (30 took ${native_s} s natively)"
 
 # attempt N RANK HA-OPTION: submits the job and kills the primary vmha of
-# task RANK 0.3-1.2 s after it started (the program runs about 2.5 s
-# natively); sets JID. Returns 1 when the primary had already ended.
+# task RANK once the job's output shows that task past a random step K
+# (2 <= K <= STEPS/3); sets JID. Returns 1 when the primary had already ended.
 attempt() {
-  local n=$1 rank=$2 opt=$3 delay victim ms
+  local n=$1 rank=$2 opt=$3 victim k out
   JID=$(sbatch --parsable "$opt" -N2 -o "job$n.out" --wrap "srun -l $HA_WL/steps $ARGS")
   victim=""
   for _ in $(seq 600); do
@@ -28,11 +36,15 @@ attempt() {
     sleep 0.05
   done
   [ -n "$victim" ] || { ha_dump "$JID"; fail "round $n: the primary vmha of task $rank never appeared"; }
-  ms=$(( 300 + $(od -An -N2 -tu2 /dev/urandom) % 900 ))
-  delay=$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))
-  sleep "$delay"
+  k=$(( 2 + $(od -An -N2 -tu2 /dev/urandom) % (STEPS / 3 - 1) ))
+  for _ in $(seq 6000); do
+    out=$(grep -c "^ *$rank: step" "job$n.out" 2>/dev/null || true)
+    [ "${out:-0}" -ge "$k" ] && break
+    kill -0 "$victim" 2>/dev/null || return 1
+    sleep 0.02
+  done
   kill -9 "$victim" 2>/dev/null || return 1   # this process only, by its PID
-  note "round $n: killed the primary vmha of task $rank (pid $victim) ${delay}s after it started; $(grep -c "^ *$rank: step" "job$n.out" || true) of its lines were out"
+  note "round $n: killed the primary vmha of task $rank (pid $victim) once step $k of $STEPS was out; $(grep -c "^ *$rank: step" "job$n.out" || true) of its lines were out"
 }
 
 # round N RANK HA-OPTION: the job must end COMPLETED 0:0 with exact output
