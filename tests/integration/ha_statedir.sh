@@ -36,12 +36,12 @@ plant() {
 # attack WHAT EXPECTED-LOG-TEXT: a nobody --ha job is refused, victim unchanged
 attack() {
   local jid st
-  jid=$(as_nobody sbatch --parsable --ha -N2 -o "$HA_DIR/work/attack.out" --wrap 'srun true')
+  jid=$(as_nobody sbatch --parsable --ha -N2 -o attack.out --wrap 'srun true')
   st=$(ha_wait_end 60 "$jid")
-  note "$1: the job's output: $(head -n1 "$HA_DIR/work/attack.out")"
+  note "$1: the job's output: $(head -n1 attack.out)"
   [ "$(victim_stat)" = "$before" ] || fail "$1: the planted symlink's target changed: $(victim_stat) (was $before)"
-  [ "$st" = FAILED ] || fail "$1: job $jid $st although its state directory was refused: $(cat "$HA_DIR/work/attack.out")"
-  grep -qF -- "$2" "$HA_DIR/work/attack.out" || fail "$1: the job's output does not say why: $(cat "$HA_DIR/work/attack.out")"
+  [ "$st" = FAILED ] || fail "$1: job $jid $st although its state directory was refused: $(cat attack.out)"
+  grep -qF -- "$2" attack.out || fail "$1: the job's output does not say why: $(cat attack.out)"
   grep -hF "vmha: job $jid: " "$CLUSTER_DIR"/log/slurmd-node*.log | grep -qF -- "$2" \
     || { grep -h vmha "$CLUSTER_DIR"/log/slurmd-node*.log | tail -n 5; fail "$1: slurmd log lacks '$2' for job $jid"; }
   note "$1: job $jid $st; victim still $(victim_stat); log: $(grep -hF "vmha: job $jid: " "$CLUSTER_DIR"/log/slurmd-node*.log | head -n1 | sed 's/.*vmha: /vmha: /')"
@@ -52,7 +52,7 @@ attack "1777 state directory" "is writable by group or others (mode 1777)"
 
 # A state directory the plugin creates: root's, 0711, so nobody can plant.
 sed -i "s|statedir=$HA_DIR/open|statedir=$HA_DIR/good|" "$HA_DIR/plugstack.conf"
-jid=$(as_nobody sbatch --parsable --ha -N2 -o "$HA_DIR/work/first.out" --wrap 'srun true')
+jid=$(as_nobody sbatch --parsable --ha -N2 -o first.out --wrap 'srun true')
 ha_wait_end 60 "$jid" > /dev/null
 [ "$(stat -c '%u %a' "$HA_DIR/good")" = "0 711" ] || fail "state directory created as $(stat -c '%u %a' "$HA_DIR/good"), expected root's, mode 0711"
 as_nobody ln -s "$HA_DIR/victim" "$HA_DIR/good/job999" 2>/dev/null && fail "nobody could create an entry in the state directory"
