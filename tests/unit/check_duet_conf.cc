@@ -14,6 +14,7 @@
 #include "tests/unit/in_child.h"
 
 #include <check.h>  // last: it defines a fail() macro
+#include "tests/unit/run_suite.h"
 
 using duet::plugin::ConfResult;
 using duet::plugin::LogLevel;
@@ -308,9 +309,5 @@ int main() {
   tcase_add_test(tc, test_load_refuses_special_and_huge_files);
   tcase_add_test(tc, test_load_refuses_untrusted_file);
   suite_add_tcase(s, tc);
-  SRunner* sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return test_support::run_suite(s);
 }

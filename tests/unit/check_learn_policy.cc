@@ -22,6 +22,7 @@
 
 // Last: check.h defines a fail() macro that breaks <ios>.
 #include <check.h>
+#include "tests/unit/run_suite.h"
 
 using namespace duet;
 using namespace duet::learn;
@@ -336,9 +337,5 @@ int main() {
   tcase_add_test(tc, spread_job_keeps_fastest_floor);
   tcase_add_test(tc, agents_exchange_messages);
   suite_add_tcase(s, tc);
-  SRunner* r = srunner_create(s);
-  srunner_run_all(r, CK_NORMAL);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return test_support::run_suite(s);
 }

@@ -19,6 +19,7 @@
 
 // Last: check.h defines a fail() macro that breaks <ios>.
 #include <check.h>
+#include "tests/unit/run_suite.h"
 
 using namespace duet;
 using namespace duet::learn;
@@ -129,9 +130,5 @@ int main() {
   tcase_add_test(tc, training_improves_over_untrained_start);
   tcase_add_test(tc, one_agent_trains_the_other_stays_fixed);
   suite_add_tcase(s, tc);
-  SRunner* r = srunner_create(s);
-  srunner_run_all(r, CK_NORMAL);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return test_support::run_suite(s);
 }

@@ -26,6 +26,7 @@
 
 // Last: check.h defines a fail() macro that breaks <ios>.
 #include <check.h>
+#include "tests/unit/run_suite.h"
 
 using namespace duet;
 using namespace duet::learn;
@@ -215,9 +216,5 @@ int main() {
   tcase_add_test(tc, placement_prefers_the_fastest_free_type);
   tcase_add_test(tc, unknown_types_count_by_speed_not_name);
   suite_add_tcase(s, tc);
-  SRunner* r = srunner_create(s);
-  srunner_run_all(r, CK_NORMAL);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return test_support::run_suite(s);
 }

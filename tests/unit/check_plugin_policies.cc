@@ -13,6 +13,7 @@
 #include "plugins/common/priority_ladder.h"
 
 #include <check.h>  // last: it defines a fail() macro
+#include "tests/unit/run_suite.h"
 
 using namespace duet::plugin;
 
@@ -222,9 +223,5 @@ int main() {
   tcase_add_test(tc, test_node_stats_roundtrip);
   tcase_add_test(tc, test_explain);
   suite_add_tcase(s, tc);
-  SRunner* sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return test_support::run_suite(s);
 }

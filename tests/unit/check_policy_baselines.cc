@@ -8,6 +8,7 @@
 
 // Last: check.h defines a fail() macro that breaks <ios>.
 #include <check.h>
+#include "tests/unit/run_suite.h"
 
 using namespace duet;
 
@@ -156,9 +157,5 @@ int main() {
   tcase_add_test(tc, qssf_learns_from_history);
   tcase_add_test(tc, placements_choose_as_documented);
   suite_add_tcase(s, tc);
-  SRunner* r = srunner_create(s);
-  srunner_run_all(r, CK_NORMAL);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  return failed ? 1 : 0;
+  return test_support::run_suite(s);
 }

@@ -25,6 +25,7 @@
 
 // Last: check.h defines a fail() macro that breaks <ios>.
 #include <check.h>
+#include "tests/unit/run_suite.h"
 
 using namespace duet;
 
@@ -341,9 +342,5 @@ int main() {
   tcase_add_test(tc, errors_escape_control_characters);
   tcase_add_test(tc, pai_stream_and_type_limit);
   suite_add_tcase(s, tc);
-  SRunner* r = srunner_create(s);
-  srunner_run_all(r, CK_NORMAL);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  return failed ? 1 : 0;
+  return test_support::run_suite(s);
 }

@@ -15,6 +15,7 @@
 
 // Last: check.h defines a fail() macro that breaks <ios>.
 #include <check.h>
+#include "tests/unit/run_suite.h"
 
 using namespace duet;
 
@@ -156,9 +157,5 @@ int main() {
   tcase_add_test(tc, machine_factors_seeded_and_bounded);
   tcase_add_test(tc, known_speed_reflects_type);
   suite_add_tcase(s, tc);
-  SRunner* r = srunner_create(s);
-  srunner_run_all(r, CK_NORMAL);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  return failed ? 1 : 0;
+  return test_support::run_suite(s);
 }

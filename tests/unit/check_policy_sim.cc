@@ -18,6 +18,7 @@
 
 // Last: check.h defines a fail() macro that breaks <ios>.
 #include <check.h>
+#include "tests/unit/run_suite.h"
 
 using namespace duet;
 
@@ -430,9 +431,5 @@ int main() {
   tcase_add_test(real, real_slice_invariants);
   tcase_add_test(real, same_seed_same_json);
   suite_add_tcase(s, real);
-  SRunner* r = srunner_create(s);
-  srunner_run_all(r, CK_NORMAL);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  return failed ? 1 : 0;
+  return test_support::run_suite(s);
 }

@@ -19,6 +19,7 @@
 
 // Last: check.h defines a fail() macro that breaks <ios>.
 #include <check.h>
+#include "tests/unit/run_suite.h"
 
 using namespace duet;
 using namespace duet::replay;
@@ -111,9 +112,5 @@ int main() {
   tcase_add_test(t, registry_ignores_dead);
   tcase_add_test(t, rate_matches_perf_model);
   suite_add_tcase(s, t);
-  SRunner* r = srunner_create(s);
-  srunner_run_all(r, CK_NORMAL);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  return failed ? 1 : 0;
+  return test_support::run_suite(s);
 }

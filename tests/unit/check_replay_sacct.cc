@@ -9,6 +9,7 @@
 
 // Last: check.h defines a fail() macro that breaks <ios>.
 #include <check.h>
+#include "tests/unit/run_suite.h"
 
 using namespace duet;
 using namespace duet::replay;
@@ -93,9 +94,5 @@ int main() {
   tcase_add_test(t, metrics_match_times);
   tcase_add_test(t, errors_name_line);
   suite_add_tcase(s, t);
-  SRunner* r = srunner_create(s);
-  srunner_run_all(r, CK_NORMAL);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  return failed ? 1 : 0;
+  return test_support::run_suite(s);
 }

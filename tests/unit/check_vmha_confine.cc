@@ -14,6 +14,7 @@
 #include "tests/vmha/vmha_test_util.h"
 
 #include <check.h>
+#include "tests/unit/run_suite.h"
 
 namespace {
 
@@ -192,9 +193,5 @@ int main() {
   tcase_add_test(tc, exit_status_and_signals_are_the_programs);
   tcase_add_test(tc, metadata_of_files_the_guest_did_not_open_is_unchanged);
   suite_add_tcase(s, tc);
-  SRunner* sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return test_support::run_suite(s);
 }

@@ -19,6 +19,7 @@
 #include "vmha/vmm/vm.h"
 
 #include <check.h>
+#include "tests/unit/run_suite.h"
 
 using namespace vmha;
 
@@ -181,9 +182,5 @@ int main() {
   tcase_add_test(tc, none_reports_only_vmm_writes);
   tcase_add_test(tc, ring_harvest_from_another_thread);
   suite_add_tcase(s, tc);
-  SRunner* sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return test_support::run_suite(s);
 }

@@ -9,6 +9,7 @@
 #include "vmha/vmm/elf_image.h"
 
 #include <check.h>
+#include "tests/unit/run_suite.h"
 
 using namespace vmha;
 
@@ -135,9 +136,5 @@ int main() {
   tcase_add_test(tc, real_dynamic_binary_is_refused);
   tcase_add_test(tc, missing_file_names_it);
   suite_add_tcase(s, tc);
-  SRunner* sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return test_support::run_suite(s);
 }

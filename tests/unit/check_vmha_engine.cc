@@ -15,6 +15,7 @@
 #include "vmha/engine/held_output.h"
 
 #include <check.h>  // last: its macros clash with C++ headers
+#include "tests/unit/run_suite.h"
 
 using namespace vmha;
 
@@ -272,9 +273,5 @@ int main() {
   tcase_add_test(tc, guest_size_while_releasing);
   tcase_add_test(tc, takeover_reapplies_file_writes);
   suite_add_tcase(s, tc);
-  SRunner* sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return test_support::run_suite(s);
 }

@@ -14,6 +14,7 @@
 #include "vmha/vmm/exec_resolve.h"
 
 #include <check.h>  // last: it defines a fail() macro
+#include "tests/unit/run_suite.h"
 
 using namespace vmha;
 
@@ -110,9 +111,5 @@ int main() {
   tcase_add_test(tc, bad_shebangs_are_refused);
   tcase_add_test(tc, script_and_path_search_run_in_the_vm);
   suite_add_tcase(s, tc);
-  SRunner* sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return test_support::run_suite(s);
 }

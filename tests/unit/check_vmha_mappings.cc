@@ -19,6 +19,7 @@
 #include "vmha/vmm/vm.h"
 
 #include <check.h>
+#include "tests/unit/run_suite.h"
 
 using namespace vmha;
 
@@ -141,9 +142,5 @@ int main() {
   tcase_add_test(tc, edge_lengths_and_wrapping_ranges_fail_cleanly);
   tcase_add_test(tc, memory_option_outside_the_range_is_refused);
   suite_add_tcase(s, tc);
-  SRunner* sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return test_support::run_suite(s);
 }

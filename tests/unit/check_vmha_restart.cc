@@ -19,6 +19,7 @@
 #include "vmha/vmm/vm.h"
 
 #include <check.h>  // last: it defines a fail() macro
+#include "tests/unit/run_suite.h"
 
 using namespace vmha;
 
@@ -122,9 +123,5 @@ int main() {
   tcase_add_test(tc, sleeps_restart_after_pauses);
   tcase_add_test(tc, poll_and_read_restart_after_pauses);
   suite_add_tcase(s, tc);
-  SRunner* sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return test_support::run_suite(s);
 }

@@ -17,6 +17,7 @@
 #include "plugins/spank/lib/state_dir.h"
 
 #include <check.h>  // last: it defines a fail() macro
+#include "tests/unit/run_suite.h"
 
 using namespace vmha_spank;
 
@@ -335,9 +336,5 @@ int main() {
   tcase_add_test(tc, test_job_dir_planted);
   tcase_add_test(tc, test_job_dir_removal);
   suite_add_tcase(s, tc);
-  SRunner* r = srunner_create(s);
-  srunner_run_all(r, CK_NORMAL);
-  int failed = srunner_ntests_failed(r);
-  srunner_free(r);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return test_support::run_suite(s);
 }

@@ -8,6 +8,7 @@
 #include "tests/vmha/vmha_test_util.h"
 
 #include <check.h>
+#include "tests/unit/run_suite.h"
 
 namespace {
 
@@ -118,9 +119,5 @@ int main() {
   tcase_add_loop_test(tc, snapshot_restore_mid_run_equals_native, 0, n);
   tcase_add_test(tc, timer_snapshot_keeps_fpu_state);
   suite_add_tcase(s, tc);
-  SRunner* sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return test_support::run_suite(s);
 }
