@@ -1,0 +1,189 @@
+// The fd table section of the VM state: each open guest descriptor with its
+// kind, path, flags, offset and the bytes in flight in its pipe or socket,
+// then the channel count. Restore reopens files by path and recreates pipes
+// and socketpairs per channel, refilled with the bytes that were in flight.
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "vmha/state/vm_state_codec.h"
+
+namespace vmha {
+
+namespace {
+
+// Bytes waiting in a pipe or socket, read without consuming them.
+Status peek_pending(const FdEntry& e, std::string* out) {
+  int n = 0;
+  if (ioctl(e.host_fd, FIONREAD, &n) < 0) return Status::error(errno_text("FIONREAD"));
+  out->assign(static_cast<size_t>(n), '\0');
+  if (n == 0) return Status();
+  if (e.kind == FdKind::kSocket) {
+    ssize_t got = recv(e.host_fd, out->data(), n, MSG_PEEK | MSG_DONTWAIT);
+    if (got != n) return Status::error(errno_text("recv(MSG_PEEK) of a guest socket"));
+    return Status();
+  }
+  int tmp[2];
+  if (pipe2(tmp, O_CLOEXEC) < 0) return Status::error(errno_text("pipe2"));
+  fcntl(tmp[1], F_SETPIPE_SZ, n);
+  ssize_t got = tee(e.host_fd, tmp[1], n, SPLICE_F_NONBLOCK);
+  ssize_t r = got == n ? read(tmp[0], out->data(), n) : -1;
+  close(tmp[0]);
+  close(tmp[1]);
+  if (r != n) return Status::error("cannot copy the data waiting in a guest pipe");
+  return Status();
+}
+
+// One descriptor as saved: the entry plus what lives only in its host fd.
+struct SavedFd {
+  int fd = -1;
+  FdEntry e;
+  uint64_t offset = 0;
+  std::string pending;  // bytes in flight (pipe read end, socket)
+};
+
+Status encode_fd(ByteWriter& w, int fd, const FdEntry& e) {
+  w.u32(static_cast<uint32_t>(fd));
+  w.u32(static_cast<uint32_t>(e.kind));
+  w.str(e.path);
+  int flags = e.open_flags;
+  if (e.kind == FdKind::kPipe || e.kind == FdKind::kSocket) flags = fcntl(e.host_fd, F_GETFL);
+  w.u32(static_cast<uint32_t>(flags));
+  w.u32(e.cloexec);
+  w.u32(static_cast<uint32_t>(e.stream));
+  w.u32(static_cast<uint32_t>(e.channel));
+  w.u32(static_cast<uint32_t>(e.end));
+  off_t off = lseek(e.host_fd, 0, SEEK_CUR);
+  w.u64(off < 0 ? 0 : static_cast<uint64_t>(off));
+  std::string pending;
+  if (e.kind == FdKind::kSocket || (e.kind == FdKind::kPipe && e.end == 0))
+    if (Status s = peek_pending(e, &pending); !s.ok()) return s;
+  w.str(pending);
+  return Status();
+}
+
+// False (and the reader failed) when the record is cut short or names a
+// descriptor or pipe end out of range.
+bool decode_fd(ByteReader& r, SavedFd* s) {
+  s->fd = static_cast<int>(r.u32("fd"));
+  FdEntry& e = s->e;
+  e.kind = static_cast<FdKind>(r.u32("fd kind"));
+  e.path = r.str("fd path");
+  e.open_flags = static_cast<int>(r.u32("fd flags"));
+  e.cloexec = r.u32("fd cloexec");
+  e.stream = static_cast<int>(r.u32("fd stream"));
+  e.channel = static_cast<int>(r.u32("fd channel"));
+  e.end = static_cast<int>(r.u32("fd end"));
+  s->offset = r.u64("fd offset");
+  s->pending = r.str("fd pending data");
+  if (!r.ok()) return false;
+  if (s->fd < 0 || s->fd >= FdTable::kMaxFds || e.end < 0 || e.end > 1) {
+    r.fail("fd", "a descriptor below 1024");
+    return false;
+  }
+  return true;
+}
+
+// The pipe or socketpair of one channel, created by its first descriptor.
+struct ChannelPair {
+  int host[2] = {-1, -1};
+  bool filled[2] = {false, false};
+  FdKind kind;
+};
+
+// Opens the host side of a saved descriptor into s.e.host_fd. Returns why a
+// host operation failed ("" when none did); a bad value fails the reader.
+std::string reopen_fd(ByteReader& r, const VmOptions& opts, Process& p, std::map<int, ChannelPair>& pairs,
+                      SavedFd& s) {
+  FdEntry& e = s.e;
+  std::string problem;
+  switch (e.kind) {
+    case FdKind::kStdStream:
+      if (e.stream < 0 || e.stream > 2) {
+        r.fail("fd stream", "0, 1 or 2");
+        break;
+      }
+      e.host_fd = fcntl(opts.std_fds[e.stream], F_DUPFD_CLOEXEC, 0);
+      break;
+    case FdKind::kFile:
+      e.host_fd = p.root.open_beneath(p.root.root_fd(), e.path, e.open_flags & ~(O_CREAT | O_TRUNC | O_EXCL), 0);
+      if (e.host_fd < 0)
+        problem = "cannot reopen guest fd " + std::to_string(s.fd) + " (" + e.path + "): " + std::strerror(-e.host_fd);
+      else
+        lseek(e.host_fd, static_cast<off_t>(s.offset), SEEK_SET);
+      break;
+    case FdKind::kDevice:
+      e.host_fd = open(e.path.c_str(), (e.open_flags & O_ACCMODE) | O_CLOEXEC);
+      break;
+    case FdKind::kPipe:
+    case FdKind::kSocket: {
+      ChannelPair& pr = pairs[e.channel];
+      if (pr.host[0] < 0) {
+        int rc = e.kind == FdKind::kPipe ? pipe2(pr.host, O_CLOEXEC)
+                                         : socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pr.host);
+        if (rc < 0) {
+          problem = errno_text("recreating a guest pipe");
+          break;
+        }
+        pr.kind = e.kind;
+      }
+      e.host_fd = fcntl(pr.host[e.end], F_DUPFD_CLOEXEC, 0);
+      fcntl(e.host_fd, F_SETFL, e.open_flags);
+      if (!pr.filled[e.end] && !s.pending.empty()) {
+        int into = e.kind == FdKind::kPipe ? pr.host[1] : pr.host[1 - e.end];
+        if (write(into, s.pending.data(), s.pending.size()) != static_cast<ssize_t>(s.pending.size()))
+          problem = "cannot refill a guest pipe";
+      }
+      pr.filled[e.end] = true;
+      break;
+    }
+    default:
+      r.fail("fd kind", "0..4");
+  }
+  return problem;
+}
+
+}  // namespace
+
+Status VmStateCodec::encode_fds(ByteWriter& w, const Vm& vm) {
+  const auto& fds = vm.proc_->fds.entries();
+  uint32_t nfds = 0;
+  for (const FdEntry& e : fds) nfds += e.host_fd >= 0;
+  w.u32(nfds);
+  for (size_t fd = 0; fd < fds.size(); ++fd)
+    if (fds[fd].host_fd >= 0)
+      if (Status s = encode_fd(w, static_cast<int>(fd), fds[fd]); !s.ok()) return s;
+  w.u32(static_cast<uint32_t>(vm.proc_->fds.channels()));
+  return Status();
+}
+
+Status VmStateCodec::decode_fds(ByteReader& r, const VmOptions& opts, Vm& vm) {
+  Process& p = *vm.proc_;
+  uint32_t nfds = r.u32("fd count");
+  if (nfds > FdTable::kMaxFds) r.fail("fd count", "at most 1024");
+  std::map<int, ChannelPair> pairs;
+  std::string problem;
+  for (uint32_t i = 0; i < nfds && r.ok(); ++i) {
+    SavedFd s;
+    if (!decode_fd(r, &s)) break;
+    problem = reopen_fd(r, opts, p, pairs, s);
+    if (!problem.empty()) break;
+    if (s.e.host_fd >= 0) p.fds.install_at(s.fd, s.e);
+  }
+  // The table holds its own duplicates of every pipe end.
+  for (auto& [ch, pr] : pairs) {
+    close(pr.host[0]);
+    close(pr.host[1]);
+  }
+  if (!problem.empty()) return Status::error("restore: " + problem);
+  p.fds.set_next_channel(static_cast<int>(r.u32("channel count")));
+  return Status();
+}
+
+}  // namespace vmha

@@ -1,0 +1,78 @@
+// The sections of the VM state format (vm_state.h), in file order, each as an
+// encode/decode pair written side by side so a reader sees they mirror each
+// other. Vm::save and Vm::restore (vm_state.cc) only walk them in order:
+//   header       vm_state.cc      magic, version, guest memory size
+//   vCPU         vcpu_codec.cc    registers, FPU/XSAVE image, MSRs
+//   page tables  vmm_codec.cc     page-table roots, kernel frames
+//   mappings     vmm_codec.cc     brk, guest mappings
+//   process      vmm_codec.cc     FS base, signals, system-call state, hwcap
+//   fd table     fd_codec.cc      descriptors with paths, offsets, pipe data
+//   memory       memory_codec.cc  frame allocator, non-zero frames
+//   end          vm_state.cc      end marker
+// The state may be hostile: decoders check every value they read and, on a
+// bad one, fail the reader, which names the byte offset and what was
+// expected. Internal to the state format; not part of the VM's interface.
+#pragma once
+#include <linux/kvm.h>
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "vmha/state/byte_stream.h"
+#include "vmha/vmm/vm.h"
+
+namespace vmha {
+
+// struct kvm_xsave as the kernel sizes it (4096 bytes; see layout.h).
+struct XsaveArea {
+  uint8_t bytes[4096] = {};
+};
+
+// The vCPU section as read. Restore applies it to the new vCPU only after the
+// whole state has been read and checked.
+struct VcpuRecord {
+  kvm_regs regs{};
+  kvm_sregs sregs{};
+  kvm_fpu fpu{};
+  bool has_xsave = false;
+  std::unique_ptr<XsaveArea> xsave = std::make_unique<XsaveArea>();
+  std::vector<std::pair<uint32_t, uint64_t>> msrs;
+};
+
+class VmStateCodec {
+ public:
+  static void encode_header(ByteWriter& w, const Vm& vm);
+  static Status decode_header(ByteReader& r, VmOptions* opts);  // fills opts->memory_bytes
+
+  static Status encode_vcpu(ByteWriter& w, Vm& vm);
+  static void decode_vcpu(ByteReader& r, VcpuRecord* cpu);
+  static Status apply_vcpu(Vm& vm, const VcpuRecord& cpu);
+
+  static void encode_page_tables(ByteWriter& w, const Vm& vm);
+  static void decode_page_tables(ByteReader& r, Vm& vm);
+
+  static void encode_mappings(ByteWriter& w, const Vm& vm);
+  static void decode_mappings(ByteReader& r, Vm& vm);
+
+  static void encode_process(ByteWriter& w, const Vm& vm);
+  static void decode_process(ByteReader& r, Vm& vm);
+
+  static Status encode_fds(ByteWriter& w, const Vm& vm);
+  // Reopens files, recreates pipes and socketpairs; an error here is a host
+  // failure (a file gone, no pipe), not a malformed state.
+  static Status decode_fds(ByteReader& r, const VmOptions& opts, Vm& vm);
+
+  static void encode_memory(ByteWriter& w, const Vm& vm, bool with_frames);
+  static void decode_memory(ByteReader& r, Vm& vm);
+
+  static void encode_end(ByteWriter& w);
+  static void decode_end(ByteReader& r);
+
+ private:
+  // A page-aligned, non-null guest frame inside the VM's memory.
+  static bool frame_inside(const Vm& vm, uint64_t gpa);
+};
+
+}  // namespace vmha
