@@ -73,79 +73,12 @@ class Primary {
       stats_.guest_cpu_s = static_cast<double>(cpu.tv_sec) + static_cast<double>(cpu.tv_nsec) * 1e-9;
       done_ = true;
     });
-    uint64_t epoch = 1;
-    while (true) {
-      ++epoch;
+    for (uint64_t epoch = 2;; ++epoch) {
       if (!lost_) {
         if (Status s = tx_.begin(epoch); !s.ok()) lose(s);
       }
-      auto start = Clock::now();
-      auto next_harvest = start;
-      // A long epoch sends nothing else: heartbeats every half lease keep
-      // the backup from counting a live primary as gone.
-      const auto beat_every = std::chrono::milliseconds(std::max(1, eo_.lease_ms / 2));
-      auto next_beat = start + beat_every;
-      std::vector<uint64_t> pfns;
-      while (!done_) {
-        double elapsed = ms_since(start);
-        if (elapsed >= eo_.epoch_ms) break;
-        if (!lost_ && Clock::now() >= next_beat) {
-          Status hb = tx_.heartbeat();
-          if (hb.ok()) hb = tx_.poll(0ms);  // drain the echoes
-          if (!hb.ok()) lose(hb);
-          next_beat = Clock::now() + beat_every;
-        }
-        // The guest waits for file writes held in this epoch (it reads that
-        // file or changes the file system): it makes no progress until they
-        // are released, so end the epoch now, in both modes.
-        if (sink_.release_wanted()) break;
-        // Async checkpoints are cheap, so output waiting ends the epoch early
-        // (no sooner than its cost allows). Stop-copy keeps fixed epochs
-        // (Remus): each of its checkpoints is a long pause.
-        if (eo_.async && elapsed >= std::max<double>(eo_.min_epoch_ms, kEarlyEndCostFactor * epoch_cost_ms_) &&
-            sink_.waiting())
-          break;
-        if (eo_.async && eo_.prefetch_ms > 0 && !lost_ && Clock::now() >= next_harvest) {
-          prefetch(pfns);
-          next_harvest = Clock::now() + std::chrono::milliseconds(eo_.prefetch_ms);
-        }
-        std::this_thread::sleep_for(200us);
-      }
-      double catch_up_ms = 0;
-      // Pre-copy while the guest runs, so the pause copies few pages: when
-      // the last checkpoint was large (copying it at the pause would take
-      // over ~0.2 ms) and no output waits (pre-copy delays its release), nor
-      // the guest for its held file writes.
-      // Each harvest costs the guest a fault per page it keeps writing.
-      if (eo_.async && !lost_ && !done_ && !sink_.waiting() && !sink_.release_wanted() && last_pages_ >= kPreCopyPages)
-        catch_up_ms = catch_up();
-      auto t0 = Clock::now();
-      vm_.request_pause();
-      vm_.wait_paused();
-      bool finished = done_.load();
-      if (!finished) stats_.stop_ms.push_back(ms_since(t0));
-      if (lost_) {
-        if (!finished) vm_.resume();
-        release(sink_.take());
-        if (finished) break;
-        continue;
-      }
-      Status s = end_epoch(epoch, finished, result, &t0);
-      if (s.ok() && !finished) {
-        last_pages_ = static_cast<uint64_t>(stats_.pages_per_ckpt.back());
-        epoch_cost_ms_ = catch_up_ms + stats_.pause_ms.back() + kFaultMsPerPage * stats_.pages_per_ckpt.back();
-      }
-      if (!s.ok()) {
-        lose(s);
-        if (finished) {
-          release(held_after_loss_);
-          held_after_loss_.clear();
-          release(sink_.take());
-          break;
-        }
-        continue;
-      }
-      if (finished) break;
+      run_epoch();
+      if (close_epoch(epoch, result)) break;
     }
     vcpu.join();
     stats_.guest_s = std::chrono::duration<double>(guest_end - guest_start).count();
@@ -158,6 +91,81 @@ class Primary {
   }
 
  private:
+  // The guest runs; this thread keeps the backup's lease alive and, in async
+  // mode, prefetches, until the epoch is due to end.
+  void run_epoch() {
+    auto start = Clock::now();
+    auto next_harvest = start;
+    // A long epoch sends nothing else: heartbeats every half lease keep
+    // the backup from counting a live primary as gone.
+    const auto beat_every = std::chrono::milliseconds(std::max(1, eo_.lease_ms / 2));
+    auto next_beat = start + beat_every;
+    std::vector<uint64_t> pfns;
+    while (!done_) {
+      double elapsed = ms_since(start);
+      if (elapsed >= eo_.epoch_ms) break;
+      if (!lost_ && Clock::now() >= next_beat) {
+        Status hb = tx_.heartbeat();
+        if (hb.ok()) hb = tx_.poll(0ms);  // drain the echoes
+        if (!hb.ok()) lose(hb);
+        next_beat = Clock::now() + beat_every;
+      }
+      // The guest waits for file writes held in this epoch (it reads that
+      // file or changes the file system): it makes no progress until they
+      // are released, so end the epoch now, in both modes.
+      if (sink_.release_wanted()) break;
+      // Async checkpoints are cheap, so output waiting ends the epoch early
+      // (no sooner than its cost allows). Stop-copy keeps fixed epochs
+      // (Remus): each of its checkpoints is a long pause.
+      if (eo_.async && elapsed >= std::max<double>(eo_.min_epoch_ms, kEarlyEndCostFactor * epoch_cost_ms_) &&
+          sink_.waiting())
+        break;
+      if (eo_.async && eo_.prefetch_ms > 0 && !lost_ && Clock::now() >= next_harvest) {
+        prefetch(pfns);
+        next_harvest = Clock::now() + std::chrono::milliseconds(eo_.prefetch_ms);
+      }
+      std::this_thread::sleep_for(200us);
+    }
+  }
+
+  // Pre-copies, pauses the vCPU and checkpoints the epoch (with the backup
+  // lost: only releases its output). True once the guest has finished.
+  bool close_epoch(uint64_t epoch, const RunResult& result) {
+    double catch_up_ms = 0;
+    // Pre-copy while the guest runs, so the pause copies few pages: when
+    // the last checkpoint was large (copying it at the pause would take
+    // over ~0.2 ms) and no output waits (pre-copy delays its release), nor
+    // the guest for its held file writes.
+    // Each harvest costs the guest a fault per page it keeps writing.
+    if (eo_.async && !lost_ && !done_ && !sink_.waiting() && !sink_.release_wanted() && last_pages_ >= kPreCopyPages)
+      catch_up_ms = catch_up();
+    auto t0 = Clock::now();
+    vm_.request_pause();
+    vm_.wait_paused();
+    bool finished = done_.load();
+    if (!finished) stats_.stop_ms.push_back(ms_since(t0));
+    if (lost_) {
+      if (!finished) vm_.resume();
+      release(sink_.take());
+      return finished;
+    }
+    Status s = end_epoch(epoch, finished, result, &t0);
+    if (!s.ok()) {
+      lose(s);
+      if (finished) {
+        release(held_after_loss_);
+        held_after_loss_.clear();
+        release(sink_.take());
+      }
+      return finished;
+    }
+    if (!finished) {
+      last_pages_ = static_cast<uint64_t>(stats_.pages_per_ckpt.back());
+      epoch_cost_ms_ = catch_up_ms + stats_.pause_ms.back() + kFaultMsPerPage * stats_.pages_per_ckpt.back();
+    }
+    return finished;
+  }
+
   void prefetch(std::vector<uint64_t>& pfns) {
     pfns.clear();
     if (Status s = vm_.tracker().harvest(pfns); !s.ok()) return lose(s);
@@ -206,41 +214,8 @@ class Primary {
       st.flags |= EpochState::kFinished;
       st.end_kind = static_cast<int32_t>(result.end);
       st.end_code = result.code;
-    } else {
-      auto t = Clock::now();
-      std::vector<uint64_t> pfns;
-      if (Status s = vm_.tracker().harvest(pfns); !s.ok()) return resume_with(s, finished);
-      if (paused_at) stats_.harvest_ms.push_back(ms_since(t));
-      t = Clock::now();
-      if (eo_.async && staging_.base && pfns.size() <= staging_.length / kPage) {
-        // Async: copy the residual pages aside; the guest resumes before the
-        // backup reads them (the copy stays put until this epoch is acked).
-        staged.reserve(pfns.size());
-        for (uint64_t p : pfns) {
-          uint64_t at = staged.size() * kPage;
-          std::memcpy(static_cast<uint8_t*>(staging_.base) + at, vm_.memory().host(p * kPage), kPage);
-          staged.push_back(PageRef{p, at});
-        }
-      } else if (!pfns.empty()) {
-        // Stop-copy (or no room to stage): the backup reads the live pages
-        // while the guest stays paused.
-        std::vector<PageRef> refs;
-        std::vector<uint32_t> crcs;
-        refs.reserve(pfns.size());
-        crcs.reserve(pfns.size());
-        for (uint64_t p : pfns) {
-          refs.push_back(PageRef{p, p * kPage});
-          crcs.push_back(crc32c(0, vm_.memory().host(p * kPage), kPage));
-        }
-        uint32_t seq = 0;
-        Status s = tx_.send_pages(region_, refs, crcs, true, &seq);
-        if (s.ok()) s = tx_.wait_pulled(seq, std::chrono::milliseconds(std::max(eo_.lease_ms, 2000)));
-        if (!s.ok()) return resume_with(s, finished);
-      }
-      stats_.residual_pages += pfns.size();
-      if (paused_at) stats_.pull_ms.push_back(ms_since(t));
-      t_state = Clock::now();
-      if (Status s = vm_.save(&st.vm_state, false); !s.ok()) return resume_with(s, finished);
+    } else if (Status s = capture_paused(&st, &staged, paused_at, &t_state); !s.ok()) {
+      return resume_with(s, finished);
     }
     st.held = sink_.take();
     if (!staged.empty()) {  // the rest needs no pause
@@ -248,12 +223,7 @@ class Primary {
       note_pause(paused_at, t_state);
     }
     Status s;
-    if (!staged.empty()) {
-      std::vector<uint32_t> crcs;
-      crcs.reserve(staged.size());
-      for (const PageRef& r : staged) crcs.push_back(crc32c(0, static_cast<uint8_t*>(staging_.base) + r.offset, kPage));
-      s = tx_.send_pages(staging_.id, staged, crcs);
-    }
+    if (!staged.empty()) s = send_staged(staged);
     if (s.ok()) s = tx_.send_state(st.encode());
     uint64_t pages = tx_.distinct_pages();
     if (s.ok()) s = tx_.end();
@@ -274,6 +244,60 @@ class Primary {
     }
     release(st.held);
     return Status();
+  }
+
+  // While paused: the pages dirtied since their last pull (staged or read by
+  // the backup in place) and the vCPU/VMM state into st. *t_state: when
+  // saving the state began.
+  Status capture_paused(EpochState* st, std::vector<PageRef>* staged, Clock::time_point* paused_at,
+                        Clock::time_point* t_state) {
+    auto t = Clock::now();
+    std::vector<uint64_t> pfns;
+    if (Status s = vm_.tracker().harvest(pfns); !s.ok()) return s;
+    if (paused_at) stats_.harvest_ms.push_back(ms_since(t));
+    t = Clock::now();
+    if (Status s = send_residual(pfns, staged); !s.ok()) return s;
+    stats_.residual_pages += pfns.size();
+    if (paused_at) stats_.pull_ms.push_back(ms_since(t));
+    *t_state = Clock::now();
+    return vm_.save(&st->vm_state, false);
+  }
+
+  Status send_residual(const std::vector<uint64_t>& pfns, std::vector<PageRef>* staged) {
+    if (eo_.async && staging_.base && pfns.size() <= staging_.length / kPage) {
+      // Async: copy the residual pages aside; the guest resumes before the
+      // backup reads them (the copy stays put until this epoch is acked).
+      staged->reserve(pfns.size());
+      for (uint64_t p : pfns) {
+        uint64_t at = staged->size() * kPage;
+        std::memcpy(static_cast<uint8_t*>(staging_.base) + at, vm_.memory().host(p * kPage), kPage);
+        staged->push_back(PageRef{p, at});
+      }
+      return Status();
+    }
+    if (pfns.empty()) return Status();
+    // Stop-copy (or no room to stage): the backup reads the live pages
+    // while the guest stays paused.
+    std::vector<PageRef> refs;
+    std::vector<uint32_t> crcs;
+    refs.reserve(pfns.size());
+    crcs.reserve(pfns.size());
+    for (uint64_t p : pfns) {
+      refs.push_back(PageRef{p, p * kPage});
+      crcs.push_back(crc32c(0, vm_.memory().host(p * kPage), kPage));
+    }
+    uint32_t seq = 0;
+    Status s = tx_.send_pages(region_, refs, crcs, true, &seq);
+    if (s.ok()) s = tx_.wait_pulled(seq, std::chrono::milliseconds(std::max(eo_.lease_ms, 2000)));
+    return s;
+  }
+
+  // The staged residual pages, with their CRCs, for the backup to read.
+  Status send_staged(const std::vector<PageRef>& staged) {
+    std::vector<uint32_t> crcs;
+    crcs.reserve(staged.size());
+    for (const PageRef& r : staged) crcs.push_back(crc32c(0, static_cast<uint8_t*>(staging_.base) + r.offset, kPage));
+    return tx_.send_pages(staging_.id, staged, crcs);
   }
 
   void note_pause(Clock::time_point* paused_at, Clock::time_point state_started) {
