@@ -119,6 +119,57 @@ bool fence(const BackupOptions& o) {
   return false;
 }
 
+// --address-file: the listening address, put in place atomically.
+void publish_address(const std::string& address_file, const std::string& address) {
+  if (address_file.empty()) return;
+  std::string tmp = address_file + ".tmp";
+  { std::ofstream f(tmp); f << address << "\n"; }
+  std::rename(tmp.c_str(), address_file.c_str());
+}
+
+// The first primary that authenticates within --accept-timeout; peers
+// refused on the way are reported. nullptr when none came.
+std::unique_ptr<Channel> accept_primary(Transport& t, const Authenticator& auth, const BackupOptions& o) {
+  std::unique_ptr<Channel> ch;
+  auto deadline = Clock::now() + std::chrono::seconds(o.accept_timeout_s);
+  while (!ch) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return nullptr;
+    auto c = t.accept(auth, left);
+    if (c.ok()) ch = c.take();
+    else if (!Channel::timed_out(c.status())) std::fprintf(stderr, "%s: refused a peer: %s\n", kWho, c.status().message().c_str());
+  }
+  return ch;
+}
+
+// Two images of the primary's memory, in transport memory when it has room
+// (the receiver pulls into them directly), else on the heap.
+std::unique_ptr<ImageStore> make_image_store(Transport& t, uint64_t pages) {
+  auto image_a = t.allocate_region(pages * kPage);
+  auto image_b = t.allocate_region(pages * kPage);
+  if (image_a.ok() && image_b.ok())
+    return std::make_unique<ImageStore>(kPage, pages,
+                                        std::span<uint8_t>(static_cast<uint8_t*>(image_a.value().base), pages * kPage),
+                                        std::span<uint8_t>(static_cast<uint8_t*>(image_b.value().base), pages * kPage));
+  return std::make_unique<ImageStore>(kPage, pages);
+}
+
+// The primary finished and said goodbye: exit as its guest did, per the
+// last committed checkpoint (0 when that does not say).
+int exit_code_after_bye(ImageStore& store) {
+  int code = 0;
+  store.read_committed([&](const CommittedImage& img) {
+    EpochState st;
+    if (EpochState::decode(img.state, &st).ok() && (st.flags & EpochState::kFinished)) {
+      RunResult r;
+      r.end = static_cast<RunResult::End>(st.end_kind);
+      r.code = st.end_code;
+      code = r.end == RunResult::End::kExited ? r.code : r.end == RunResult::End::kSignaled ? 128 + r.code : 125;
+    }
+  });
+  return code;
+}
+
 }  // namespace
 
 int run_backup(const BackupOptions& o) {
@@ -133,33 +184,12 @@ int run_backup(const BackupOptions& o) {
   auto t = make_ucx_transport(uo);
   if (!t.ok()) return fail(t.status().message());
   if (Status s = t.value()->listen(o.listen); !s.ok()) return fail(s.message());
-  std::string address = t.value()->listen_address();
-  if (!o.address_file.empty()) {
-    std::string tmp = o.address_file + ".tmp";
-    { std::ofstream f(tmp); f << address << "\n"; }
-    std::rename(tmp.c_str(), o.address_file.c_str());
-  }
-  std::unique_ptr<Channel> ch;
-  auto deadline = Clock::now() + std::chrono::seconds(o.accept_timeout_s);
-  while (!ch) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return fail("no authenticated primary connected within " + std::to_string(o.accept_timeout_s) + " s");
-    auto c = t.value()->accept(*auth.value(), left);
-    if (c.ok()) ch = c.take();
-    else if (!Channel::timed_out(c.status())) std::fprintf(stderr, "%s: refused a peer: %s\n", kWho, c.status().message().c_str());
-  }
+  publish_address(o.address_file, t.value()->listen_address());
+  std::unique_ptr<Channel> ch = accept_primary(*t.value(), *auth.value(), o);
+  if (!ch) return fail("no authenticated primary connected within " + std::to_string(o.accept_timeout_s) + " s");
   if (ch->remote_regions().empty()) return fail("the primary exposed no memory region");
   uint64_t bytes = ch->remote_regions()[0].length;
-  uint64_t pages = bytes / kPage;
-  auto image_a = t.value()->allocate_region(pages * kPage);
-  auto image_b = t.value()->allocate_region(pages * kPage);
-  std::unique_ptr<ImageStore> store;
-  if (image_a.ok() && image_b.ok())
-    store = std::make_unique<ImageStore>(kPage, pages,
-                                         std::span<uint8_t>(static_cast<uint8_t*>(image_a.value().base), pages * kPage),
-                                         std::span<uint8_t>(static_cast<uint8_t*>(image_b.value().base), pages * kPage));
-  else
-    store = std::make_unique<ImageStore>(kPage, pages);
+  std::unique_ptr<ImageStore> store = make_image_store(*t.value(), bytes / kPage);
   Lease lease(std::chrono::milliseconds(o.lease_ms), Clock::now());
   lease.connection_up(Clock::now());
   CheckpointReceiver rx(*ch, *store, lease);
@@ -173,16 +203,7 @@ int run_backup(const BackupOptions& o) {
         lease.connection_lost();
       } else if (step.value().event == CheckpointReceiver::Event::kBye) {
         // The primary finished and released everything itself.
-        int code = 0;
-        store->read_committed([&](const CommittedImage& img) {
-          EpochState st;
-          if (EpochState::decode(img.state, &st).ok() && (st.flags & EpochState::kFinished)) {
-            RunResult r;
-            r.end = static_cast<RunResult::End>(st.end_kind);
-            r.code = st.end_code;
-            code = r.end == RunResult::End::kExited ? r.code : r.end == RunResult::End::kSignaled ? 128 + r.code : 125;
-          }
-        });
+        int code = exit_code_after_bye(*store);
         ch->close();
         return code;
       } else if (lease.silence(Clock::now()) > 5 * lease.length()) {
