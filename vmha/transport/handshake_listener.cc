@@ -35,6 +35,66 @@ void run_handshake(Handshake* h, const Authenticator& auth, std::chrono::millise
   (void)!::write(wake_fd, &one, sizeof one);
 }
 
+// The handshakes in progress for one accept(): the first that succeeds wins;
+// the refusals are kept to report if none does.
+class HandshakeSet {
+ public:
+  bool any_done() const {
+    return std::any_of(running_.begin(), running_.end(), [](const auto& h) { return h->done.load(); });
+  }
+  bool empty() const { return running_.empty(); }
+  size_t size() const { return running_.size(); }
+  bool refused_any() const { return !refused_.empty(); }
+
+  // Joins the finished handshakes: the first success becomes the winner.
+  void reap() {
+    for (auto it = running_.begin(); it != running_.end();) {
+      Handshake& h = **it;
+      if (!h.done) {
+        ++it;
+        continue;
+      }
+      h.thread.join();
+      if (h.result.ok() && !winner_) winner_ = std::move(h.channel);
+      else if (!h.result.ok()) refused_.push_back(h.result.message());
+      it = running_.erase(it);
+    }
+  }
+  std::unique_ptr<SocketChannel> take_winner() { return std::move(winner_); }
+  bool has_winner() const { return winner_ != nullptr; }
+
+  void cancel_all() {
+    for (auto& h : running_) h->channel->abort();
+    for (auto& h : running_) h->thread.join();
+    running_.clear();
+  }
+
+  Status first_refusal() const {
+    std::string m = refused_.front();
+    if (refused_.size() > 1) m += " (and " + std::to_string(refused_.size() - 1) + " more peers refused)";
+    return Status::error(m);
+  }
+
+  // Runs the handshake with the peer on `c` on its own thread; without a
+  // thread to spare the peer is dropped (closing its socket).
+  void start(int c, const sockaddr_storage& peer, const Authenticator& auth, std::chrono::milliseconds handshake_timeout,
+             std::chrono::milliseconds send_timeout, int wake_fd) {
+    auto h = std::make_unique<Handshake>();
+    h->channel = std::make_unique<SocketChannel>(c, socket_address_text(peer), send_timeout);
+    try {
+      h->thread = std::thread(run_handshake, h.get(), std::cref(auth), handshake_timeout, wake_fd);
+    } catch (const std::system_error&) {
+      return;  // keep serving
+    }
+    running_.push_back(std::move(h));
+  }
+
+ private:
+  std::vector<std::unique_ptr<Handshake>> running_;
+  std::vector<std::string> refused_;
+  std::unique_ptr<SocketChannel> winner_;
+};
+
 }  // namespace
 
 Result<std::unique_ptr<HandshakeListener>> HandshakeListener::open(const sockaddr_in& address,
@@ -71,59 +131,31 @@ Result<std::unique_ptr<SocketChannel>> HandshakeListener::accept(
     const Authenticator& auth, std::chrono::milliseconds handshake_timeout,
     std::chrono::milliseconds timeout, std::chrono::milliseconds send_timeout) {
   auto deadline = Clock::now() + timeout;
-  std::vector<std::unique_ptr<Handshake>> running;
-  std::vector<std::string> refused;
-  std::unique_ptr<SocketChannel> winner;
-
-  auto reap = [&] {
-    for (auto it = running.begin(); it != running.end();) {
-      Handshake& h = **it;
-      if (!h.done) {
-        ++it;
-        continue;
-      }
-      h.thread.join();
-      if (h.result.ok() && !winner) winner = std::move(h.channel);
-      else if (!h.result.ok()) refused.push_back(h.result.message());
-      it = running.erase(it);
-    }
-  };
-  auto cancel_all = [&] {
-    for (auto& h : running) h->channel->abort();
-    for (auto& h : running) h->thread.join();
-    running.clear();
-  };
-  auto first_refusal = [&] {
-    std::string m = refused.front();
-    if (refused.size() > 1) m += " (and " + std::to_string(refused.size() - 1) + " more peers refused)";
-    return Status::error(m);
-  };
-
+  HandshakeSet handshakes;
   bool out_of_fds = false;
   for (;;) {
-    if (std::any_of(running.begin(), running.end(), [](const auto& h) { return h->done.load(); }))
-      out_of_fds = false;
-    reap();
-    if (winner) {
-      cancel_all();  // others lose: one primary per backup
-      return winner;
+    if (handshakes.any_done()) out_of_fds = false;
+    handshakes.reap();
+    if (handshakes.has_winner()) {
+      handshakes.cancel_all();  // others lose: one primary per backup
+      return handshakes.take_winner();
     }
-    if (!refused.empty() && running.empty()) return first_refusal();
+    if (handshakes.refused_any() && handshakes.empty()) return handshakes.first_refusal();
     auto now = Clock::now();
     if (now >= deadline) {
-      cancel_all();
-      if (!refused.empty()) return first_refusal();
+      handshakes.cancel_all();
+      if (handshakes.refused_any()) return handshakes.first_refusal();
       return Status::error("timeout: no primary connected to " + address_ + " within " +
                            std::to_string(timeout.count()) + " ms");
     }
     // While all slots are busy (or descriptors ran out), new connections
     // wait in the kernel's backlog.
-    bool room = running.size() < kMaxConcurrentHandshakes && !out_of_fds;
+    bool room = handshakes.size() < kMaxConcurrentHandshakes && !out_of_fds;
     pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {fd_, POLLIN, 0}};
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
     int r = ::poll(fds, room ? 2 : 1, static_cast<int>(std::min<long long>(ms, 1 << 30)));
     if (r < 0 && errno != EINTR) {
-      cancel_all();
+      handshakes.cancel_all();
       return Status::error("accept on " + address_ + ": poll: " + std::strerror(errno));
     }
     if (fds[0].revents & POLLIN) {
@@ -137,19 +169,12 @@ Result<std::unique_ptr<SocketChannel>> HandshakeListener::accept(
     if (c < 0 && (errno == EMFILE || errno == ENFILE)) {
       // Retry once a handshake has ended and freed one; with none running
       // nothing would free one.
-      if (running.empty()) return Status::error("accept on " + address_ + ": " + std::strerror(errno));
+      if (handshakes.empty()) return Status::error("accept on " + address_ + ": " + std::strerror(errno));
       out_of_fds = true;
       continue;
     }
     if (c < 0) continue;  // the peer left already
-    auto h = std::make_unique<Handshake>();
-    h->channel = std::make_unique<SocketChannel>(c, socket_address_text(peer), send_timeout);
-    try {
-      h->thread = std::thread(run_handshake, h.get(), std::cref(auth), handshake_timeout, wake_fd_);
-    } catch (const std::system_error&) {
-      continue;  // no thread to spare: drop this peer (closing its socket), keep serving
-    }
-    running.push_back(std::move(h));
+    handshakes.start(c, peer, auth, handshake_timeout, send_timeout, wake_fd_);
   }
 }
 

@@ -71,6 +71,67 @@ int primary(const std::string& tls, const std::string& address, std::size_t byte
   return 0;
 }
 
+void kill_primary(pid_t pid) {
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+}
+
+// Where pulled pages land: the heap, or memory the backup's transport
+// allocated (registered). Zeroed, so it is faulted in before timing.
+std::uint8_t* pull_destination(Transport& t, std::size_t bytes, bool registered_dest, std::vector<std::uint8_t>* heap,
+                               std::string* error) {
+  std::uint8_t* base = nullptr;
+  if (registered_dest) {
+    auto r = t.allocate_region(bytes);
+    if (!r.ok()) return *error = r.status().message(), nullptr;
+    base = static_cast<std::uint8_t*>(r.value().base);
+  } else {
+    heap->resize(bytes);
+    base = heap->data();
+  }
+  std::memset(base, 0, bytes);
+  return base;
+}
+
+// Pulls batches of `batch` pages (random pages, or one random contiguous
+// run) for `seconds`. False when nothing was measured (or *error is set).
+bool measure_point(Channel& ch, std::uint8_t* dest, std::size_t pages, bool contiguous, std::size_t batch,
+                   double seconds, std::mt19937_64& rng, Point* p, std::string* error) {
+  std::vector<double> lat;
+  std::size_t moved = 0;
+  auto start = Clock::now();
+  auto stop = start + std::chrono::duration<double>(seconds);
+  for (int i = 0; i < 1000000 && Clock::now() < stop; ++i) {
+    std::vector<PullOp> ops;
+    if (contiguous) {
+      std::size_t first = rng() % (pages - batch + 1);
+      ops.push_back(PullOp{0, first * kPage, dest + first * kPage, batch * kPage});
+    } else {
+      for (std::size_t k = 0; k < batch; ++k) {
+        std::size_t page = rng() % pages;
+        ops.push_back(PullOp{0, page * kPage, dest + page * kPage, kPage});
+      }
+    }
+    auto t0 = Clock::now();
+    if (Status s = ch.pull(ops); !s.ok()) {
+      *error = s.message();
+      break;
+    }
+    lat.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    moved += batch * kPage;
+  }
+  if (!error->empty() || lat.empty()) return false;
+  double total_s = std::chrono::duration<double>(Clock::now() - start).count();
+  std::sort(lat.begin(), lat.end());
+  p->batch = batch;
+  p->contiguous = contiguous;
+  p->p50_us = lat[lat.size() / 2];
+  p->p99_us = lat[std::min(lat.size() - 1, lat.size() * 99 / 100)];
+  p->mb_per_s = static_cast<double>(moved) / total_s / 1e6;
+  p->batches = lat.size();
+  return true;
+}
+
 std::vector<Point> backup(const std::string& tls, std::size_t bytes, double seconds, bool reg,
                           bool registered_dest, std::string* error) {
   std::vector<Point> out;
@@ -95,8 +156,7 @@ std::vector<Point> backup(const std::string& tls, std::size_t bytes, double seco
   if (::write(fds[1], address.c_str(), address.size()) < 0 || !s.ok()) {
     ::close(fds[1]);
     *error = s.ok() ? "cannot hand the address to the primary" : s.message();
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
+    kill_primary(pid);
     return out;
   }
   ::close(fds[1]);
@@ -104,64 +164,20 @@ std::vector<Point> backup(const std::string& tls, std::size_t bytes, double seco
   auto ch = t.value()->accept(*auth.value(), 20s);
   if (!ch.ok()) {
     *error = ch.status().message();
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
+    kill_primary(pid);
     return out;
   }
   const std::size_t pages = bytes / kPage;
   std::vector<std::uint8_t> heap_dest;
-  std::uint8_t* dest_base = nullptr;
-  if (registered_dest) {
-    auto r = t.value()->allocate_region(bytes);
-    if (!r.ok()) return *error = r.status().message(), out;
-    dest_base = static_cast<std::uint8_t*>(r.value().base);
-  } else {
-    heap_dest.resize(bytes);
-    dest_base = heap_dest.data();
-  }
-  std::memset(dest_base, 0, bytes);  // fault the destination in before timing
-  struct {
-    std::uint8_t* p;
-    std::uint8_t* data() { return p; }
-  } dest{dest_base};
+  std::uint8_t* dest = pull_destination(*t.value(), bytes, registered_dest, &heap_dest, error);
+  if (!dest) return out;
   std::mt19937_64 rng(42);
   for (bool contiguous : {false, true}) {
     for (std::size_t batch : {1ul, 16ul, 64ul, 256ul, 1024ul}) {
       if (batch > pages) continue;
-      std::vector<double> lat;
-      std::size_t moved = 0;
-      auto start = Clock::now();
-      auto stop = start + std::chrono::duration<double>(seconds);
-      for (int i = 0; i < 1000000 && Clock::now() < stop; ++i) {
-        std::vector<PullOp> ops;
-        if (contiguous) {
-          std::size_t first = rng() % (pages - batch + 1);
-          ops.push_back(PullOp{0, first * kPage, dest.data() + first * kPage, batch * kPage});
-        } else {
-          for (std::size_t k = 0; k < batch; ++k) {
-            std::size_t p = rng() % pages;
-            ops.push_back(PullOp{0, p * kPage, dest.data() + p * kPage, kPage});
-          }
-        }
-        auto t0 = Clock::now();
-        if (Status s = ch.value()->pull(ops); !s.ok()) {
-          *error = s.message();
-          break;
-        }
-        lat.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
-        moved += batch * kPage;
-      }
-      if (!error->empty() || lat.empty()) break;
-      double total_s = std::chrono::duration<double>(Clock::now() - start).count();
-      std::sort(lat.begin(), lat.end());
       Point p;
+      if (!measure_point(*ch.value(), dest, pages, contiguous, batch, seconds, rng, &p, error)) break;
       p.tls = tls.empty() ? "default" : tls;
-      p.batch = batch;
-      p.contiguous = contiguous;
-      p.p50_us = lat[lat.size() / 2];
-      p.p99_us = lat[std::min(lat.size() - 1, lat.size() * 99 / 100)];
-      p.mb_per_s = static_cast<double>(moved) / total_s / 1e6;
-      p.batches = lat.size();
       out.push_back(p);
     }
   }
@@ -170,10 +186,7 @@ std::vector<Point> backup(const std::string& tls, std::size_t bytes, double seco
   int status = 0;
   auto deadline = Clock::now() + 10s;
   while (::waitpid(pid, &status, WNOHANG) == 0 && Clock::now() < deadline) std::this_thread::sleep_for(5ms);
-  if (Clock::now() >= deadline) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
-  }
+  if (Clock::now() >= deadline) kill_primary(pid);
   return out;
 }
 
