@@ -145,23 +145,11 @@ std::string default_workload_dir() {
   return s + "/workloads";
 }
 
-}  // namespace
-
-int bench_command(const BenchOptions& opts) {
-  signal(SIGPIPE, SIG_IGN);
-  std::string wdir = opts.workload_dir.empty() ? default_workload_dir() : opts.workload_dir;
+// The workloads of the overhead table, run in `dir` (gendata's data.txt).
+std::vector<BenchWorkload> table_workloads(const std::string& wdir) {
   auto wl = [&](const char* n) { return wdir + "/" + n; };
-  if (access(wl("gendata").c_str(), X_OK) != 0) {
-    std::fprintf(stderr, "vmha bench: no workloads in %s (build them, or pass --workloads DIR)\n", wdir.c_str());
-    return 1;
-  }
-  char tmpl[] = "/tmp/vmha-bench-XXXXXX";
-  if (!mkdtemp(tmpl)) { std::perror("vmha bench: mkdtemp"); return 1; }
-  std::string dir = tmpl;
-  std::string gen = wl("gendata") + " 100000 3 > " + dir + "/data.txt";
-  if (std::system(gen.c_str()) != 0) { std::fprintf(stderr, "vmha bench: %s failed\n", gen.c_str()); return 1; }
   const std::string bb = "/bin/busybox";
-  std::vector<BenchWorkload> all = {
+  return {
       {"gzip", {bb, "gzip", "-c", "data.txt"}},
       {"bzip2", {bb, "bzip2", "-c", "data.txt"}},
       {"md5sum", {bb, "md5sum", "data.txt"}},
@@ -174,6 +162,11 @@ int bench_command(const BenchOptions& opts) {
       {"bfs", {wl("bfs"), "300000", "8"}},
       {"kvserver", {wl("kvserver"), "3000"}},
   };
+}
+
+// One row per workload: native time, then time, slowdown and rates under
+// each tracker.
+void overhead_table(const BenchOptions& opts, const std::vector<BenchWorkload>& all, const std::string& dir) {
   const TrackerKind trackers[] = {TrackerKind::kRing, TrackerKind::kBitmap, TrackerKind::kNone};
   std::printf("vmha bench%s: best of %d; harvester thread every %d ms; times in seconds\n",
               opts.native_only ? " --native-only" : "", opts.reps, opts.harvest_ms);
@@ -198,21 +191,25 @@ int bench_command(const BenchOptions& opts) {
     }
     std::printf("\n");
   }
+}
 
-  // System-call round trip: the difference of two loop lengths.
+// System-call round trip: the difference of two loop lengths.
+void syscall_round_trip(const BenchOptions& opts, const std::string& wdir, const std::string& dir) {
   const long n1 = 2000, n2 = 22000;
-  auto loop = [&](long n) { return std::vector<std::string>{wl("syscall_loop"), std::to_string(n)}; };
+  auto loop = [&](long n) { return std::vector<std::string>{wdir + "/syscall_loop", std::to_string(n)}; };
   VmRun a = best_of(opts.reps, [&] { return run_in_vm(loop(n1), dir, TrackerKind::kRing, 0, false); });
   VmRun b = best_of(opts.reps, [&] { return run_in_vm(loop(n2), dir, TrackerKind::kRing, 0, false); });
   double na = best_native(opts.reps, loop(200000), dir), nb = best_native(opts.reps, loop(2200000), dir);
   if (a.ok && b.ok && na > 0 && nb > 0)
     std::printf("\nsystem-call round trip (getppid): vmha %.1f us, native %.3f us\n",
                 (b.seconds - a.seconds) / (n2 - n1) * 1e6, (nb - na) / 2000000 * 1e6);
+}
 
-  // First write to a page after a harvest: page_writer rewrites the same
-  // pages every round and the log is harvested between rounds.
+// First write to a page after a harvest: page_writer rewrites the same
+// pages every round and the log is harvested between rounds.
+void first_write_after_harvest(const BenchOptions& opts, const std::string& wdir, const std::string& dir) {
   const long pages = 2048, rounds = 30;
-  std::vector<std::string> pw = {wl("page_writer"), std::to_string(pages), std::to_string(rounds)};
+  std::vector<std::string> pw = {wdir + "/page_writer", std::to_string(pages), std::to_string(rounds)};
   VmRun base = best_of(opts.reps, [&] { return run_in_vm(pw, dir, TrackerKind::kNone, 0, true); });
   for (TrackerKind t : {TrackerKind::kRing, TrackerKind::kBitmap}) {
     VmRun r = best_of(opts.reps, [&] { return run_in_vm(pw, dir, t, 0, true); });
@@ -221,35 +218,56 @@ int bench_command(const BenchOptions& opts) {
                   tracker_name(t), (r.seconds - base.seconds) / (pages * rounds) * 1e6,
                   static_cast<unsigned long long>(r.dirty_pages), static_cast<unsigned long long>(r.harvests));
   }
-  // Pausing the running vCPU from another thread (what an epoch boundary does).
-  {
-    ElfImage img;
-    std::unique_ptr<Vm> vm;
-    VmOptions o;
-    o.workdir = dir;
-    int null_out = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    o.std_fds[1] = o.std_fds[2] = null_out;
-    std::vector<std::string> argv = {wl("stream"), "2000000", "200"};
-    if (read_elf_file(argv[0], &img).ok() && Vm::create(o, &vm).ok() && vm->load(img, argv[0], argv, {}).ok()) {
-      std::thread runner([&] { (void)vm->run(); });
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      std::vector<double> us;
-      for (int i = 0; i < 200; ++i) {
-        auto t0 = Clock::now();
-        vm->request_pause();
-        vm->wait_paused();
-        us.push_back(seconds_since(t0) * 1e6);
-        vm->resume();
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      }
-      vm->request_stop();
-      runner.join();
-      std::sort(us.begin(), us.end());
-      std::printf("pause of a running vCPU from another thread: p50 %.1f us, p99 %.1f us (200 pauses)\n",
-                  us[us.size() / 2], us[us.size() * 99 / 100]);
+}
+
+// Pausing the running vCPU from another thread (what an epoch boundary does).
+void pause_latency(const std::string& wdir, const std::string& dir) {
+  ElfImage img;
+  std::unique_ptr<Vm> vm;
+  VmOptions o;
+  o.workdir = dir;
+  int null_out = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  o.std_fds[1] = o.std_fds[2] = null_out;
+  std::vector<std::string> argv = {wdir + "/stream", "2000000", "200"};
+  if (read_elf_file(argv[0], &img).ok() && Vm::create(o, &vm).ok() && vm->load(img, argv[0], argv, {}).ok()) {
+    std::thread runner([&] { (void)vm->run(); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::vector<double> us;
+    for (int i = 0; i < 200; ++i) {
+      auto t0 = Clock::now();
+      vm->request_pause();
+      vm->wait_paused();
+      us.push_back(seconds_since(t0) * 1e6);
+      vm->resume();
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
-    close(null_out);
+    vm->request_stop();
+    runner.join();
+    std::sort(us.begin(), us.end());
+    std::printf("pause of a running vCPU from another thread: p50 %.1f us, p99 %.1f us (200 pauses)\n",
+                us[us.size() / 2], us[us.size() * 99 / 100]);
   }
+  close(null_out);
+}
+
+}  // namespace
+
+int bench_command(const BenchOptions& opts) {
+  signal(SIGPIPE, SIG_IGN);
+  std::string wdir = opts.workload_dir.empty() ? default_workload_dir() : opts.workload_dir;
+  if (access((wdir + "/gendata").c_str(), X_OK) != 0) {
+    std::fprintf(stderr, "vmha bench: no workloads in %s (build them, or pass --workloads DIR)\n", wdir.c_str());
+    return 1;
+  }
+  char tmpl[] = "/tmp/vmha-bench-XXXXXX";
+  if (!mkdtemp(tmpl)) { std::perror("vmha bench: mkdtemp"); return 1; }
+  std::string dir = tmpl;
+  std::string gen = wdir + "/gendata 100000 3 > " + dir + "/data.txt";
+  if (std::system(gen.c_str()) != 0) { std::fprintf(stderr, "vmha bench: %s failed\n", gen.c_str()); return 1; }
+  overhead_table(opts, table_workloads(wdir), dir);
+  syscall_round_trip(opts, wdir, dir);
+  first_write_after_harvest(opts, wdir, dir);
+  pause_latency(wdir, dir);
   std::string rm = "rm -rf " + dir;
   if (std::system(rm.c_str()) != 0) return 1;
   return 0;

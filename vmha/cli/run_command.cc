@@ -28,6 +28,48 @@ int fail(const std::string& message) {
   return 125;
 }
 
+// Runs the guest until it ends or reaches --snapshot-at-syscall or
+// --snapshot-after-ms (then kStopped).
+RunResult run_to_snapshot_point(Vm& vm, const RunCommandOptions& o) {
+  if (o.snapshot_at_syscall)
+    vm.set_syscall_hook([at = o.snapshot_at_syscall](Vm&, uint64_t, uint64_t count) {
+      return count == at ? HookAction::kStop : HookAction::kContinue;
+    });
+  std::thread stopper;
+  std::mutex stop_mu;
+  std::condition_variable stop_cv;
+  bool run_over = false;
+  if (o.snapshot_after_ms) {
+    Vm* target = &vm;
+    stopper = std::thread([&, target] {
+      std::unique_lock<std::mutex> lock(stop_mu);
+      if (!stop_cv.wait_for(lock, std::chrono::milliseconds(o.snapshot_after_ms), [&] { return run_over; }))
+        target->request_stop();
+    });
+  }
+  RunResult r = vm.run();
+  if (stopper.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(stop_mu);
+      run_over = true;
+    }
+    stop_cv.notify_all();
+    stopper.join();
+  }
+  return r;
+}
+
+// --stats: run time, system calls and what the tracker saw last.
+void print_stats(Vm& vm, std::chrono::steady_clock::time_point t0, uint64_t syscalls) {
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::vector<uint64_t> pages;
+  (void)vm.tracker().harvest(pages);
+  TrackerStats ts = vm.tracker().stats();
+  std::fprintf(stderr, "vmha: %.3f s, %llu system calls (%.0f/s), tracker %s: %llu guest + %llu VMM pages dirty in the last harvest window\n",
+               s, static_cast<unsigned long long>(syscalls), syscalls / s, tracker_name(vm.tracker().kind()),
+               static_cast<unsigned long long>(ts.guest_pages), static_cast<unsigned long long>(ts.vmm_pages));
+}
+
 }  // namespace
 
 int run_command(const RunCommandOptions& o) {
@@ -53,31 +95,7 @@ int run_command(const RunCommandOptions& o) {
   if (Status s = vm->load(image, plan.path, plan.argv, envp); !s.ok()) return fail(s.message());
 
   auto t0 = std::chrono::steady_clock::now();
-  if (o.snapshot_at_syscall)
-    vm->set_syscall_hook([&](Vm&, uint64_t, uint64_t count) {
-      return count == o.snapshot_at_syscall ? HookAction::kStop : HookAction::kContinue;
-    });
-  std::thread stopper;
-  std::mutex stop_mu;
-  std::condition_variable stop_cv;
-  bool run_over = false;
-  if (o.snapshot_after_ms) {
-    Vm* target = vm.get();
-    stopper = std::thread([&, target] {
-      std::unique_lock<std::mutex> lock(stop_mu);
-      if (!stop_cv.wait_for(lock, std::chrono::milliseconds(o.snapshot_after_ms), [&] { return run_over; }))
-        target->request_stop();
-    });
-  }
-  RunResult r = vm->run();
-  if (stopper.joinable()) {
-    {
-      std::lock_guard<std::mutex> lock(stop_mu);
-      run_over = true;
-    }
-    stop_cv.notify_all();
-    stopper.join();
-  }
+  RunResult r = run_to_snapshot_point(*vm, o);
   uint64_t syscalls = vm->syscalls();
   if (r.end == RunResult::End::kStopped) {
     std::vector<uint8_t> bytes;
@@ -97,15 +115,7 @@ int run_command(const RunCommandOptions& o) {
     std::fprintf(stderr, "vmha: note: the guest finished after %llu system calls, before the snapshot point\n",
                  static_cast<unsigned long long>(syscalls));
   }
-  if (o.stats) {
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::vector<uint64_t> pages;
-    (void)vm->tracker().harvest(pages);
-    TrackerStats ts = vm->tracker().stats();
-    std::fprintf(stderr, "vmha: %.3f s, %llu system calls (%.0f/s), tracker %s: %llu guest + %llu VMM pages dirty in the last harvest window\n",
-                 s, static_cast<unsigned long long>(syscalls), syscalls / s, tracker_name(vm->tracker().kind()),
-                 static_cast<unsigned long long>(ts.guest_pages), static_cast<unsigned long long>(ts.vmm_pages));
-  }
+  if (o.stats) print_stats(*vm, t0, syscalls);
   return exit_like_guest(r, "vmha");  // a shell sees the guest's status
 }
 
