@@ -15,13 +15,12 @@ namespace {
 int prot_of(uint32_t pf) {
   return ((pf & PF_R) ? PROT_READ : 0) | ((pf & PF_W) ? PROT_WRITE : 0) | ((pf & PF_X) ? PROT_EXEC : 0);
 }
-}  // namespace
 
-Status load_program(const ElfImage& img, const std::string& exec_name,
-                    const std::vector<std::string>& argv, const std::vector<std::string>& envp,
-                    uint64_t hwcap, AddressSpace& as, LoadedProgram* out) {
-  uint64_t base = img.pie ? kPieBase : 0;
-  uint64_t highest = 0, phdr_va = 0;
+// Maps each segment at base + its address and copies its file bytes in.
+// *phdr_va: where the program headers landed (0: in no segment); *highest:
+// the end of the highest segment.
+Status map_segments(const ElfImage& img, const std::string& exec_name, uint64_t base, AddressSpace& as,
+                    uint64_t* phdr_va, uint64_t* highest) {
   for (const ElfSegment& s : img.segments) {
     uint64_t start = page_down(base + s.vaddr), end = page_up(base + s.vaddr + s.memsz);
     // Pages shared by two segments get the union of their permissions.
@@ -34,9 +33,60 @@ Status load_program(const ElfImage& img, const std::string& exec_name,
       return Status::error(exec_name + ": cannot copy segment at " + std::to_string(s.vaddr));
     if (as.protect(start, end - start, prot) != 0)
       return Status::error(exec_name + ": cannot protect segment at " + std::to_string(s.vaddr));
-    if (img.phoff >= s.offset && img.phoff < s.offset + s.filesz) phdr_va = base + s.vaddr + (img.phoff - s.offset);
-    highest = std::max(highest, end);
+    if (img.phoff >= s.offset && img.phoff < s.offset + s.filesz) *phdr_va = base + s.vaddr + (img.phoff - s.offset);
+    *highest = std::max(*highest, end);
   }
+  return Status();
+}
+
+// Where the strings and the program headers were put on the stack.
+struct StackStrings {
+  uint64_t execfn = 0, platform = 0, random = 0, phdr_va = 0;
+  std::vector<uint64_t> argv, envp;
+};
+
+// argc, argv, envp and the auxiliary vector, as Linux lays them out below
+// the strings.
+std::vector<uint64_t> pointer_block(const ElfImage& img, uint64_t base, uint64_t hwcap, const StackStrings& at) {
+  std::vector<uint64_t> block;
+  block.push_back(at.argv.size());
+  block.insert(block.end(), at.argv.begin(), at.argv.end());
+  block.push_back(0);
+  block.insert(block.end(), at.envp.begin(), at.envp.end());
+  block.push_back(0);
+  auto aux = [&](uint64_t k, uint64_t v) { block.push_back(k); block.push_back(v); };
+  aux(AT_PHDR, at.phdr_va);
+  aux(AT_PHENT, img.phentsize);
+  aux(AT_PHNUM, img.phnum);
+  aux(AT_PAGESZ, kPageSize);
+  aux(AT_BASE, 0);
+  aux(AT_FLAGS, 0);
+  aux(AT_ENTRY, base + img.entry);
+  aux(AT_UID, getuid());
+  aux(AT_EUID, geteuid());
+  aux(AT_GID, getgid());
+  aux(AT_EGID, getegid());
+  aux(AT_SECURE, 0);
+  aux(AT_RANDOM, at.random);
+  aux(AT_HWCAP, hwcap);
+  aux(AT_HWCAP2, 0);
+  aux(AT_CLKTCK, 100);
+  aux(AT_PLATFORM, at.platform);
+  aux(AT_EXECFN, at.execfn);
+  aux(AT_NULL, 0);
+  if (block.size() % 2) block.push_back(0);  // keep rsp 16-byte aligned at entry
+  return block;
+}
+
+}  // namespace
+
+Status load_program(const ElfImage& img, const std::string& exec_name,
+                    const std::vector<std::string>& argv, const std::vector<std::string>& envp,
+                    uint64_t hwcap, AddressSpace& as, LoadedProgram* out) {
+  uint64_t base = img.pie ? kPieBase : 0;
+  uint64_t highest = 0;
+  StackStrings at;
+  if (Status s = map_segments(img, exec_name, base, as, &at.phdr_va, &highest); !s.ok()) return s;
   as.init_brk(highest);
 
   if (!as.map_fixed(kStackTop - kStackSize, kStackTop, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN))
@@ -50,45 +100,18 @@ Status load_program(const ElfImage& img, const std::string& exec_name,
     return sp;
   };
   auto push_string = [&](const std::string& s) { return push_bytes(s.c_str(), s.size() + 1); };
-  uint64_t execfn = push_string(exec_name);
-  std::vector<uint64_t> argv_p, envp_p;
-  for (const auto& a : argv) argv_p.push_back(push_string(a));
-  for (const auto& e : envp) envp_p.push_back(push_string(e));
-  uint64_t platform = push_string("x86_64");
+  at.execfn = push_string(exec_name);
+  for (const auto& a : argv) at.argv.push_back(push_string(a));
+  for (const auto& e : envp) at.envp.push_back(push_string(e));
+  at.platform = push_string("x86_64");
   uint8_t random_bytes[16];
   if (getrandom(random_bytes, sizeof random_bytes, 0) != sizeof random_bytes)
     for (int i = 0; i < 16; ++i) random_bytes[i] = static_cast<uint8_t>(i * 37 + 11);
-  uint64_t random = push_bytes(random_bytes, sizeof random_bytes);
-  if (!phdr_va) phdr_va = push_bytes(img.bytes.data() + img.phoff, size_t(img.phnum) * img.phentsize);
+  at.random = push_bytes(random_bytes, sizeof random_bytes);
+  if (!at.phdr_va) at.phdr_va = push_bytes(img.bytes.data() + img.phoff, size_t(img.phnum) * img.phentsize);
   sp &= ~uint64_t(15);
 
-  std::vector<uint64_t> block;
-  block.push_back(argv_p.size());
-  block.insert(block.end(), argv_p.begin(), argv_p.end());
-  block.push_back(0);
-  block.insert(block.end(), envp_p.begin(), envp_p.end());
-  block.push_back(0);
-  auto aux = [&](uint64_t k, uint64_t v) { block.push_back(k); block.push_back(v); };
-  aux(AT_PHDR, phdr_va);
-  aux(AT_PHENT, img.phentsize);
-  aux(AT_PHNUM, img.phnum);
-  aux(AT_PAGESZ, kPageSize);
-  aux(AT_BASE, 0);
-  aux(AT_FLAGS, 0);
-  aux(AT_ENTRY, base + img.entry);
-  aux(AT_UID, getuid());
-  aux(AT_EUID, geteuid());
-  aux(AT_GID, getgid());
-  aux(AT_EGID, getegid());
-  aux(AT_SECURE, 0);
-  aux(AT_RANDOM, random);
-  aux(AT_HWCAP, hwcap);
-  aux(AT_HWCAP2, 0);
-  aux(AT_CLKTCK, 100);
-  aux(AT_PLATFORM, platform);
-  aux(AT_EXECFN, execfn);
-  aux(AT_NULL, 0);
-  if (block.size() % 2) block.push_back(0);  // keep rsp 16-byte aligned at entry
+  std::vector<uint64_t> block = pointer_block(img, base, hwcap, at);
   sp -= block.size() * 8;
   if (!as.copy_out(sp, block.data(), block.size() * 8))
     return Status::error(exec_name + ": arguments and environment do not fit on the 8 MiB stack");
