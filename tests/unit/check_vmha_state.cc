@@ -141,6 +141,30 @@ START_TEST(version_1_state_restores_and_saves_unchanged) {
 }
 END_TEST
 
+// Every section checks its own bounds: the version-1 state cut anywhere, in
+// any section, is refused with the offset and what was expected there.
+START_TEST(version_1_state_cut_in_any_section_is_refused) {
+  if (!have_kvm()) return;
+  std::string fixture = vmha_test::slurp(vmha_test::srcdir() + "/tests/unit/data/vm_state_v1.bin");
+  std::vector<uint8_t> v1(fixture.begin(), fixture.end());
+  ck_assert(v1.size() > 1000);
+  std::string dir = vmha_test::make_temp_dir();
+  int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  VmOptions o;
+  o.workdir = dir;
+  o.std_fds[0] = o.std_fds[1] = o.std_fds[2] = null_fd;
+  for (size_t cut = 12; cut < v1.size(); cut += 61) {  // from after the version
+    std::vector<uint8_t> t(v1.begin(), v1.begin() + cut);
+    std::unique_ptr<Vm> vm;
+    Status s = Vm::restore(o, t, &vm);
+    ck_assert_msg(!s.ok(), "cut at %zu accepted", cut);
+    ck_assert_msg(contains(s.message(), "at byte") && contains(s.message(), "expected"), "cut at %zu: %s", cut,
+                  s.message().c_str());
+  }
+  close(null_fd);
+}
+END_TEST
+
 START_TEST(pause_save_resume_from_another_thread) {
   // The replication seam: another thread pauses the running vCPU, saves the
   // VM, resumes it; the guest finishes as if nothing happened, and the saved
@@ -223,6 +247,7 @@ int main() {
   tcase_add_test(tc, round_trip_is_identical);
   tcase_add_test(tc, truncated_state_is_refused);
   tcase_add_test(tc, version_1_state_restores_and_saves_unchanged);
+  tcase_add_test(tc, version_1_state_cut_in_any_section_is_refused);
   tcase_add_test(tc, pause_save_resume_from_another_thread);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);
