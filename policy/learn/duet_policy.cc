@@ -10,11 +10,11 @@
 #include <unordered_map>
 
 #include "policy/learn/features.h"
-#include "policy/learn/machine_set.h"
 #include "policy/learn/ordering_agent.h"
 #include "policy/learn/performance_gp.h"
 #include "policy/learn/placement_features.h"
 #include "policy/learn/placement_head.h"
+#include "policy/learn/placement_routine.h"
 
 namespace duet::learn {
 namespace {
@@ -26,7 +26,7 @@ void check_model(const Model& m) {
 class DuetPlacement : public PlacementPolicy {
  public:
   DuetPlacement(std::shared_ptr<const Model> m, const DuetPolicyOptions& o)
-      : model_(std::move(m)), head_((check_model(*model_), *model_)), opt_(o) {
+      : model_(std::move(m)), head_((check_model(*model_), *model_)), opt_(o), prior_{o.prior_weight, o.risk_aversion} {
     for (size_t i = 0; i < model_->job_types.size(); ++i) type_index_[model_->job_types[i]] = static_cast<uint32_t>(i);
   }
   std::string name() const override {
@@ -37,50 +37,11 @@ class DuetPlacement : public PlacementPolicy {
   std::optional<Placement> place(const JobView& job, const ClusterView& c) override {
     if (job.gpus <= 0) return std::nullopt;
     ensure_gp(c);
-    cand_.clear();
-    int free_allowed = 0;
-    for (size_t i = 0; i < c.machines.size(); ++i) {
-      const MachineView& mv = c.machines[i];
-      if (mv.free_gpus <= 0 || !type_allowed(job, mv)) continue;
-      cand_.push_back(static_cast<uint32_t>(i));
-      free_allowed += mv.free_gpus;
-    }
-    if (free_allowed < job.gpus) return std::nullopt;
-    keep_fastest_floor(c.machines, job.gpus, cand_);  // a machine set only from the fastest
     const PlacementJob pj{job_type(job.job_type), static_cast<uint16_t>(std::min(job.gpus, 65535))};
     auto m = order_msgs_.find(job.id);
-    msg_ = m != order_msgs_.end() ? std::span<const float>(m->second) : std::span<const float>();
-    score(c, pj, -1);
-    // One machine if any can hold the whole job: the best-scored of those.
-    int best = -1;
-    for (size_t k = 0; k < cand_.size(); ++k)
-      if (c.machines[cand_[k]].free_gpus >= job.gpus && (best < 0 || total_[k] > total_[best])) best = static_cast<int>(k);
-    Placement p;
-    if (best >= 0) {
-      p.push_back({static_cast<int>(cand_[best]), job.gpus});
-    } else {
-      // Greedy machine set: the best machine first, then the rest re-scored
-      // with locality to it (same rack), taken in score order.
-      best = static_cast<int>(std::max_element(total_.begin(), total_.end()) - total_.begin());
-      const uint32_t first = cand_[best];
-      score(c, pj, c.machines[first].rack);
-      std::vector<size_t> ord(cand_.size());
-      std::iota(ord.begin(), ord.end(), size_t{0});
-      std::stable_sort(ord.begin(), ord.end(), [&](size_t a, size_t b) {
-        if ((cand_[a] == first) != (cand_[b] == first)) return cand_[a] == first;
-        return total_[a] > total_[b];
-      });
-      int need = job.gpus;
-      for (size_t k : ord) {
-        const int take = std::min(need, c.machines[cand_[k]].free_gpus);
-        p.push_back({static_cast<int>(cand_[k]), take});
-        need -= take;
-        if (need == 0) break;
-      }
-    }
-    double expected = 1e300;
-    for (const PlacementPart& part : p) expected = std::min(expected, c.machines[part.machine].speed);
-    placed_[job.id] = Placed{p, expected};
+    HeadScorer scorer(head_, m != order_msgs_.end() ? std::span<const float>(m->second) : std::span<const float>());
+    std::optional<Placement> p = place_job(*gp_, c.machines, job, pj, scorer, prior_, scores_);
+    if (p) placed_[job.id] = Placed{*p, placement_speed(c.machines, *p)};
     return p;
   }
 
@@ -88,11 +49,11 @@ class DuetPlacement : public PlacementPolicy {
   // every machine's features for a generic 1-GPU job of unknown type.
   void placement_message(const ClusterView& c, std::vector<float>& out) {
     ensure_gp(c);
-    cand_.resize(c.machines.size());
-    std::iota(cand_.begin(), cand_.end(), 0u);
-    machine_states(c, -1);
-    placement_features(*gp_, PlacementJob{static_cast<uint32_t>(model_->job_types.size()), 1}, states_, rows_);
-    head_.message(rows_, cand_.size(), out);
+    all_.resize(c.machines.size());
+    std::iota(all_.begin(), all_.end(), 0u);
+    candidate_rows(*gp_, c.machines, all_, PlacementJob{static_cast<uint32_t>(model_->job_types.size()), 1}, -1,
+                   states_, rows_);
+    head_.message(rows_, all_.size(), out);
   }
   bool messages_fit(const NetConfig& o) const {
     return head_.order_message() == o.ordering.order_message && head_.placement_message() == o.placement.placement_message;
@@ -136,56 +97,24 @@ class DuetPlacement : public PlacementPolicy {
   // (Re)builds the GP when the cluster's machine list changes.
   void ensure_gp(const ClusterView& c) {
     if (gp_ && gp_->num_machines() == c.machines.size()) return;
-    std::vector<MachineDesc> d;
-    d.reserve(c.machines.size());
-    for (const MachineView& m : c.machines) {
-      const std::string type = m.gpu_type >= 0 && static_cast<size_t>(m.gpu_type) < c.gpu_types.size()
-                                   ? c.gpu_types[m.gpu_type]
-                                   : std::string("?");
-      d.push_back(MachineDesc{std::string(m.name), type, "r" + std::to_string(m.rack),
-                              {std::log(std::max(1e-3, m.speed))}});
-    }
     GpHyper hyper = model_->gp;
     if (opt_.kernel) hyper.kind = *opt_.kernel;
-    gp_ = std::make_unique<PerformanceGp>(std::move(d), static_cast<uint32_t>(model_->job_types.size()), hyper);
+    gp_ = std::make_unique<PerformanceGp>(machine_descs(c), static_cast<uint32_t>(model_->job_types.size()), hyper);
     placed_.clear();
-  }
-
-  // total_[k]: head score + risk-aware prior for candidate k. rack >= 0:
-  // locality 1 for machines on that rack.
-  void score(const ClusterView& c, const PlacementJob& pj, int rack) {
-    machine_states(c, rack);
-    placement_features(*gp_, pj, states_, rows_);
-    head_.score(rows_, cand_.size(), msg_, total_);
-    for (size_t k = 0; k < cand_.size(); ++k) {
-      total_[k] += static_cast<float>(
-          placement_prior(rows_.data() + k * kPlacementFeatures, opt_.prior_weight, opt_.risk_aversion));
-    }
-  }
-
-  // states_[k] for candidate cand_[k]; locality 1 on `rack` (>= 0).
-  void machine_states(const ClusterView& c, int rack) {
-    states_.resize(cand_.size());
-    for (size_t k = 0; k < cand_.size(); ++k) {
-      const MachineView& mv = c.machines[cand_[k]];
-      states_[k] = MachineState{cand_[k], static_cast<uint16_t>(std::clamp(mv.free_gpus, 0, 65535)),
-                                static_cast<uint16_t>(std::clamp(mv.total_gpus, 1, 65535)),
-                                static_cast<uint16_t>(std::clamp(mv.jobs, 0, 65535)),
-                                static_cast<float>(mv.speed), rack >= 0 && mv.rack == rack ? 1.f : 0.f};
-    }
   }
 
   std::shared_ptr<const Model> model_;
   PlacementHead head_;
   DuetPolicyOptions opt_;
   std::unordered_map<std::string, uint32_t> type_index_;
+  PriorWeights prior_;
   std::unique_ptr<PerformanceGp> gp_;
   std::unordered_map<int64_t, Placed> placed_;
-  std::vector<uint32_t> cand_;
+  PlacementScores scores_;
+  std::vector<uint32_t> all_;
   std::vector<MachineState> states_;
-  std::vector<float> rows_, total_;
+  std::vector<float> rows_;
   std::unordered_map<int64_t, std::vector<float>> order_msgs_;  // job id -> message, last pass
-  std::span<const float> msg_;                                   // the job being placed
 };
 
 // The messages the two agents exchange when they work together (both "duet"):

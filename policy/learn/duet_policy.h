@@ -4,7 +4,8 @@
 //   "duet" placement - RWGP posterior (mean, sd) per machine + the placement
 //                      head choose machines; risk-aware; greedy machine set
 //                      for jobs larger than any one machine's free GPUs, from
-//                      the fastest machines that hold them (machine_set.h).
+//                      the fastest machines that hold them: the one
+//                      placement routine (placement_routine.h).
 // Both are built from a model file (duet-model(5)). Torch-free header.
 #pragma once
 

@@ -107,7 +107,7 @@ void job_features(const JobView& j, const ClusterSummary& s, const JobHistory& h
   r[8] = lg(p.duration_s / 60);
   r[9] = static_cast<float>(p.log_std);
   r[10] = lg(p.samples);
-  r[11] = lg((p.duration_s - j.run_s) * gpus / 3600);
+  r[kJobRemainingGpuHours] = lg((p.duration_s - j.run_s) * gpus / 3600);
   r[12] = static_cast<float>(s.tod_sin);
   r[13] = static_cast<float>(s.tod_cos);
   const bool limit = j.time_limit_s > 0;
@@ -147,7 +147,7 @@ void cluster_features(const ClusterView& c, std::span<const JobView> pending, co
 
 void add_order_prior(std::span<const float> rows, std::span<float> scores, double weight) {
   for (size_t i = 0; i < scores.size() && (i + 1) * kJobFeatures <= rows.size(); ++i)
-    scores[i] -= static_cast<float>(weight * rows[i * kJobFeatures + 11]);
+    scores[i] -= static_cast<float>(weight * rows[i * kJobFeatures + kJobRemainingGpuHours]);
 }
 
 }  // namespace duet::learn

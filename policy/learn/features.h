@@ -34,6 +34,8 @@ namespace duet::learn {
 //  14 log1p(time limit minutes), 0 when unknown
 //  15 1 if a time limit is known, else 0
 inline constexpr std::uint32_t kJobFeatures = 16;
+// The column the QSSF-like ordering prior reads (add_order_prior).
+inline constexpr std::uint32_t kJobRemainingGpuHours = 11;
 
 // Cluster feature row (kClusterFeatures floats):
 //   0 free GPUs / total GPUs          1 log1p(total GPUs)

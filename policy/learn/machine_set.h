@@ -5,11 +5,11 @@
 // slowest worker every step), so one slow machine in the set drags all its
 // GPUs down. Scoring machines one by one ignores that: on a cluster of many
 // 1-GPU T4s beside 4-GPU X100s, an 8-GPU job got X100, V100, T4 and K80 GPUs
-// and ran at the K80's speed, 30x its duration. The simulator's "duet"
-// placement narrows the candidates with this first; select/duet ranks the
-// nodes below the floor last. The trainer's rollouts do not yet:
-// models/duet.model was trained without it and still reproduces bit for bit
-// (models/README.md); the next model should be trained with it.
+// and ran at the K80's speed, 30x its duration. The placement routine
+// (placement_routine.h) narrows the candidates with this first, for the
+// simulator's "duet" placement and the trainer's rollouts; select/duet ranks
+// the nodes below the floor last. models/duet.model was trained before the
+// trainer did (models/README.md).
 #pragma once
 
 #include <cstdint>

@@ -18,15 +18,15 @@ void placement_features(const PerformanceGp& gp, const PlacementJob& job, std::s
     const float mu = static_cast<float>(mean[m.machine]);
     const float total = std::max<float>(1.0f, m.total_gpus);
     const float free = m.free_gpus;
-    r[0] = mu;
-    r[1] = std::sqrt(static_cast<float>(var[m.machine]));
-    r[2] = m.rel_speed;
-    r[3] = std::log(std::max(m.rel_speed, 1e-3f)) + mu;
-    r[4] = free / total;
-    r[5] = std::min(free, asked) / asked;
-    r[6] = (free - asked) / total;
-    r[7] = m.colocated_jobs;
-    r[8] = m.locality;
+    r[kGpMean] = mu;
+    r[kGpSd] = std::sqrt(static_cast<float>(var[m.machine]));
+    r[kRelSpeed] = m.rel_speed;
+    r[kPredLogSpeed] = std::log(std::max(m.rel_speed, 1e-3f)) + mu;
+    r[kFreeShare] = free / total;
+    r[kJobShare] = std::min(free, asked) / asked;
+    r[kLeftOver] = (free - asked) / total;
+    r[kColocated] = m.colocated_jobs;
+    r[kLocality] = m.locality;
     r += kPlacementFeatures;
   }
 }

@@ -9,18 +9,21 @@ namespace duet::learn {
 
 class PerformanceGp;
 
-// Feature row layout (kPlacementFeatures floats per candidate machine):
-//   0 GP posterior mean of log(speed / expected) for the job's type
-//   1 GP posterior standard deviation (risk)
-//   2 relative speed of the machine's GPU type (reference type = 1)
-//   3 predicted log speed: log(relative speed) + GP mean
-//   4 free GPUs / total GPUs
-//   5 min(free GPUs, GPUs asked) / GPUs asked (share of the job this machine can hold)
-//   6 (free GPUs - GPUs asked) / total GPUs (negative: needs other machines;
-//     small non-negative: a tight, best-fit placement)
-//   7 jobs already running on the machine (co-location)
-//   8 locality in [0, 1] (1: same rack as the job's other machines / data)
-inline constexpr std::uint32_t kPlacementFeatures = 9;
+// Feature row layout: kPlacementFeatures floats per candidate machine, one
+// column per PlacementFeature. Code names the columns, never their numbers.
+enum PlacementFeature : std::uint32_t {
+  kGpMean = 0,     // GP posterior mean of log(speed / expected) for the job's type
+  kGpSd,           // GP posterior standard deviation (risk)
+  kRelSpeed,       // relative speed of the machine's GPU type (reference type = 1)
+  kPredLogSpeed,   // predicted log speed: log(relative speed) + GP mean
+  kFreeShare,      // free GPUs / total GPUs
+  kJobShare,       // min(free GPUs, GPUs asked) / GPUs asked (share of the job this machine can hold)
+  kLeftOver,       // (free GPUs - GPUs asked) / total GPUs (negative: needs other machines;
+                   // small non-negative: a tight, best-fit placement)
+  kColocated,      // jobs already running on the machine (co-location)
+  kLocality,       // in [0, 1] (1: same rack as the job's other machines / data)
+  kPlacementFeatures
+};
 
 // One candidate machine's current state, as the scheduler sees it.
 struct MachineState {
@@ -43,12 +46,12 @@ void placement_features(const PerformanceGp& gp, const PlacementJob& job, std::s
 
 // The risk-aware speed prior under the placement head's score, from one
 // feature row: weight * (predicted log speed - risk_aversion * GP sd). The
-// simulator's agent and select/duet both add it, with these defaults.
+// placement routine (placement_routine.h) adds it for every caller.
 inline constexpr double kPlacementPriorWeight = 1.0;
 inline constexpr double kPlacementRiskAversion = 1.0;
 inline double placement_prior(const float* row, double weight = kPlacementPriorWeight,
                               double risk_aversion = kPlacementRiskAversion) {
-  return weight * (row[3] - risk_aversion * row[1]);
+  return weight * (row[kPredLogSpeed] - risk_aversion * row[kGpSd]);
 }
 
 }  // namespace duet::learn

@@ -21,6 +21,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -35,6 +36,7 @@
 #include "policy/learn/performance_gp.h"
 #include "policy/learn/placement_features.h"
 #include "policy/learn/placement_head.h"
+#include "policy/learn/placement_routine.h"
 
 namespace duet::plugin {
 namespace {
@@ -74,26 +76,21 @@ class LearnedPlacement {
     try {
       set_cluster(cluster);
       const learn::PlacementJob pj{job_type(job), static_cast<uint16_t>(std::clamp<uint32_t>(job.gpus, 1, 65535))};
-      states_.clear();
-      for (size_t i = 0; i < cluster.nodes.size(); ++i) {
-        const NodeInfo& n = cluster.nodes[i];
-        const uint32_t total = std::max<uint32_t>(1, n.gpus_total);
-        const uint32_t free = n.gpus_total - std::min(n.gpus_alloc, n.gpus_total);
-        states_.push_back(learn::MachineState{static_cast<uint32_t>(i), static_cast<uint16_t>(std::min<uint32_t>(free, 65535)),
-                                              static_cast<uint16_t>(std::min<uint32_t>(total, 65535)),
-                                              static_cast<uint16_t>(std::min<uint32_t>(n.jobs_running, 65535)),
-                                              static_cast<float>(known_speed(n.name)), 0.0f});
-      }
-      learn::placement_features(*gp_, pj, states_, rows_);
+      node_views(cluster, views_);
       publish_message(cluster);
       omsg_.clear();
       if (channel_ && channel_->order_message(job.job_id, omsg_) && omsg_.size() != head_.order_message())
         omsg_.clear();  // another model's message: zeros, as without one
-      head_.score(rows_, states_.size(), omsg_, scores_);
+      // The placement routine's score step over every node (placement_routine.h);
+      // cons_tres builds the machine set from the preference.
+      scores_.machines.resize(views_.size());
+      std::iota(scores_.machines.begin(), scores_.machines.end(), 0u);
+      learn::HeadScorer scorer(head_, omsg_);
+      learn::score_candidates(*gp_, views_, pj, -1, scorer, learn::PriorWeights{}, scores_);
       preference.assign(cluster.nodes.size(), 0.0);
       double lowest = 0;
       for (size_t i = 0; i < cluster.nodes.size(); ++i) {
-        preference[i] = scores_[i] + learn::placement_prior(rows_.data() + i * learn::kPlacementFeatures);
+        preference[i] = scores_.learned[i] + scores_.prior[i];
         if (!std::isfinite(preference[i])) return "non-finite score for " + cluster.nodes[i].name;
         lowest = i == 0 ? preference[i] : std::min(lowest, preference[i]);
       }
@@ -106,7 +103,8 @@ class LearnedPlacement {
         char buf[200];
         std::snprintf(buf, sizeof buf, "%s: best %s (known speed %.3g, GP log-speed %+.3f +- %.3f%s)", name_.c_str(),
                       cluster.nodes[best].name.c_str(), known_speed(cluster.nodes[best].name),
-                      rows_[best * learn::kPlacementFeatures], rows_[best * learn::kPlacementFeatures + 1],
+                      scores_.rows[best * learn::kPlacementFeatures + learn::kGpMean],
+                      scores_.rows[best * learn::kPlacementFeatures + learn::kGpSd],
                       omsg_.empty() ? "" : ", ordering agent's message used");
         *reason = buf;
       }
@@ -122,27 +120,36 @@ class LearnedPlacement {
   // (policy/learn/machine_set.h): the nodes below the fastest speed floor
   // that still holds it go after all others, in their order, so cons_tres
   // fills the job from fast nodes and falls back to slow ones only if it must.
-  // Reads states_ (free GPUs, known speed) as rank() just built them.
+  // Reads views_ as rank() just built them.
   void below_speed_floor_last(const JobInfo& job, const ClusterInfo& cluster, std::vector<double>& preference,
-                              double& lowest) const {
+                              double& lowest) {
     if (job.gpus == 0) return;
-    std::vector<MachineView> views;
-    std::vector<uint32_t> cand;
-    for (size_t i = 0; i < cluster.nodes.size(); ++i) {
+    auto allowed = [&](size_t i) {
       const NodeInfo& n = cluster.nodes[i];
-      const learn::MachineState& st = states_[i];
-      views.push_back(MachineView{n.name, 0, st.total_gpus, st.free_gpus, 0, st.rel_speed, st.colocated_jobs});
-      if (n.usable && st.free_gpus > 0 && (job.gpu_type.empty() || n.gpu_type == job.gpu_type))
-        cand.push_back(static_cast<uint32_t>(i));
-    }
-    const double floor = learn::fastest_floor(views, static_cast<int>(job.gpus), cand);
+      return n.usable && (job.gpu_type.empty() || n.gpu_type == job.gpu_type);
+    };
+    learn::placement_candidates(views_, allowed, cand_);
+    const double floor = learn::fastest_floor(views_, static_cast<int>(job.gpus), cand_);
     if (!(floor > 0)) return;
     const double shift = *std::max_element(preference.begin(), preference.end()) - lowest + 1;
-    for (uint32_t i : cand)
-      if (views[i].speed < floor) {
+    for (uint32_t i : cand_)
+      if (views_[i].speed < floor) {
         preference[i] -= shift;
         lowest = std::min(lowest, preference[i]);
       }
+  }
+
+  // The nodes as the placement routine sees them (known speed as a float,
+  // GPU counts capped as MachineState holds them); no GPU type or rack index.
+  void node_views(const ClusterInfo& cluster, std::vector<MachineView>& views) const {
+    views.clear();
+    for (const NodeInfo& n : cluster.nodes) {
+      const uint32_t free = n.gpus_total - std::min(n.gpus_alloc, n.gpus_total);
+      views.push_back(MachineView{n.name, 0, static_cast<int>(std::min<uint32_t>(n.gpus_total, 65535)),
+                                  static_cast<int>(std::min<uint32_t>(free, 65535)), 0,
+                                  static_cast<float>(known_speed(n.name)),
+                                  static_cast<int>(std::min<uint32_t>(n.jobs_running, 65535))});
+    }
   }
 
   void connect(AgentChannel* channel) {
@@ -291,15 +298,11 @@ class LearnedPlacement {
   // Needs gp_ built for this cluster (set_cluster first).
   void publish_message(const ClusterInfo& cluster) {
     if (!channel_ || !gp_) return;
-    msg_states_.clear();
-    for (size_t i = 0; i < cluster.nodes.size(); ++i) {
-      const NodeInfo& n = cluster.nodes[i];
-      if (n.gpus_total == 0 || !n.usable) continue;
-      msg_states_.push_back(learn::MachineState{
-          static_cast<uint32_t>(i), static_cast<uint16_t>(std::min<uint32_t>(n.gpus_total - std::min(n.gpus_alloc, n.gpus_total), 65535)),
-          static_cast<uint16_t>(std::min<uint32_t>(n.gpus_total, 65535)),
-          static_cast<uint16_t>(std::min<uint32_t>(n.jobs_running, 65535)), static_cast<float>(known_speed(n.name)), 0.0f});
-    }
+    node_views(cluster, msg_views_);
+    msg_nodes_.clear();
+    for (size_t i = 0; i < cluster.nodes.size(); ++i)
+      if (cluster.nodes[i].gpus_total != 0 && cluster.nodes[i].usable) msg_nodes_.push_back(static_cast<uint32_t>(i));
+    learn::machine_states(msg_views_, msg_nodes_, -1, msg_states_);
     if (published_ && published_->gp_changes == gp_changes_ && same_states(published_->states, msg_states_)) return;
     const learn::PlacementJob generic{static_cast<uint32_t>(model_->job_types.size()), 1};
     learn::placement_features(*gp_, generic, msg_states_, msg_rows_);
@@ -324,8 +327,9 @@ class LearnedPlacement {
   std::unique_ptr<learn::PerformanceGp> gp_;
   std::vector<std::string> names_;        // the GP's machines, cluster order
   std::optional<SavedState> pending_;     // restored before the node list was known
-  std::vector<learn::MachineState> states_;
-  std::vector<float> rows_, scores_;
+  std::vector<MachineView> views_;        // the nodes; rebuilt by every rank()
+  std::vector<uint32_t> cand_;
+  learn::PlacementScores scores_;
   // the agents' messages
   struct Published {
     uint64_t gp_changes;
@@ -335,6 +339,8 @@ class LearnedPlacement {
   uint64_t gp_changes_ = 0;            // bumped whenever the GP's posterior may change
   std::optional<Published> published_;  // what the last published message was computed from
   ClusterInfo last_cluster_;
+  std::vector<MachineView> msg_views_;
+  std::vector<uint32_t> msg_nodes_;  // usable GPU nodes
   std::vector<learn::MachineState> msg_states_;
   std::vector<float> msg_rows_, msg_, omsg_;
 };

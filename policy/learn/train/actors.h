@@ -1,0 +1,52 @@
+// The networks the trainer updates (both actors and the critic) and the
+// ordering actor's pass as deployed, shared by the rollouts (rollout.h) and
+// the updates (ppo.h). LibTorch; internal to the trainer.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "policy/learn/model_file.h"
+#include "policy/learn/nets_torch.h"
+#include "policy/learn/train/trainer.h"
+
+namespace duet::learn {
+
+inline bool trains_order(TrainAgents a) { return a != TrainAgents::place; }
+inline bool trains_place(TrainAgents a) { return a != TrainAgents::order; }
+
+struct Nets {
+  OrderingNet ord;
+  PlacementNet plc;
+  CriticNet critic;
+  explicit Nets(const NetConfig& c) : ord(c), plc(c), critic(c) {}
+  // With the weights of a model file.
+  explicit Nets(const Model& m) : Nets(m.nets) { load(m); }
+  void load(const Model& m);
+  // What the optimiser updates: the trained actors and the critic.
+  std::vector<torch::Tensor> params(TrainAgents a);
+};
+
+// `base` with the networks' current weights and the given provenance.
+Model export_model(Nets& n, const Model& base, const std::string& provenance);
+
+// n x f floats, row-major, as a tensor (copied).
+torch::Tensor rows_tensor(const std::vector<float>& rows, std::int64_t n, std::int64_t f);
+
+// One ordering pass as deployed (DuetOrdering): the placement head's message
+// about the machines goes into the ordering scores, on top of the prior;
+// the same pass yields each job's message to the placement head. Gradients
+// flow through both messages, which is how the agents learn to talk.
+struct OrderOut {
+  torch::Tensor scores;  // [n] logits (prior included)
+  torch::Tensor msgs;    // [n, order_message]; zeros without messages
+};
+OrderOut order_pass(Nets& n, const NetConfig& nc, const torch::Tensor& jobs, const torch::Tensor& cluster,
+                    const torch::Tensor& machines, const torch::Tensor& prior, bool messages);
+// The message of the job in input row `row` of an ordering pass; -1: zeros.
+torch::Tensor job_msg(const torch::Tensor& msgs, std::int64_t row, const NetConfig& nc);
+
+}  // namespace duet::learn

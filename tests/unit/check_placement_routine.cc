@@ -1,0 +1,198 @@
+// The one placement routine (policy/learn/placement_routine.h) places alike
+// for its three callers on the same model and cluster: the simulator's
+// "duet" placement, the trainer's placement actor acting greedily, and
+// select/duet's learned ranker (through the plugin's factory seam, no Slurm).
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "plugins/common/placement_agent.h"
+#include "policy/learn/duet_policy.h"
+#include "policy/learn/model_file.h"
+#include "policy/learn/model_init.h"
+#include "policy/learn/placement_routine.h"
+#include "policy/learn/train/actors.h"
+#include "policy/learn/train/rollout.h"
+
+// Last: check.h defines a fail() macro that breaks <ios>.
+#include <check.h>
+#include "tests/unit/run_suite.h"
+
+using namespace duet;
+using namespace duet::learn;
+
+namespace {
+
+Model test_model() {
+  Model m = make_initial_model(NetConfig{}, GpHyper{}, 7);
+  m.job_types = {"ResNet-50 (batch size 32)", "Transformer (batch size 64)"};
+  return m;
+}
+
+// X100s with one GPU free, a half-used V100 machine, eight 1-GPU T4s and a
+// K80 machine: what a job no machine holds alone is spread over depends on
+// the fastest floor (machine_set.h).
+const std::vector<std::string> kTypes = {"X100", "V100", "T4", "K80"};
+std::vector<MachineView> spread_cluster() {
+  static const char* names[13] = {"x1", "x2", "x3", "v1", "t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "k1"};
+  std::vector<MachineView> ms;
+  for (int i = 0; i < 3; ++i) ms.push_back({names[i], 0, 4, 1, 0, 2.3, 3});
+  ms.push_back({names[3], 1, 8, 2, 1, 1.0, 2});
+  for (int i = 0; i < 8; ++i) ms.push_back({names[4 + i], 2, 1, 1, 2, 0.4, 0});
+  ms.push_back({names[12], 3, 16, 3, 3, 0.3, 4});
+  return ms;
+}
+
+JobView job(int64_t id, int gpus) {
+  JobView j;
+  j.id = id;
+  j.gpus = gpus;
+  return j;
+}
+
+// The trainer's placement actor, greedy and without messages (as an unpaired
+// simulator agent), after one ordering pass over `jobs`.
+struct GreedyTrainer {
+  Model model;
+  Nets nets;
+  Rollout r;
+  TrainOrdering ord;
+  TrainPlacement plc;
+  GreedyTrainer(const Model& m, const DuetPolicyOptions& o)
+      : model(m), nets(model), r(nets, model, 1, /*sample=*/false, /*messages=*/false), ord(r), plc(r) {
+    r.popt = o;
+  }
+  std::optional<Placement> place(const JobView& j, const ClusterView& c) {
+    std::vector<size_t> order;
+    ord.rank(std::span<const JobView>(&j, 1), c, order);
+    return plc.place(j, c);
+  }
+};
+
+std::string describe(const std::optional<Placement>& p, std::span<const MachineView> ms) {
+  if (!p) return "none";
+  std::string s;
+  for (const PlacementPart& part : *p) s += std::string(ms[part.machine].name) + ":" + std::to_string(part.gpus) + " ";
+  return s;
+}
+
+// Same machines, same GPUs, same order, for jobs that fit one machine and
+// jobs spread over several; with the default prior and one that prefers slow
+// machines, where the fastest floor alone keeps the slow ones out.
+void check_trainer_as_agent(double prior_weight) {
+  const Model m = test_model();
+  DuetPolicyOptions o;
+  o.prior_weight = prior_weight;
+  auto agent = make_duet_placement(std::make_shared<const Model>(m), o);
+  GreedyTrainer trainer(m, o);
+  const std::vector<MachineView> ms = spread_cluster();
+  const ClusterView c{0, kTypes, ms, 48, 16, 0};
+  int id = 1;
+  for (int gpus : {1, 2, 3, 4, 6, 8, 16, 17, 18}) {
+    const JobView j = job(id++, gpus);
+    const auto a = agent->place(j, c), t = trainer.place(j, c);
+    ck_assert_msg(a == t, "prior %g, %d GPUs: agent %s, trainer %s", prior_weight, gpus, describe(a, ms).c_str(),
+                  describe(t, ms).c_str());
+    if (a && gpus == 4)
+      for (const PlacementPart& part : *a) ck_assert(ms[part.machine].speed >= 1.0);  // the floor
+  }
+}
+
+START_TEST(trainer_places_as_the_agent) {
+  check_trainer_as_agent(kPlacementPriorWeight);
+  // Before the trainer applied the fastest floor, this one differed: its
+  // 4-GPU job took the K80 and T4s.
+  check_trainer_as_agent(-100);
+}
+END_TEST
+
+// select/duet ranks nodes and cons_tres builds the set: a job one node holds
+// goes to the best-ranked node that holds it, else the best-ranked nodes
+// until it is held (what the tiers of steering.cc ask of cons_tres).
+std::set<int> plugin_choice(const std::vector<double>& pref, const plugin::ClusterInfo& c, uint32_t gpus) {
+  std::vector<int> order(pref.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return pref[a] > pref[b]; });
+  auto free = [&](int i) { return c.nodes[i].gpus_total - c.nodes[i].gpus_alloc; };
+  for (int i : order)
+    if (free(i) >= gpus) return {i};
+  std::set<int> set;
+  uint32_t have = 0;
+  for (int i : order) {
+    if (free(i) == 0 || have >= gpus) continue;
+    set.insert(i);
+    have += free(i);
+  }
+  return set;
+}
+
+START_TEST(plugin_ranks_as_the_agent_places) {
+  const std::string dir = std::filesystem::temp_directory_path() / ("check_placement_routine." + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const Model m = test_model();
+  save_model(m, dir + "/duet.model");
+  // Four nodes; speeds far enough apart that the GP's rack edges (the
+  // simulator has racks, select/duet none) do not change the order.
+  const std::vector<std::string> names = {"node1", "node2", "node3", "node4"};
+  const std::vector<double> speeds = {0.5, 1.5, 0.4, 0.9};
+  const std::vector<uint32_t> alloc = {0, 2, 1, 3};
+  std::ofstream(dir + "/speeds.csv") << "node,speed\nnode1,0.5\nnode2,1.5\nnode3,0.4\nnode4,0.9\n";
+  plugin::DuetConf conf;
+  conf.ranker = "model";
+  conf.placement_model_path = dir + "/duet.model";
+  conf.node_speeds_file = dir + "/speeds.csv";
+  std::vector<std::string> errors;
+  plugin::PlacementAgent plugin_agent = plugin::make_placement_agent(conf, &errors);
+  ck_assert_msg(plugin_agent.ranker != nullptr, "%s", errors.empty() ? "no ranker" : errors[0].c_str());
+
+  plugin::ClusterInfo pc;
+  std::vector<MachineView> ms;
+  const std::vector<std::string> types = {"v100", "k80"};
+  for (size_t i = 0; i < names.size(); ++i) {
+    plugin::NodeInfo n;
+    n.name = names[i];
+    n.gpu_type = types[i / 2];
+    n.gpus_total = 4;
+    n.gpus_alloc = alloc[i];
+    n.jobs_running = alloc[i] ? 1 : 0;
+    pc.nodes.push_back(n);
+    // each machine its own rack: no locality between them, as in select/duet
+    ms.push_back({names[i], static_cast<int>(i / 2), 4, 4 - static_cast<int>(alloc[i]), static_cast<int>(i), speeds[i],
+                  n.jobs_running ? 1 : 0});
+  }
+  const ClusterView c{0, types, ms, 16, 10, 0};
+  auto agent = make_duet_placement(std::make_shared<const Model>(m));
+  int id = 1;
+  for (uint32_t gpus : {1u, 2u, 3u, 4u, 5u, 7u}) {
+    plugin::JobInfo pj;
+    pj.job_id = static_cast<uint32_t>(id);
+    pj.gpus = gpus;
+    std::vector<double> pref;
+    const std::string err = plugin_agent.ranker->rank(pj, pc, pref, nullptr);
+    ck_assert_msg(err.empty(), "%s", err.c_str());
+    const auto a = agent->place(job(id++, static_cast<int>(gpus)), c);
+    ck_assert(a.has_value());
+    std::set<int> placed;
+    for (const PlacementPart& part : *a) placed.insert(part.machine);
+    ck_assert_msg(placed == plugin_choice(pref, pc, gpus), "%u GPUs: agent %s, plugin differs", gpus,
+                  describe(a, ms).c_str());
+  }
+  std::filesystem::remove_all(dir);
+}
+END_TEST
+
+}  // namespace
+
+int main() {
+  Suite* s = suite_create("placement_routine");
+  TCase* tc = tcase_create("core");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, trainer_places_as_the_agent);
+  tcase_add_test(tc, plugin_ranks_as_the_agent_places);
+  suite_add_tcase(s, tc);
+  return test_support::run_suite(s);
+}
