@@ -19,10 +19,6 @@ using namespace layout;
 
 namespace {
 
-constexpr uint32_t kMsrStar = 0xc0000081, kMsrLstar = 0xc0000082, kMsrCstar = 0xc0000083,
-                   kMsrSfmask = 0xc0000084, kMsrFsBase = 0xc0000100, kMsrGsBase = 0xc0000101,
-                   kMsrKernelGsBase = 0xc0000102;
-
 kvm_segment user_segment(uint16_t sel, bool code) {
   kvm_segment s{};
   s.selector = sel;
@@ -31,7 +27,7 @@ kvm_segment user_segment(uint16_t sel, bool code) {
   s.dpl = 3;
   s.s = 1;
   s.g = 1;
-  s.type = code ? 11 : 3;
+  s.type = code ? kSegCodeExecRead : kSegDataReadWrite;
   s.l = code ? 1 : 0;
   s.db = code ? 0 : 1;
   return s;
@@ -172,33 +168,33 @@ Status Vm::set_initial_cpu(uint64_t entry, uint64_t sp) {
   kvm_segment tr{};
   tr.selector = kTss;
   tr.base = kTssVa;
-  tr.limit = 104 + 0x400 / 8;
-  tr.type = 11;
+  tr.limit = kTssSize + 0x400 / 8;  // the I/O bitmap covers ports 0..0x3ff
+  tr.type = kSegTssBusy;
   tr.present = 1;
   sregs.tr = tr;
   kvm_segment ldt{};
-  ldt.type = 2;
+  ldt.type = kSegLdt;
   ldt.unusable = 1;
   sregs.ldt = ldt;
   sregs.gdt.base = kGdtVa;
   sregs.gdt.limit = 0x4f;
   sregs.idt.base = kIdtVa;
   sregs.idt.limit = 32 * 16 - 1;
-  sregs.cr0 = 0x80050033;  // PG | AM | WP | NE | ET | MP | PE
+  sregs.cr0 = kCr0Pg | kCr0Am | kCr0Wp | kCr0Ne | kCr0Et | kCr0Mp | kCr0Pe;
   sregs.cr3 = pt_->cr3();
-  sregs.cr4 = 0x620;       // PAE | OSFXSR | OSXMMEXCPT
-  sregs.efer = 0xd01;      // SCE | LME | LMA | NXE
+  sregs.cr4 = kCr4Pae | kCr4Osfxsr | kCr4Osxmmexcpt;
+  sregs.efer = kEferSce | kEferLme | kEferLma | kEferNxe;
   if (ioctl(vcpu_fd_, KVM_SET_SREGS, &sregs) < 0) return Status::error(errno_text("KVM_SET_SREGS"));
 
   kvm_regs regs{};
   regs.rip = entry;
   regs.rsp = sp;
-  regs.rflags = 0x202;
+  regs.rflags = kRflagsIf | kRflagsFixed;
   if (ioctl(vcpu_fd_, KVM_SET_REGS, &regs) < 0) return Status::error(errno_text("KVM_SET_REGS"));
 
   kvm_fpu fpu{};
-  fpu.fcw = 0x37f;
-  fpu.mxcsr = 0x1f80;
+  fpu.fcw = kFcwDefault;
+  fpu.mxcsr = kMxcsrDefault;
   if (ioctl(vcpu_fd_, KVM_SET_FPU, &fpu) < 0) return Status::error(errno_text("KVM_SET_FPU"));
 
   // LSTAR is essential; this KVM refuses some of the others (STAR on
@@ -208,7 +204,7 @@ Status Vm::set_initial_cpu(uint64_t entry, uint64_t sp) {
   const std::pair<uint32_t, uint64_t> optional[] = {
       {kMsrStar, (uint64_t(kUser32Cs & ~3) << 48) | (uint64_t(kKernelCs) << 32)},
       {kMsrCstar, kSyscallStubVa},
-      {kMsrSfmask, 0x4700},  // TF, DF, IF, NT cleared on entry, as Linux does
+      {kMsrSfmask, kRflagsTf | kRflagsDf | kRflagsIf | kRflagsNt},  // cleared on entry, as Linux does
       {kMsrKernelGsBase, 0},
   };
   for (const auto& m : optional) (void)set_msrs({&m, 1});

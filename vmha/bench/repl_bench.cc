@@ -1,4 +1,4 @@
-#include "vmha/engine/repl_bench.h"
+#include "vmha/bench/repl_bench.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include "vmha/bench/failover_bench.h"
 #include "vmha/engine/epoch_manager.h"
-#include "vmha/engine/failover_bench.h"
 
 namespace vmha {
 
