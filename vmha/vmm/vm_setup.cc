@@ -103,24 +103,28 @@ Status Vm::open_kvm(const VmOptions& opts) {
 }
 
 Status Vm::setup_cpuid() {
-  auto cpuid = std::make_unique<KvmCpuidList>();
-  if (ioctl(kvm_fd_, kKvmGetSupportedCpuid, cpuid.get()) < 0) return Status::error(errno_text("KVM_GET_SUPPORTED_CPUID"));
-  for (uint32_t i = 0; i < cpuid->nent; ++i) {
-    kvm_cpuid_entry2& e = cpuid->entries[i];
-    if (e.function == 1) {
+  auto entries = std::make_unique<KvmCpuidList>();
+  if (ioctl(kvm_fd_, kKvmGetSupportedCpuid, entries.get()) < 0) return Status::error(errno_text("KVM_GET_SUPPORTED_CPUID"));
+  for (uint32_t i = 0; i < entries->nent; ++i) {
+    kvm_cpuid_entry2& e = entries->entries[i];
+    if (e.function == cpuid::kLeafFeatures) {
       // No XSAVE state is managed for the guest: hide XSAVE, OSXSAVE, AVX, FMA, F16C.
-      e.ecx &= ~((1u << 26) | (1u << 27) | (1u << 28) | (1u << 12) | (1u << 29));
+      e.ecx &= ~(cpuid::k1EcxXsave | cpuid::k1EcxOsxsave | cpuid::k1EcxAvx | cpuid::k1EcxFma | cpuid::k1EcxF16c);
       hwcap_ = e.edx;
-    } else if (e.function == 7 && e.index == 0) {
-      e.ebx &= ~((1u << 5) | (1u << 16) | (1u << 17) | (1u << 21) | (1u << 26) | (1u << 27) | (1u << 28) |
-                 (1u << 30) | (1u << 31));
-      e.ecx &= ~((1u << 1) | (1u << 6) | (1u << 9) | (1u << 10) | (1u << 11) | (1u << 12) | (1u << 14));
-      e.edx &= ~((1u << 22) | (1u << 24) | (1u << 25) | (1u << 2) | (1u << 3) | (1u << 8) | (1u << 23));
-    } else if (e.function == 0xd) {
+    } else if (e.function == cpuid::kLeafExtendedFeatures && e.index == 0) {
+      // ... and what needs it: AVX2, AVX-512, AMX.
+      e.ebx &= ~(cpuid::k7EbxAvx2 | cpuid::k7EbxAvx512F | cpuid::k7EbxAvx512Dq | cpuid::k7EbxAvx512Ifma |
+                 cpuid::k7EbxAvx512Pf | cpuid::k7EbxAvx512Er | cpuid::k7EbxAvx512Cd | cpuid::k7EbxAvx512Bw |
+                 cpuid::k7EbxAvx512Vl);
+      e.ecx &= ~(cpuid::k7EcxAvx512Vbmi | cpuid::k7EcxAvx512Vbmi2 | cpuid::k7EcxVaes | cpuid::k7EcxVpclmulqdq |
+                 cpuid::k7EcxAvx512Vnni | cpuid::k7EcxAvx512Bitalg | cpuid::k7EcxAvx512Vpopcntdq);
+      e.edx &= ~(cpuid::k7EdxAmxBf16 | cpuid::k7EdxAmxTile | cpuid::k7EdxAmxInt8 | cpuid::k7EdxAvx5124Vnniw |
+                 cpuid::k7EdxAvx5124Fmaps | cpuid::k7EdxAvx512Vp2intersect | cpuid::k7EdxAvx512Fp16);
+    } else if (e.function == cpuid::kLeafXsave) {
       e.eax = e.ebx = e.ecx = e.edx = 0;
     }
   }
-  if (ioctl(vcpu_fd_, kKvmSetCpuid2, cpuid.get()) < 0) return Status::error(errno_text("KVM_SET_CPUID2"));
+  if (ioctl(vcpu_fd_, kKvmSetCpuid2, entries.get()) < 0) return Status::error(errno_text("KVM_SET_CPUID2"));
   return Status();
 }
 
