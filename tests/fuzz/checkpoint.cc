@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "tests/fuzz/fuzz_target.h"
-#include "vmha/backup/checkpoint_receiver.h"
 #include "vmha/backup/image_store.h"
 #include "vmha/backup/lease.h"
+#include "vmha/checkpoint/checkpoint_receiver.h"
 
 namespace {
 

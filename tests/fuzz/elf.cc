@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "tests/fuzz/fuzz_target.h"
-#include "vmha/vmm/address_space.h"
+#include "vmha/mem/address_space.h"
+#include "vmha/mem/guest_memory.h"
+#include "vmha/mem/page_table.h"
 #include "vmha/vmm/elf_image.h"
-#include "vmha/vmm/guest_memory.h"
-#include "vmha/vmm/page_table.h"
 #include "vmha/vmm/program_loader.h"
 
 namespace {

@@ -20,11 +20,11 @@ src_duet_conf := plugins/common/duet_conf.cc plugins/common/file_trust.cc
 # The torch-free model file decoder (libduetlearn.la's part of it).
 src_model_file := policy/learn/model_file.cc policy/learn/binary_io.cc policy/learn/net_config.cc \
 	policy/learn/gp_hyper.cc policy/learn/machine_graph.cc
-src_elf := vmha/status.cc vmha/vmm/elf_image.cc vmha/vmm/program_loader.cc vmha/vmm/address_space.cc \
-	vmha/vmm/page_table.cc vmha/vmm/guest_memory.cc vmha/track/vmm_write_log.cc
+src_elf := vmha/common/status.cc vmha/vmm/elf_image.cc vmha/vmm/program_loader.cc vmha/mem/address_space.cc \
+	vmha/mem/page_table.cc vmha/mem/guest_memory.cc vmha/track/vmm_write_log.cc
 VMHA_PROTOCOL := vmha/protocol/frame.cc vmha/protocol/messages.cc vmha/protocol/crc32c.cc
 src_frame := $(VMHA_PROTOCOL)
-src_checkpoint := $(VMHA_PROTOCOL) vmha/backup/image_store.cc vmha/backup/checkpoint_receiver.cc
+src_checkpoint := $(VMHA_PROTOCOL) vmha/backup/image_store.cc vmha/checkpoint/checkpoint_receiver.cc
 src_handshake := $(VMHA_PROTOCOL) vmha/transport/handshake_fuzz_entry.cc vmha/transport/frame_reader.cc \
 	vmha/transport/handshake.cc vmha/transport/auth_shared_key.cc
 

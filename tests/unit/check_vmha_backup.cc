@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "vmha/backup/checkpoint_receiver.h"
 #include "vmha/backup/image_store.h"
 #include "vmha/backup/lease.h"
-#include "vmha/protocol/checkpoint_sender.h"
+#include "vmha/checkpoint/checkpoint_receiver.h"
+#include "vmha/checkpoint/checkpoint_sender.h"
 #include "vmha/protocol/crc32c.h"
 
 // Check defines macros (fail, ...) that clash with C++ headers: include it last.

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "vmha/engine/epoch_state.h"
-#include "vmha/engine/held_output.h"
+#include "vmha/output/held_output.h"
 
 #include <check.h>  // last: its macros clash with C++ headers
 #include "tests/unit/run_suite.h"

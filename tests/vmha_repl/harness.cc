@@ -15,12 +15,12 @@
 #include <cstring>
 #include <thread>
 
-#include "vmha/backup/checkpoint_receiver.h"
 #include "vmha/backup/image_store.h"
 #include "vmha/backup/lease.h"
-#include "vmha/protocol/wire_io.h"
-#include "vmha/protocol/checkpoint_sender.h"
+#include "vmha/checkpoint/checkpoint_receiver.h"
+#include "vmha/checkpoint/checkpoint_sender.h"
 #include "vmha/protocol/crc32c.h"
+#include "vmha/protocol/wire_io.h"
 #include "vmha/transport/ucx_transport.h"
 
 namespace vmha::test {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "vmha/protocol/status.h"
+#include "vmha/common/status.h"
 
 namespace vmha {
 

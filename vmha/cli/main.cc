@@ -4,11 +4,11 @@
 
 #include <cstdio>
 
-#include "vmha/cli/bench_command.h"
+#include "vmha/bench/native_bench.h"
+#include "vmha/bench/repl_bench.h"
 #include "vmha/cli/diagnostics_log.h"
 #include "vmha/cli/run_command.h"
 #include "vmha/engine/backup_service.h"
-#include "vmha/engine/repl_bench.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"vmha: a KVM process VM for static x86-64 Linux programs, with exact dirty-page tracking"};

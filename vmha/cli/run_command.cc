@@ -12,8 +12,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "vmha/cli/replicated_run.h"
 #include "vmha/engine/guest_exit.h"
-#include "vmha/engine/replicated_run.h"
 #include "vmha/vmm/exec_resolve.h"
 #include "vmha/vmm/vm.h"
 

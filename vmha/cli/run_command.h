@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "vmha/settings.h"
+#include "vmha/common/settings.h"
 
 namespace vmha {
 

@@ -12,9 +12,9 @@
 #include <fstream>
 #include <thread>
 
-#include "vmha/backup/checkpoint_receiver.h"
 #include "vmha/backup/image_store.h"
 #include "vmha/backup/lease.h"
+#include "vmha/checkpoint/checkpoint_receiver.h"
 #include "vmha/engine/epoch_state.h"
 #include "vmha/engine/guest_exit.h"
 #include "vmha/transport/ucx_transport.h"

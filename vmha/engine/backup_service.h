@@ -6,7 +6,7 @@
 #pragma once
 #include <string>
 
-#include "vmha/settings.h"
+#include "vmha/common/settings.h"
 
 namespace vmha {
 

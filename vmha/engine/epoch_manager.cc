@@ -10,9 +10,9 @@
 #include <cstring>
 #include <thread>
 
+#include "vmha/checkpoint/checkpoint_sender.h"
 #include "vmha/engine/epoch_state.h"
-#include "vmha/engine/held_output.h"
-#include "vmha/protocol/checkpoint_sender.h"
+#include "vmha/output/held_output.h"
 #include "vmha/protocol/crc32c.h"
 #include "vmha/transport/ucx_transport.h"
 #include "vmha/vmm/exec_resolve.h"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "vmha/settings.h"
+#include "vmha/common/settings.h"
 #include "vmha/vmm/vm.h"
 
 namespace vmha {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "vmha/engine/held_output.h"
-#include "vmha/status.h"
+#include "vmha/common/status.h"
+#include "vmha/output/held_output.h"
 
 namespace vmha {
 

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "vmha/protocol/status.h"
+#include "vmha/common/status.h"
 
 namespace vmha {
 

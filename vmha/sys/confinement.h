@@ -5,7 +5,7 @@
 #pragma once
 #include <string>
 
-#include "vmha/status.h"
+#include "vmha/common/status.h"
 
 namespace vmha {
 

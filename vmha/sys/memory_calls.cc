@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "vmha/sys/syscall_table.h"
-#include "vmha/vmm/layout.h"
+#include "vmha/mem/guest_layout.h"
 
 namespace vmha {
 

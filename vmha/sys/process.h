@@ -11,10 +11,10 @@
 #include <set>
 #include <string>
 
+#include "vmha/mem/address_space.h"
 #include "vmha/output/output_sink.h"
 #include "vmha/sys/confinement.h"
 #include "vmha/sys/fd_table.h"
-#include "vmha/vmm/address_space.h"
 
 namespace vmha {
 

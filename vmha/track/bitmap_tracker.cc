@@ -3,12 +3,12 @@
 #include <linux/kvm.h>
 #include <sys/ioctl.h>
 
-#include "vmha/vmm/layout.h"
+#include "vmha/common/x86.h"
 
 namespace vmha {
 
 BitmapTracker::BitmapTracker(uint64_t guest_bytes)
-    : bitmap_((guest_bytes / layout::kPageSize + 63) / 64) {}
+    : bitmap_((guest_bytes / x86::kPageSize + 63) / 64) {}
 
 uint32_t BitmapTracker::memslot_flags() const { return KVM_MEM_LOG_DIRTY_PAGES; }
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "vmha/status.h"
+#include "vmha/common/status.h"
 #include "vmha/track/vmm_write_log.h"
 
 namespace vmha {

@@ -1,16 +1,16 @@
 #include "vmha/track/vmm_write_log.h"
 
-#include "vmha/vmm/layout.h"
+#include "vmha/common/x86.h"
 
 namespace vmha {
 
 VmmWriteLog::VmmWriteLog(uint64_t guest_bytes)
-    : words_(new std::atomic<uint64_t>[(guest_bytes / layout::kPageSize + 63) / 64]()),
-      nwords_((guest_bytes / layout::kPageSize + 63) / 64) {}
+    : words_(new std::atomic<uint64_t>[(guest_bytes / x86::kPageSize + 63) / 64]()),
+      nwords_((guest_bytes / x86::kPageSize + 63) / 64) {}
 
 void VmmWriteLog::note(uint64_t gpa, uint64_t len) {
   if (len == 0) return;
-  uint64_t first = gpa / layout::kPageSize, last = (gpa + len - 1) / layout::kPageSize;
+  uint64_t first = gpa / x86::kPageSize, last = (gpa + len - 1) / x86::kPageSize;
   for (uint64_t p = first; p <= last && p / 64 < nwords_; ++p) {
     uint64_t bit = 1ull << (p % 64);
     if (!(words_[p / 64].fetch_or(bit, std::memory_order_relaxed) & bit))

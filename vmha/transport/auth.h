@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "vmha/protocol/status.h"
+#include "vmha/common/status.h"
 
 namespace vmha {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "vmha/common/status.h"
 #include "vmha/protocol/frame.h"
-#include "vmha/protocol/status.h"
 
 namespace vmha {
 

@@ -12,7 +12,7 @@
 
 #include <chrono>
 
-#include "vmha/protocol/status.h"
+#include "vmha/common/status.h"
 #include "vmha/transport/auth.h"
 #include "vmha/transport/transport.h"
 

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "vmha/protocol/status.h"
+#include "vmha/common/status.h"
 
 namespace vmha {
 

@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "vmha/common/status.h"
 #include "vmha/protocol/frame.h"
 #include "vmha/protocol/messages.h"
-#include "vmha/protocol/status.h"
 #include "vmha/transport/auth.h"
 
 namespace vmha {

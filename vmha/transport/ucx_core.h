@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "vmha/protocol/status.h"
+#include "vmha/common/status.h"
 #include "vmha/transport/ucx_transport.h"
 
 namespace vmha::ucx {

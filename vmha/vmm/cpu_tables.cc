@@ -11,7 +11,6 @@ using namespace layout;
 namespace {
 
 constexpr int kVectors = 32;
-constexpr uint32_t kTssSize = 104;
 constexpr uint32_t kIoBitmapBytes = 0x400 / 8;  // ports 0..0x3ff
 
 void put64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
@@ -48,13 +47,13 @@ bool install_cpu_tables(GuestMemory& mem, PageTable& pt, CpuTables* out) {
 
   // GDT: null, kernel CS/DS, user32 CS, user DS, user CS, TSS (16 bytes).
   std::memset(page, 0, sizeof page);
-  put64(page + kKernelCs, 0x00af9b000000ffffull);
-  put64(page + kKernelDs, 0x00cf93000000ffffull);
-  put64(page + (kUser32Cs & ~3), 0x00cffb000000ffffull);
-  put64(page + (kUserDs & ~3), 0x00cff3000000ffffull);
-  put64(page + (kUserCs & ~3), 0x00affb000000ffffull);
+  put64(page + kKernelCs, kDescKernelCode64);
+  put64(page + kKernelDs, kDescKernelData);
+  put64(page + (kUser32Cs & ~3), kDescUserCode32);
+  put64(page + (kUserDs & ~3), kDescUserData);
+  put64(page + (kUserCs & ~3), kDescUserCode64);
   uint64_t tss_base = kTssVa, tss_limit = kTssSize + kIoBitmapBytes;  // + 0xff end byte
-  uint64_t lo = (tss_limit & 0xffff) | ((tss_base & 0xffffff) << 16) | (0x89ull << 40) |
+  uint64_t lo = (tss_limit & 0xffff) | ((tss_base & 0xffffff) << 16) | (kAccessTss64 << 40) |
                 (((tss_limit >> 16) & 0xf) << 48) | (((tss_base >> 24) & 0xff) << 56);
   put64(page + kTss, lo);
   put64(page + kTss + 8, tss_base >> 32);
@@ -64,7 +63,7 @@ bool install_cpu_tables(GuestMemory& mem, PageTable& pt, CpuTables* out) {
   std::memset(page, 0, sizeof page);
   for (int v = 0; v < kVectors; ++v) {
     uint64_t target = kExceptionStubVa + v * 8;
-    uint64_t lo_gate = (target & 0xffff) | (uint64_t(kKernelCs) << 16) | (0x8eull << 40) |
+    uint64_t lo_gate = (target & 0xffff) | (uint64_t(kKernelCs) << 16) | (kAccessInterruptGate << 40) |
                        (((target >> 16) & 0xffff) << 48);
     put64(page + v * 16, lo_gate);
     put64(page + v * 16 + 8, target >> 32);
@@ -73,9 +72,9 @@ bool install_cpu_tables(GuestMemory& mem, PageTable& pt, CpuTables* out) {
 
   // TSS: RSP0 = kernel stack; I/O bitmap right after it, only our ports open.
   std::memset(page, 0, sizeof page);
-  put64(page + 4, kKernelStackTop);
+  put64(page + kTssRsp0Offset, kKernelStackTop);
   uint16_t iomap = kTssSize;
-  std::memcpy(page + 102, &iomap, 2);
+  std::memcpy(page + kTssIoMapOffset, &iomap, sizeof iomap);
   std::memset(page + kTssSize, 0xff, kIoBitmapBytes + 1);
   page[kTssSize + kSyscallPort / 8] &= ~(1u << (kSyscallPort % 8));
   page[kTssSize + kExceptionPort / 8] &= ~(1u << (kExceptionPort % 8));
@@ -83,20 +82,20 @@ bool install_cpu_tables(GuestMemory& mem, PageTable& pt, CpuTables* out) {
 
   // Syscall stub (LSTAR): out %al,$port; hlt (never reached: the VMM
   // resumes the guest at RCX).
-  std::memset(page, 0xf4, sizeof page);
-  page[0] = 0xe6;
+  std::memset(page, kOpHlt, sizeof page);
+  page[0] = kOpOutImm8Al;
   page[1] = kSyscallPort;
   mem.write(first + (kSyscallStubVa - kKernelBase), page, kPageSize);
 
   // Exception stubs: [push $0 when the CPU pushed no error code]; push $v;
   // out %al,$port; hlt. The VMM reads vector and frame from the kernel stack.
-  std::memset(page, 0xf4, sizeof page);
+  std::memset(page, kOpHlt, sizeof page);
   for (int v = 0; v < kVectors; ++v) {
     uint8_t* s = page + v * 8;
     int i = 0;
-    if (!vector_has_error_code(v)) { s[i++] = 0x6a; s[i++] = 0; }
-    s[i++] = 0x6a; s[i++] = static_cast<uint8_t>(v);
-    s[i++] = 0xe6; s[i++] = kExceptionPort;
+    if (!vector_has_error_code(v)) { s[i++] = kOpPushImm8; s[i++] = 0; }
+    s[i++] = kOpPushImm8; s[i++] = static_cast<uint8_t>(v);
+    s[i++] = kOpOutImm8Al; s[i++] = kExceptionPort;
   }
   mem.write(first + (kExceptionStubVa - kKernelBase), page, kPageSize);
   return true;

@@ -6,8 +6,8 @@
 #pragma once
 #include <cstdint>
 
-#include "vmha/vmm/guest_memory.h"
-#include "vmha/vmm/page_table.h"
+#include "vmha/mem/guest_memory.h"
+#include "vmha/mem/page_table.h"
 
 namespace vmha {
 

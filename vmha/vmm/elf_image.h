@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "vmha/status.h"
+#include "vmha/common/status.h"
 
 namespace vmha {
 

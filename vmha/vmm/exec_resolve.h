@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "vmha/status.h"
+#include "vmha/common/status.h"
 
 namespace vmha {
 

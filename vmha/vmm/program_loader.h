@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "vmha/status.h"
-#include "vmha/vmm/address_space.h"
+#include "vmha/common/status.h"
+#include "vmha/mem/address_space.h"
 #include "vmha/vmm/elf_image.h"
 
 namespace vmha {

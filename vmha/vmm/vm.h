@@ -19,15 +19,15 @@
 #include <string>
 #include <vector>
 
+#include "vmha/common/status.h"
+#include "vmha/mem/address_space.h"
+#include "vmha/mem/guest_memory.h"
+#include "vmha/mem/page_table.h"
 #include "vmha/output/output_sink.h"
-#include "vmha/status.h"
 #include "vmha/sys/process.h"
 #include "vmha/track/dirty_tracker.h"
-#include "vmha/vmm/address_space.h"
 #include "vmha/vmm/cpu_tables.h"
 #include "vmha/vmm/elf_image.h"
-#include "vmha/vmm/guest_memory.h"
-#include "vmha/vmm/page_table.h"
 
 namespace vmha {
 

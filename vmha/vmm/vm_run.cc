@@ -76,7 +76,7 @@ void Vm::park() {
 Status Vm::apply_vmm_changes() {
   if (proc_->fs_base_changed) {
     proc_->fs_base_changed = false;
-    const std::pair<uint32_t, uint64_t> fs[] = {{0xc0000100, proc_->fs_base}};
+    const std::pair<uint32_t, uint64_t> fs[] = {{kMsrFsBase, proc_->fs_base}};
     if (Status s = set_msrs(fs); !s.ok()) return s;
   }
   if (as_->take_flush()) {
@@ -127,7 +127,7 @@ Status Vm::handle_syscall(RunResult* end) {
     r.rax = static_cast<uint64_t>(ret);
     r.rip = r.rcx;
   }
-  r.rflags = (r.r11 & 0x3c7fd7) | 2;  // what SYSRET would load
+  r.rflags = (r.r11 & kSysretRflagsMask) | kRflagsFixed;  // what SYSRET would load
   if (sync_regs_) run_->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
   else if (ioctl(vcpu_fd_, KVM_SET_REGS, &r) < 0) return Status::error(errno_text("KVM_SET_REGS"));
   if (syscall_enters_cpl0_) {

@@ -19,10 +19,6 @@ using namespace layout;
 
 namespace {
 
-constexpr uint32_t kMsrStar = 0xc0000081, kMsrLstar = 0xc0000082, kMsrCstar = 0xc0000083,
-                   kMsrSfmask = 0xc0000084, kMsrFsBase = 0xc0000100, kMsrGsBase = 0xc0000101,
-                   kMsrKernelGsBase = 0xc0000102;
-
 kvm_segment user_segment(uint16_t sel, bool code) {
   kvm_segment s{};
   s.selector = sel;
@@ -31,7 +27,7 @@ kvm_segment user_segment(uint16_t sel, bool code) {
   s.dpl = 3;
   s.s = 1;
   s.g = 1;
-  s.type = code ? 11 : 3;
+  s.type = code ? kSegCodeExecRead : kSegDataReadWrite;
   s.l = code ? 1 : 0;
   s.db = code ? 0 : 1;
   return s;
@@ -107,24 +103,28 @@ Status Vm::open_kvm(const VmOptions& opts) {
 }
 
 Status Vm::setup_cpuid() {
-  auto cpuid = std::make_unique<KvmCpuidList>();
-  if (ioctl(kvm_fd_, kKvmGetSupportedCpuid, cpuid.get()) < 0) return Status::error(errno_text("KVM_GET_SUPPORTED_CPUID"));
-  for (uint32_t i = 0; i < cpuid->nent; ++i) {
-    kvm_cpuid_entry2& e = cpuid->entries[i];
-    if (e.function == 1) {
+  auto entries = std::make_unique<KvmCpuidList>();
+  if (ioctl(kvm_fd_, kKvmGetSupportedCpuid, entries.get()) < 0) return Status::error(errno_text("KVM_GET_SUPPORTED_CPUID"));
+  for (uint32_t i = 0; i < entries->nent; ++i) {
+    kvm_cpuid_entry2& e = entries->entries[i];
+    if (e.function == cpuid::kLeafFeatures) {
       // No XSAVE state is managed for the guest: hide XSAVE, OSXSAVE, AVX, FMA, F16C.
-      e.ecx &= ~((1u << 26) | (1u << 27) | (1u << 28) | (1u << 12) | (1u << 29));
+      e.ecx &= ~(cpuid::k1EcxXsave | cpuid::k1EcxOsxsave | cpuid::k1EcxAvx | cpuid::k1EcxFma | cpuid::k1EcxF16c);
       hwcap_ = e.edx;
-    } else if (e.function == 7 && e.index == 0) {
-      e.ebx &= ~((1u << 5) | (1u << 16) | (1u << 17) | (1u << 21) | (1u << 26) | (1u << 27) | (1u << 28) |
-                 (1u << 30) | (1u << 31));
-      e.ecx &= ~((1u << 1) | (1u << 6) | (1u << 9) | (1u << 10) | (1u << 11) | (1u << 12) | (1u << 14));
-      e.edx &= ~((1u << 22) | (1u << 24) | (1u << 25) | (1u << 2) | (1u << 3) | (1u << 8) | (1u << 23));
-    } else if (e.function == 0xd) {
+    } else if (e.function == cpuid::kLeafExtendedFeatures && e.index == 0) {
+      // ... and what needs it: AVX2, AVX-512, AMX.
+      e.ebx &= ~(cpuid::k7EbxAvx2 | cpuid::k7EbxAvx512F | cpuid::k7EbxAvx512Dq | cpuid::k7EbxAvx512Ifma |
+                 cpuid::k7EbxAvx512Pf | cpuid::k7EbxAvx512Er | cpuid::k7EbxAvx512Cd | cpuid::k7EbxAvx512Bw |
+                 cpuid::k7EbxAvx512Vl);
+      e.ecx &= ~(cpuid::k7EcxAvx512Vbmi | cpuid::k7EcxAvx512Vbmi2 | cpuid::k7EcxVaes | cpuid::k7EcxVpclmulqdq |
+                 cpuid::k7EcxAvx512Vnni | cpuid::k7EcxAvx512Bitalg | cpuid::k7EcxAvx512Vpopcntdq);
+      e.edx &= ~(cpuid::k7EdxAmxBf16 | cpuid::k7EdxAmxTile | cpuid::k7EdxAmxInt8 | cpuid::k7EdxAvx5124Vnniw |
+                 cpuid::k7EdxAvx5124Fmaps | cpuid::k7EdxAvx512Vp2intersect | cpuid::k7EdxAvx512Fp16);
+    } else if (e.function == cpuid::kLeafXsave) {
       e.eax = e.ebx = e.ecx = e.edx = 0;
     }
   }
-  if (ioctl(vcpu_fd_, kKvmSetCpuid2, cpuid.get()) < 0) return Status::error(errno_text("KVM_SET_CPUID2"));
+  if (ioctl(vcpu_fd_, kKvmSetCpuid2, entries.get()) < 0) return Status::error(errno_text("KVM_SET_CPUID2"));
   return Status();
 }
 
@@ -172,33 +172,33 @@ Status Vm::set_initial_cpu(uint64_t entry, uint64_t sp) {
   kvm_segment tr{};
   tr.selector = kTss;
   tr.base = kTssVa;
-  tr.limit = 104 + 0x400 / 8;
-  tr.type = 11;
+  tr.limit = kTssSize + 0x400 / 8;  // the I/O bitmap covers ports 0..0x3ff
+  tr.type = kSegTssBusy;
   tr.present = 1;
   sregs.tr = tr;
   kvm_segment ldt{};
-  ldt.type = 2;
+  ldt.type = kSegLdt;
   ldt.unusable = 1;
   sregs.ldt = ldt;
   sregs.gdt.base = kGdtVa;
   sregs.gdt.limit = 0x4f;
   sregs.idt.base = kIdtVa;
   sregs.idt.limit = 32 * 16 - 1;
-  sregs.cr0 = 0x80050033;  // PG | AM | WP | NE | ET | MP | PE
+  sregs.cr0 = kCr0Pg | kCr0Am | kCr0Wp | kCr0Ne | kCr0Et | kCr0Mp | kCr0Pe;
   sregs.cr3 = pt_->cr3();
-  sregs.cr4 = 0x620;       // PAE | OSFXSR | OSXMMEXCPT
-  sregs.efer = 0xd01;      // SCE | LME | LMA | NXE
+  sregs.cr4 = kCr4Pae | kCr4Osfxsr | kCr4Osxmmexcpt;
+  sregs.efer = kEferSce | kEferLme | kEferLma | kEferNxe;
   if (ioctl(vcpu_fd_, KVM_SET_SREGS, &sregs) < 0) return Status::error(errno_text("KVM_SET_SREGS"));
 
   kvm_regs regs{};
   regs.rip = entry;
   regs.rsp = sp;
-  regs.rflags = 0x202;
+  regs.rflags = kRflagsIf | kRflagsFixed;
   if (ioctl(vcpu_fd_, KVM_SET_REGS, &regs) < 0) return Status::error(errno_text("KVM_SET_REGS"));
 
   kvm_fpu fpu{};
-  fpu.fcw = 0x37f;
-  fpu.mxcsr = 0x1f80;
+  fpu.fcw = kFcwDefault;
+  fpu.mxcsr = kMxcsrDefault;
   if (ioctl(vcpu_fd_, KVM_SET_FPU, &fpu) < 0) return Status::error(errno_text("KVM_SET_FPU"));
 
   // LSTAR is essential; this KVM refuses some of the others (STAR on
@@ -208,7 +208,7 @@ Status Vm::set_initial_cpu(uint64_t entry, uint64_t sp) {
   const std::pair<uint32_t, uint64_t> optional[] = {
       {kMsrStar, (uint64_t(kUser32Cs & ~3) << 48) | (uint64_t(kKernelCs) << 32)},
       {kMsrCstar, kSyscallStubVa},
-      {kMsrSfmask, 0x4700},  // TF, DF, IF, NT cleared on entry, as Linux does
+      {kMsrSfmask, kRflagsTf | kRflagsDf | kRflagsIf | kRflagsNt},  // cleared on entry, as Linux does
       {kMsrKernelGsBase, 0},
   };
   for (const auto& m : optional) (void)set_msrs({&m, 1});

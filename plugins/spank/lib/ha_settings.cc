@@ -31,7 +31,7 @@ struct Key {
 };
 
 std::string range(int lo, int hi) { return std::to_string(lo) + "-" + std::to_string(hi); }
-// The argument table's texts are literals: they must say vmha/settings.h's ranges.
+// The argument table's texts are literals: they must say vmha/common/settings.h's ranges.
 static_assert(vmha::kMinEpochMs == 1 && vmha::kMaxEpochMs == 60000, "update the epoch= text");
 static_assert(vmha::kMinLeaseMs == 50 && vmha::kMaxLeaseMs == 60000, "update the lease= text");
 

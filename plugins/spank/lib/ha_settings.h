@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "vmha/settings.h"
+#include "vmha/common/settings.h"
 
 namespace vmha_spank {
 

@@ -1,4 +1,4 @@
-#include "vmha/engine/replicated_run.h"
+#include "vmha/cli/replicated_run.h"
 
 #include <signal.h>
 

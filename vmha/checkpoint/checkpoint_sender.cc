@@ -1,4 +1,4 @@
-#include "vmha/protocol/checkpoint_sender.h"
+#include "vmha/checkpoint/checkpoint_sender.h"
 
 #include "vmha/protocol/crc32c.h"
 

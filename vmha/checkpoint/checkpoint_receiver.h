@@ -18,7 +18,7 @@
 
 #include "vmha/backup/image_store.h"
 #include "vmha/backup/lease.h"
-#include "vmha/protocol/status.h"
+#include "vmha/common/status.h"
 #include "vmha/transport/transport.h"
 
 namespace vmha {

@@ -1,4 +1,4 @@
-#include "vmha/engine/failover_bench.h"
+#include "vmha/bench/failover_bench.h"
 
 #include <fcntl.h>
 #include <signal.h>

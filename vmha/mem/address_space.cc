@@ -1,4 +1,4 @@
-#include "vmha/vmm/address_space.h"
+#include "vmha/mem/address_space.h"
 
 #include <sys/mman.h>
 
@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "vmha/vmm/layout.h"
+#include "vmha/mem/guest_layout.h"
 
 namespace vmha {
 

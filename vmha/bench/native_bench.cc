@@ -1,4 +1,4 @@
-#include "vmha/cli/bench_command.h"
+#include "vmha/bench/native_bench.h"
 
 #include <fcntl.h>
 #include <signal.h>

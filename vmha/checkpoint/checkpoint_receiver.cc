@@ -1,4 +1,4 @@
-#include "vmha/backup/checkpoint_receiver.h"
+#include "vmha/checkpoint/checkpoint_receiver.h"
 
 #include <vector>
 

@@ -8,7 +8,7 @@
 #pragma once
 #include <cstdint>
 
-#include "vmha/vmm/guest_memory.h"
+#include "vmha/mem/guest_memory.h"
 
 namespace vmha {
 

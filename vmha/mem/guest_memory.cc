@@ -1,4 +1,4 @@
-#include "vmha/vmm/guest_memory.h"
+#include "vmha/mem/guest_memory.h"
 
 #include <sys/mman.h>
 
@@ -8,7 +8,7 @@
 namespace vmha {
 
 Status GuestMemory::create(uint64_t bytes, std::unique_ptr<GuestMemory>* out) {
-  bytes = (bytes + (2u << 20) - 1) & ~uint64_t((2u << 20) - 1);
+  bytes = (bytes + x86::kLargePageSize - 1) & ~(x86::kLargePageSize - 1);
   // NORESERVE: frames the guest never touches cost no host memory.
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -18,7 +18,7 @@ Status GuestMemory::create(uint64_t bytes, std::unique_ptr<GuestMemory>* out) {
 }
 
 Status GuestMemory::create_at(uint8_t* base, uint64_t bytes, std::unique_ptr<GuestMemory>* out) {
-  if (!base || bytes == 0 || bytes % (2u << 20) || reinterpret_cast<uintptr_t>(base) % 4096)
+  if (!base || bytes == 0 || bytes % x86::kLargePageSize || reinterpret_cast<uintptr_t>(base) % x86::kPageSize)
     return Status::error("guest memory: caller memory must be page-aligned and a multiple of 2 MiB");
   out->reset(new GuestMemory(base, bytes));
   (*out)->external_ = true;
@@ -35,13 +35,13 @@ uint64_t GuestMemory::alloc_frame() {
     gpa = free_.back();
     free_.pop_back();
   } else {
-    if (next_ + 4096 > size_) return 0;
+    if (next_ + x86::kPageSize > size_) return 0;
     gpa = next_;
-    next_ += 4096;
+    next_ += x86::kPageSize;
   }
   // Freed frames were zeroed by free_frame; a fresh frame is zero already.
   // Logged either way: the backup must learn the frame's content is now zero.
-  log_.note(gpa, 4096);
+  log_.note(gpa, x86::kPageSize);
   return gpa;
 }
 
@@ -52,8 +52,8 @@ void for_each_run(std::vector<uint64_t>& gpas, Fn fn) {
   std::sort(gpas.begin(), gpas.end());
   for (size_t i = 0; i < gpas.size();) {
     size_t j = i + 1;
-    while (j < gpas.size() && gpas[j] == gpas[j - 1] + 4096) ++j;
-    fn(gpas[i], (j - i) * 4096);
+    while (j < gpas.size() && gpas[j] == gpas[j - 1] + x86::kPageSize) ++j;
+    fn(gpas[i], (j - i) * x86::kPageSize);
     i = j;
   }
 }

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "vmha/vmm/guest_memory.h"
-#include "vmha/vmm/page_table.h"
+#include "vmha/mem/guest_memory.h"
+#include "vmha/mem/page_table.h"
 
 namespace vmha {
 

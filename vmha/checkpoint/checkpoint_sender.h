@@ -20,8 +20,8 @@
 #include <span>
 #include <vector>
 
+#include "vmha/common/status.h"
 #include "vmha/protocol/messages.h"
-#include "vmha/protocol/status.h"
 #include "vmha/transport/transport.h"
 
 namespace vmha {

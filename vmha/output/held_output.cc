@@ -1,4 +1,4 @@
-#include "vmha/engine/held_output.h"
+#include "vmha/output/held_output.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

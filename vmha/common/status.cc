@@ -1,4 +1,4 @@
-#include "vmha/status.h"
+#include "vmha/common/status.h"
 
 #include <cerrno>
 #include <cstring>

@@ -1,5 +1,7 @@
-// Status and Result<T>: errors returned across the replication seams (transport,
-// protocol, backup) instead of exceptions, each with a message for the operator.
+// Status and Result<T>: vmha's expected failures (a host call that failed, a
+// malformed ELF, checkpoint or frame, a lost peer), returned instead of thrown
+// by every layer from the VMM to the replication seams, each with a message
+// for the operator (vmha/README.md, "Errors").
 #pragma once
 
 #include <optional>
@@ -45,5 +47,8 @@ class [[nodiscard]] Result {
   std::optional<T> value_;
   Status status_;
 };
+
+// Error text for a failed host call: "what: strerror(errno)".
+std::string errno_text(const std::string& what);
 
 }  // namespace vmha

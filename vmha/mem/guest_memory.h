@@ -9,7 +9,8 @@
 #include <memory>
 #include <vector>
 
-#include "vmha/status.h"
+#include "vmha/common/status.h"
+#include "vmha/common/x86.h"
 #include "vmha/track/vmm_write_log.h"
 
 namespace vmha {
@@ -49,7 +50,7 @@ class GuestMemory {
   // the guest keeps reaching it through the old address (a freed frame then
   // reused elsewhere corrupts both users). Contents are kept. Sorts `gpas`.
   void forget_guest_mappings(std::vector<uint64_t>& gpas);
-  uint64_t frames_in_use() const { return next_ / 4096 - free_.size(); }
+  uint64_t frames_in_use() const { return next_ / x86::kPageSize - free_.size(); }
 
   // Allocator state, for serialisation.
   uint64_t bump() const { return next_; }
@@ -61,7 +62,7 @@ class GuestMemory {
   uint8_t* base_;
   bool external_ = false;  // caller memory: not unmapped; freed frames zeroed by memset
   uint64_t size_;
-  uint64_t next_ = 4096;
+  uint64_t next_ = x86::kPageSize;
   std::vector<uint64_t> free_;
   VmmWriteLog log_;
 };

@@ -1,6 +1,6 @@
-#include "vmha/vmm/page_table.h"
+#include "vmha/mem/page_table.h"
 
-#include "vmha/vmm/layout.h"
+#include "vmha/mem/guest_layout.h"
 
 namespace vmha {
 
@@ -20,27 +20,27 @@ bool PageTable::init() {
 uint64_t* PageTable::leaf(uint64_t va, bool create) {
   uint64_t table = roots_[cur_];
   for (int level = 3; level > 0; --level) {
-    uint64_t index = (va >> (12 + 9 * level)) & 511;
+    uint64_t index = (va >> (kPageShift + kTableIndexBits * level)) & kTableIndexMask;
     uint64_t* entry = reinterpret_cast<uint64_t*>(mem_.host(table)) + index;
     if (!(*entry & kPtePresent)) {
       if (!create) return nullptr;
       uint64_t frame = mem_.alloc_frame();
       if (!frame) return nullptr;
       uint64_t value = frame | kTableFlags;
-      mem_.write(table + index * 8, &value, 8);
+      mem_.write(table + index * kPteBytes, &value, kPteBytes);
       if (level == 3) {  // keep both top-level copies identical
         uint64_t other = roots_[cur_ ^ 1];
-        mem_.write(other + index * 8, &value, 8);
+        mem_.write(other + index * kPteBytes, &value, kPteBytes);
       }
     }
     table = *entry & kPteFrame;
   }
-  return reinterpret_cast<uint64_t*>(mem_.host(table)) + ((va >> 12) & 511);
+  return reinterpret_cast<uint64_t*>(mem_.host(table)) + ((va >> kPageShift) & kTableIndexMask);
 }
 
 void PageTable::set_leaf(uint64_t* pte, uint64_t value) {
   *pte = value;
-  mem_.note_write(reinterpret_cast<uint8_t*>(pte) - mem_.base(), 8);
+  mem_.note_write(reinterpret_cast<uint8_t*>(pte) - mem_.base(), kPteBytes);
 }
 
 bool PageTable::map(uint64_t va, uint64_t gpa, uint64_t flags) {
