@@ -1,5 +1,5 @@
 // The plugins' learned-agent adapters without Slurm: Scorer=model and
-// Ranker=model through the factory seams (plugins/common/agent_factory.cc)
+// Ranker=model through the factory seams (plugins/seam/agent_factory.cc)
 // with a fresh model file, the GP observer's save/restore, job hints, cksum,
 // and the agents' messages through a channel (agent_channel.h).
 #include <signal.h>
@@ -14,11 +14,11 @@
 #include <set>
 #include <string>
 
-#include "plugins/common/agent_channel.h"
-#include "plugins/common/file_cksum.h"
-#include "plugins/common/job_hints.h"
-#include "plugins/common/order_scorer.h"
-#include "plugins/common/placement_agent.h"
+#include "plugins/channel/agent_channel.h"
+#include "plugins/seam/file_cksum.h"
+#include "plugins/seam/job_hints.h"
+#include "plugins/seam/order_scorer.h"
+#include "plugins/seam/placement_agent.h"
 #include "policy/learn/model_init.h"
 #include "tests/unit/in_child.h"
 

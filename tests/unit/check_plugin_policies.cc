@@ -7,10 +7,10 @@
 #include <string>
 #include <unistd.h>
 
-#include "plugins/common/explain.h"
-#include "plugins/common/order_scorer.h"
-#include "plugins/common/placement_agent.h"
-#include "plugins/common/priority_ladder.h"
+#include "plugins/seam/explain.h"
+#include "plugins/seam/order_scorer.h"
+#include "plugins/seam/placement_agent.h"
+#include "plugins/seam/priority_ladder.h"
 
 #include <check.h>  // last: it defines a fail() macro
 #include "tests/unit/run_suite.h"

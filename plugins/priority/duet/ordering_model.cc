@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "plugins/common/agent_channel.h"
-#include "plugins/common/file_cksum.h"
-#include "plugins/common/job_hints.h"
-#include "plugins/common/order_scorer.h"
+#include "plugins/channel/agent_channel.h"
+#include "plugins/seam/file_cksum.h"
+#include "plugins/seam/job_hints.h"
+#include "plugins/seam/order_scorer.h"
 #include "policy/learn/features.h"
 #include "policy/learn/model_file.h"
 #include "policy/learn/ordering_agent.h"

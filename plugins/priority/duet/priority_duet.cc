@@ -28,13 +28,13 @@
 #include <thread>
 #include <vector>
 
-#include "plugins/common/agent_channel.h"
-#include "plugins/common/duet_conf.h"
-#include "plugins/common/explain.h"
-#include "plugins/common/order_scorer.h"
-#include "plugins/common/priority_ladder.h"
-#include "plugins/common/slurm_log.h"
-#include "plugins/common/slurm_views.h"
+#include "plugins/channel/agent_channel.h"
+#include "plugins/seam/duet_conf.h"
+#include "plugins/seam/explain.h"
+#include "plugins/seam/order_scorer.h"
+#include "plugins/seam/priority_ladder.h"
+#include "plugins/slurm/slurm_log.h"
+#include "plugins/slurm/slurm_views.h"
 
 using duet::plugin::AgentChannel;
 using duet::plugin::ClusterInfo;

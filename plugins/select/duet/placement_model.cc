@@ -26,10 +26,10 @@
 #include <string>
 #include <vector>
 
-#include "plugins/common/agent_channel.h"
-#include "plugins/common/file_cksum.h"
-#include "plugins/common/job_hints.h"
-#include "plugins/common/placement_agent.h"
+#include "plugins/channel/agent_channel.h"
+#include "plugins/seam/file_cksum.h"
+#include "plugins/seam/job_hints.h"
+#include "plugins/seam/placement_agent.h"
 #include "policy/learn/machine_set.h"
 #include "policy/learn/model_file.h"
 #include "policy/learn/performance_gp.h"

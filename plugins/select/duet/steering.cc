@@ -22,12 +22,12 @@
 
 #include <strings.h>
 
-#include "plugins/common/agent_channel.h"
-#include "plugins/common/duet_conf.h"
-#include "plugins/common/explain.h"
-#include "plugins/common/placement_agent.h"
-#include "plugins/common/slurm_log.h"
-#include "plugins/common/slurm_views.h"
+#include "plugins/channel/agent_channel.h"
+#include "plugins/seam/duet_conf.h"
+#include "plugins/seam/explain.h"
+#include "plugins/seam/placement_agent.h"
+#include "plugins/slurm/slurm_log.h"
+#include "plugins/slurm/slurm_views.h"
 
 namespace duet::plugin {
 namespace {

@@ -5,7 +5,7 @@
 #include <map>
 #include <sstream>
 
-#include "plugins/common/node_ranker.h"
+#include "plugins/seam/node_ranker.h"
 #include "policy/io/limits.h"
 #include "policy/util/printable.h"
 #include "policy/util/safe_file.h"

@@ -4,7 +4,7 @@
 #include <map>
 #include <sstream>
 
-#include "plugins/common/observer.h"
+#include "plugins/seam/observer.h"
 
 namespace duet::plugin {
 namespace {

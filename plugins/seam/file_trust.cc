@@ -1,4 +1,4 @@
-#include "plugins/common/file_trust.h"
+#include "plugins/seam/file_trust.h"
 
 #include <sys/stat.h>
 

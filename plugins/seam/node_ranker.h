@@ -11,12 +11,12 @@
 #include <string_view>
 #include <vector>
 
-#include "plugins/common/duet_conf.h"
-#include "plugins/common/views.h"
+#include "plugins/seam/duet_conf.h"
+#include "plugins/seam/views.h"
 
 namespace duet::plugin {
 
-class AgentChannel;  // plugins/common/agent_channel.h
+class AgentChannel;  // plugins/channel/agent_channel.h
 
 class NodeRanker {
  public:

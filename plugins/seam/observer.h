@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "plugins/common/views.h"
+#include "plugins/seam/views.h"
 
 namespace duet::plugin {
 

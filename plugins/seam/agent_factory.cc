@@ -8,9 +8,9 @@
 // library stays free of LibTorch and Slurm. With no loader registered, the
 // model keys fail with one clear error and the plugins fall back (age+size
 // priority; plain cons_tres node order).
-#include "plugins/common/file_trust.h"
-#include "plugins/common/order_scorer.h"
-#include "plugins/common/placement_agent.h"
+#include "plugins/seam/file_trust.h"
+#include "plugins/seam/order_scorer.h"
+#include "plugins/seam/placement_agent.h"
 #include "policy/learn/model_limits.h"
 #include "policy/util/printable.h"
 #include "policy/util/safe_file.h"
@@ -55,7 +55,7 @@ std::unique_ptr<OrderScorer> make_model_scorer(const DuetConf& conf, std::string
   std::string why = check_readable(conf, conf.model_path, "ModelPath");
   if (why.empty() && !g_order_loader)
     why = "ModelPath " + conf.model_path +
-          ": no ordering agent is built into this priority/duet (plugins/common/agent_factory.cc)";
+          ": no ordering agent is built into this priority/duet (plugins/seam/agent_factory.cc)";
   if (!why.empty()) {
     *error = why;
     return nullptr;
@@ -71,7 +71,7 @@ PlacementAgent make_model_placement(const DuetConf& conf, std::vector<std::strin
   if (why.empty()) why = check_speeds(conf);
   if (why.empty() && !g_placement_loader)
     why = "PlacementModelPath " + conf.placement_model_path +
-          ": no placement agent is built into this select/duet (plugins/common/agent_factory.cc)";
+          ": no placement agent is built into this select/duet (plugins/seam/agent_factory.cc)";
   if (!why.empty()) {
     errors->push_back(why);
     return {};

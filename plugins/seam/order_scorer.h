@@ -13,12 +13,12 @@
 #include <span>
 #include <string>
 
-#include "plugins/common/duet_conf.h"
-#include "plugins/common/views.h"
+#include "plugins/seam/duet_conf.h"
+#include "plugins/seam/views.h"
 
 namespace duet::plugin {
 
-class AgentChannel;  // plugins/common/agent_channel.h
+class AgentChannel;  // plugins/channel/agent_channel.h
 
 class OrderScorer {
  public:
@@ -61,7 +61,7 @@ std::unique_ptr<OrderScorer> make_small_first_scorer();
 // make_fallback_scorer(). Never throws.
 std::unique_ptr<OrderScorer> make_order_scorer(const DuetConf& conf, std::string* error);
 
-// THE SEAM for the learned ordering agent (plugins/common/agent_factory.cc):
+// THE SEAM for the learned ordering agent (plugins/seam/agent_factory.cc):
 // `Scorer=model` calls the registered loader with conf.model_path. A loader
 // returns nullptr and sets *error ("<path>: bad magic", "<path>: format
 // version 3, expected 2", ...) when it cannot load the model; it may throw

@@ -1,5 +1,5 @@
 // duet.conf parser: a table of keys, each with a setter that validates.
-#include "plugins/common/duet_conf.h"
+#include "plugins/seam/duet_conf.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <functional>
 
-#include "plugins/common/file_trust.h"
+#include "plugins/seam/file_trust.h"
 #include "policy/util/printable.h"
 #include "policy/util/safe_file.h"
 

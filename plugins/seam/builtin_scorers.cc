@@ -1,7 +1,7 @@
 // Builtin ordering scorers: the age+size fallback and the small-first test hook.
 #include <algorithm>
 
-#include "plugins/common/order_scorer.h"
+#include "plugins/seam/order_scorer.h"
 
 namespace duet::plugin {
 namespace {
