@@ -36,54 +36,73 @@ std::string absolute(const std::string& value, const std::string& file) {
   return dir_of(file) + "/" + value;
 }
 
-// A setter returns "" on success or what was expected.
-using Setter = std::function<std::string(DuetConf&, const std::string& value,
-                                         const std::string& file)>;
+// A setter stores the value, or returns false and sets *expected to what the
+// key takes ("an integer 1..3600").
+using Setter = std::function<bool(DuetConf&, const std::string& value, const std::string& file,
+                                  std::string* expected)>;
+
+bool expect(std::string* expected, std::string what) {
+  *expected = std::move(what);
+  return false;
+}
 
 // Plain decimal only (from_chars: no sign '+', no hex, no spaces, no junk).
-std::string set_int(int& out, const std::string& v, int lo, int hi) {
+bool set_int(int& out, const std::string& v, int lo, int hi, std::string* expected) {
   int x = 0;
   auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
   if (ec != std::errc() || p != v.data() + v.size() || x < lo || x > hi)
-    return "an integer " + std::to_string(lo) + ".." + std::to_string(hi);
+    return expect(expected, "an integer " + std::to_string(lo) + ".." + std::to_string(hi));
   out = x;
-  return "";
+  return true;
 }
 
 // Decimal notation only: strtod also took hex ("0x1p3"), "inf" and
 // leading spaces.
-std::string set_weight(double& out, const std::string& v) {
+bool set_weight(double& out, const std::string& v, std::string* expected) {
   double x = 0;
   auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x, std::chars_format::general);
   if (v.empty() || ec != std::errc() || p != v.data() + v.size() || !std::isfinite(x) || x < 0 || x > 1e6)
-    return "a number 0..1000000";
+    return expect(expected, "a number 0..1000000");
   out = x;
-  return "";
+  return true;
 }
 
-std::string set_choice(std::string& out, const std::string& v,
-                       std::initializer_list<const char*> choices) {
+bool set_choice(std::string& out, const std::string& v, std::initializer_list<const char*> choices,
+                std::string* expected) {
   std::string lv = lower(v);
   std::string all;
   for (const char* c : choices) {
-    if (lv == c) { out = lv; return ""; }
+    if (lv == c) {
+      out = lv;
+      return true;
+    }
     all += all.empty() ? "" : " | ";
     all += c;
   }
-  return "one of " + all;
+  return expect(expected, "one of " + all);
 }
 
-std::string set_bool(bool& out, const std::string& v) {
+bool set_bool(bool& out, const std::string& v, std::string* expected) {
   std::string lv = lower(v);
-  if (lv == "yes" || lv == "true" || lv == "1") { out = true; return ""; }
-  if (lv == "no" || lv == "false" || lv == "0") { out = false; return ""; }
-  return "yes or no";
+  if (lv == "yes" || lv == "true" || lv == "1") out = true;
+  else if (lv == "no" || lv == "false" || lv == "0") out = false;
+  else return expect(expected, "yes or no");
+  return true;
 }
 
-std::string set_path(std::string& out, const std::string& v, const std::string& file) {
-  if (v.empty()) return "a path";
+bool set_path(std::string& out, const std::string& v, const std::string& file, std::string* expected) {
+  if (v.empty()) return expect(expected, "a path");
   out = absolute(v, file);
-  return "";
+  return true;
+}
+
+bool set_log_level(LogLevel& out, const std::string& v, std::string* expected) {
+  std::string s;
+  if (!set_choice(s, v, {"quiet", "info", "verbose", "debug"}, expected)) return false;
+  out = s == "quiet" ? LogLevel::kQuiet
+        : s == "info" ? LogLevel::kInfo
+        : s == "verbose" ? LogLevel::kVerbose : LogLevel::kDebug;
+  return true;
 }
 
 struct Key {
@@ -91,50 +110,40 @@ struct Key {
   Setter set;
 };
 
+// Each setter gets the value and the file it came from (for paths).
 const std::vector<Key>& keys() {
+  using Text = const std::string&;
   static const std::vector<Key> table = {
-      {"Scorer", [](DuetConf& c, const std::string& v, const std::string&) {
-         return set_choice(c.scorer, v, {"model", "small-first", "fallback"});
+      {"Scorer", [](DuetConf& c, Text v, Text, std::string* e) {
+         return set_choice(c.scorer, v, {"model", "small-first", "fallback"}, e);
        }},
-      {"ModelPath", [](DuetConf& c, const std::string& v, const std::string& f) {
-         return set_path(c.model_path, v, f);
+      {"ModelPath", [](DuetConf& c, Text v, Text f, std::string* e) { return set_path(c.model_path, v, f, e); }},
+      {"RescoreInterval", [](DuetConf& c, Text v, Text, std::string* e) {
+         return set_int(c.rescore_interval_s, v, 1, 3600, e);
        }},
-      {"RescoreInterval", [](DuetConf& c, const std::string& v, const std::string&) {
-         return set_int(c.rescore_interval_s, v, 1, 3600);
+      {"FallbackAgeWeight", [](DuetConf& c, Text v, Text, std::string* e) {
+         return set_weight(c.fallback_age_weight, v, e);
        }},
-      {"FallbackAgeWeight", [](DuetConf& c, const std::string& v, const std::string&) {
-         return set_weight(c.fallback_age_weight, v);
+      {"FallbackSizeWeight", [](DuetConf& c, Text v, Text, std::string* e) {
+         return set_weight(c.fallback_size_weight, v, e);
        }},
-      {"FallbackSizeWeight", [](DuetConf& c, const std::string& v, const std::string&) {
-         return set_weight(c.fallback_size_weight, v);
+      {"FallbackMaxAge", [](DuetConf& c, Text v, Text, std::string* e) {
+         return set_int(c.fallback_max_age_s, v, 1, 365 * 86400, e);
        }},
-      {"FallbackMaxAge", [](DuetConf& c, const std::string& v, const std::string&) {
-         return set_int(c.fallback_max_age_s, v, 1, 365 * 86400);
+      {"Ranker", [](DuetConf& c, Text v, Text, std::string* e) {
+         return set_choice(c.ranker, v, {"model", "prefer-fast", "none"}, e);
        }},
-      {"Ranker", [](DuetConf& c, const std::string& v, const std::string&) {
-         return set_choice(c.ranker, v, {"model", "prefer-fast", "none"});
+      {"PlacementModelPath", [](DuetConf& c, Text v, Text f, std::string* e) {
+         return set_path(c.placement_model_path, v, f, e);
        }},
-      {"PlacementModelPath", [](DuetConf& c, const std::string& v, const std::string& f) {
-         return set_path(c.placement_model_path, v, f);
+      {"NodeSpeedsFile", [](DuetConf& c, Text v, Text f, std::string* e) {
+         return set_path(c.node_speeds_file, v, f, e);
        }},
-      {"NodeSpeedsFile", [](DuetConf& c, const std::string& v, const std::string& f) {
-         return set_path(c.node_speeds_file, v, f);
+      {"Observer", [](DuetConf& c, Text v, Text, std::string* e) {
+         return set_choice(c.observer, v, {"node-stats", "none"}, e);
        }},
-      {"Observer", [](DuetConf& c, const std::string& v, const std::string&) {
-         return set_choice(c.observer, v, {"node-stats", "none"});
-       }},
-      {"Explain", [](DuetConf& c, const std::string& v, const std::string&) {
-         return set_bool(c.explain, v);
-       }},
-      {"LogLevel", [](DuetConf& c, const std::string& v, const std::string&) {
-         std::string s;
-         std::string err = set_choice(s, v, {"quiet", "info", "verbose", "debug"});
-         if (!err.empty()) return err;
-         c.log_level = s == "quiet" ? LogLevel::kQuiet
-                       : s == "info" ? LogLevel::kInfo
-                       : s == "verbose" ? LogLevel::kVerbose : LogLevel::kDebug;
-         return std::string();
-       }},
+      {"Explain", [](DuetConf& c, Text v, Text, std::string* e) { return set_bool(c.explain, v, e); }},
+      {"LogLevel", [](DuetConf& c, Text v, Text, std::string* e) { return set_log_level(c.log_level, v, e); }},
   };
   return table;
 }
@@ -226,8 +235,8 @@ ConfResult parse_duet_conf(std::string_view text, const std::string& file) {
       add(static_cast<int>(b) + 1, std::string("key ") + it->name + " given twice (the last wins)");
     }
     seen[idx] = true;
-    std::string expected = it->set(r.conf, value, file);
-    if (!expected.empty())
+    std::string expected;
+    if (!it->set(r.conf, value, file, &expected))
       add(value_col, std::string(it->name) + ": expected " + expected + ", got '" + value +
                          "' (default kept)");
   }
@@ -252,10 +261,8 @@ ConfResult load_duet_conf(const std::string& path, std::optional<std::uint32_t> 
     if (e.error_number() == ENOENT) return defaults(false, "");
     return defaults(true, e.reason() + " (all defaults)");
   }
-  if (trusted_uid) {
-    std::string why = untrusted_reason(path, *trusted_uid);
-    if (!why.empty()) return defaults(true, "refused: " + why + " (all defaults)");
-  }
+  if (std::string why; trusted_uid && !file_trusted(path, *trusted_uid, &why))
+    return defaults(true, "refused: " + why + " (all defaults)");
   ConfResult r = parse_duet_conf(text, path);
   r.conf.trusted_uid = trusted_uid;
   return r;

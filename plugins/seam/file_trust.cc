@@ -34,31 +34,42 @@ std::string writers(const struct stat& st, std::uint32_t uid, bool dir) {
   return "";
 }
 
-std::string check_dir(const std::string& dir, std::uint32_t uid) {
+bool dir_trusted(const std::string& dir, std::uint32_t uid, std::string* error) {
   struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0) return "directory " + printable(dir) + ": cannot stat: " + std::strerror(errno);
+  if (::stat(dir.c_str(), &st) != 0) {
+    *error = "directory " + printable(dir) + ": cannot stat: " + std::strerror(errno);
+    return false;
+  }
   std::string w = writers(st, uid, true);
-  return w.empty() ? "" : "its directory " + printable(dir) + " is " + w;
+  if (w.empty()) return true;
+  *error = "its directory " + printable(dir) + " is " + w;
+  return false;
 }
 
 }  // namespace
 
-std::string untrusted_reason(const std::string& path, std::uint32_t uid) {
+bool file_trusted(const std::string& path, std::uint32_t uid, std::string* error) {
   const std::string tail = "; only root and SlurmUser (uid " + std::to_string(uid) + ") may be able to change it";
+  std::string why;
+  auto untrusted = [&](std::string reason) {
+    if (error) *error = std::move(reason);
+    return false;
+  };
   char real[PATH_MAX];
-  if (!::realpath(path.c_str(), real)) return std::string("cannot resolve the path: ") + std::strerror(errno);
+  if (!::realpath(path.c_str(), real)) return untrusted(std::string("cannot resolve the path: ") + std::strerror(errno));
   struct stat st {};
-  if (::stat(real, &st) != 0) return std::string("cannot stat: ") + std::strerror(errno);
-  if (std::string w = writers(st, uid, false); !w.empty()) return "the file is " + w + tail;
-  if (std::string w = check_dir(dir_of(real), uid); !w.empty()) return w + tail;
+  if (::stat(real, &st) != 0) return untrusted(std::string("cannot stat: ") + std::strerror(errno));
+  if (std::string w = writers(st, uid, false); !w.empty()) return untrusted("the file is " + w + tail);
+  if (!dir_trusted(dir_of(real), uid, &why)) return untrusted(why + tail);
   struct stat lst {};
   if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
     // The link itself can be replaced by whoever can write its directory.
     char link_dir[PATH_MAX];
-    if (!::realpath(dir_of(path).c_str(), link_dir)) return std::string("cannot resolve the link's directory: ") + std::strerror(errno);
-    if (std::string w = check_dir(link_dir, uid); !w.empty()) return w + " (it holds the symbolic link)" + tail;
+    if (!::realpath(dir_of(path).c_str(), link_dir))
+      return untrusted(std::string("cannot resolve the link's directory: ") + std::strerror(errno));
+    if (!dir_trusted(link_dir, uid, &why)) return untrusted(why + " (it holds the symbolic link)" + tail);
   }
-  return "";
+  return true;
 }
 
 }  // namespace duet::plugin

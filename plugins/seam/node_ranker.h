@@ -23,10 +23,11 @@ class NodeRanker {
   virtual ~NodeRanker() = default;
   virtual std::string name() const = 0;
   // Fills `preference` with one value per cluster.nodes entry: higher = use
-  // first; equal values = no preference between them. Sets *reason to a short
-  // human text (goes into the job's explanation). Returns "" or an error.
-  virtual std::string rank(const JobInfo& job, const ClusterInfo& cluster,
-                           std::vector<double>& preference, std::string* reason) = 0;
+  // first; equal values = no preference between them. Sets *reason (when not
+  // null) to a short human text (goes into the job's explanation). Returns
+  // false and sets *error when it cannot rank.
+  virtual bool rank(const JobInfo& job, const ClusterInfo& cluster, std::vector<double>& preference,
+                    std::string* reason, std::string* error) = 0;
   // The agents' messages (agent_channel.h). A learned ranker connected to a
   // channel publishes its message to the ordering agent there (when its GP or
   // the nodes' occupancy changed) and ranks a job's nodes with the ordering

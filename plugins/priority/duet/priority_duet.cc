@@ -119,16 +119,20 @@ void load_locked() {
 std::vector<double> score_locked(const std::vector<JobInfo>& jobs, const ClusterInfo& cluster, bool queue) {
   std::vector<double> scores(jobs.size(), 0.0);
   std::string err;
+  bool ok = false;
   try {
-    err = queue ? g.scorer->score_queue(jobs, cluster, scores) : g.scorer->score(jobs, cluster, scores);
+    ok = queue ? g.scorer->score_queue(jobs, cluster, scores, &err) : g.scorer->score(jobs, cluster, scores, &err);
   } catch (const std::exception& e) {
     err = std::string("exception: ") + e.what();
   } catch (...) {
     err = "unknown exception";
   }
-  for (size_t i = 0; err.empty() && i < jobs.size(); ++i)
-    if (!std::isfinite(scores[i])) err = "non-finite score for job " + std::to_string(jobs[i].job_id);
-  if (!err.empty()) {
+  for (size_t i = 0; ok && i < jobs.size(); ++i)
+    if (!std::isfinite(scores[i])) {
+      err = "non-finite score for job " + std::to_string(jobs[i].job_id);
+      ok = false;
+    }
+  if (!ok) {
     time_t now = time(nullptr);
     if (err != g.last_error || now - g.last_error_time >= 60) {
       error("%s: scorer %s failed: %s; using age+size for this round", plugin_type,
@@ -139,7 +143,7 @@ std::vector<double> score_locked(const std::vector<JobInfo>& jobs, const Cluster
     if (queue) duet::plugin::agent_channel()->clear_order_messages();  // the fallback sends none
     auto fb = duet::plugin::make_fallback_scorer(g.conf);
     scores.assign(jobs.size(), 0.0);
-    fb->score(jobs, cluster, scores);
+    fb->score(jobs, cluster, scores, &err);
   }
   return scores;
 }

@@ -343,9 +343,12 @@ class RankerFace final : public NodeRanker {
  public:
   explicit RankerFace(std::shared_ptr<LearnedPlacement> a) : a_(std::move(a)) {}
   std::string name() const override { return a_->name(); }
-  std::string rank(const JobInfo& job, const ClusterInfo& cluster, std::vector<double>& preference,
-                   std::string* reason) override {
-    return a_->rank(job, cluster, preference, reason);
+  bool rank(const JobInfo& job, const ClusterInfo& cluster, std::vector<double>& preference, std::string* reason,
+            std::string* error) override {
+    std::string err = a_->rank(job, cluster, preference, reason);
+    if (err.empty()) return true;
+    *error = std::move(err);
+    return false;
   }
   void connect(AgentChannel* channel) override { a_->connect(channel); }
 
@@ -362,7 +365,12 @@ class ObserverFace final : public Observer {
   void set_cluster(const ClusterInfo& cluster) override { a_->set_cluster(cluster); }
   void observe(const JobOutcome& o) override { a_->observe(o); }
   std::string save() const override { return a_->save(); }
-  std::string restore(std::string_view bytes) override { return a_->restore(bytes); }
+  bool restore(std::string_view bytes, std::string* error) override {
+    std::string err = a_->restore(bytes);
+    if (err.empty()) return true;
+    *error = std::move(err);
+    return false;
+  }
   std::string summary() const override { return a_->summary(); }
 
  private:

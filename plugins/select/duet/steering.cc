@@ -117,10 +117,10 @@ void restore_locked(const char* dir) {
   std::stringstream rest;
   rest << in.rdbuf();
   g.agent.observer->set_cluster(cluster_info(time(nullptr)));
-  std::string err = g.agent.observer->restore(rest.str());
-  if (!err.empty()) {
+  std::string err;
+  if (!g.agent.observer->restore(rest.str(), &err)) {
     error("%s: %s: %s; observer starts empty", kTag, path.c_str(), err.c_str());
-    g.agent.observer->restore("");
+    g.agent.observer->restore("", &err);
     return;
   }
   DUET_INFO(level(), "%s: observer %s restored from %s: %s", kTag, name.c_str(), path.c_str(),
@@ -142,8 +142,9 @@ void load_locked() {
     g.agent_error += (g.agent_error.empty() ? "" : "; ") + e;
   }
   if (g.agent.observer && fresh.observer && g.agent.observer->name() == fresh.observer->name()) {
-    std::string err = fresh.observer->restore(g.agent.observer->save());
-    if (!err.empty()) error("%s: carrying observer state over: %s", kTag, err.c_str());
+    std::string err;
+    if (!fresh.observer->restore(g.agent.observer->save(), &err))
+      error("%s: carrying observer state over: %s", kTag, err.c_str());
   }
   g.agent = std::move(fresh);
   if (g.selected) {
@@ -272,12 +273,18 @@ NodeBias::NodeBias(job_record_t* job, bitstr_t* candidates, uint16_t mode)
     if (records.size() != cluster.nodes.size()) return;
 
     std::vector<double> pref;
-    std::string why;
-    std::string err = g.agent.ranker->rank(info, cluster, pref, &why);
-    if (err.empty() && pref.size() != records.size()) err = "wrong number of preferences";
-    for (size_t i = 0; err.empty() && i < pref.size(); ++i)
-      if (!std::isfinite(pref[i])) err = "non-finite preference for " + cluster.nodes[i].name;
-    if (!err.empty()) {
+    std::string why, err;
+    bool ok = g.agent.ranker->rank(info, cluster, pref, &why, &err);
+    if (ok && pref.size() != records.size()) {
+      err = "wrong number of preferences";
+      ok = false;
+    }
+    for (size_t i = 0; ok && i < pref.size(); ++i)
+      if (!std::isfinite(pref[i])) {
+        err = "non-finite preference for " + cluster.nodes[i].name;
+        ok = false;
+      }
+    if (!ok) {
       if (err != g.last_error || now - g.last_error_time >= 60) {
         error("%s: ranker %s failed for %pJ: %s; cons_tres order", kTag,
               g.agent.ranker->name().c_str(), job, err.c_str());
