@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 
+#include "plugins/seam/file_text.h"
 #include "plugins/seam/file_trust.h"
 #include "policy/util/printable.h"
 #include "policy/util/safe_file.h"
@@ -24,12 +25,6 @@ std::string lower(std::string_view s) {
 }
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
-
-std::string dir_of(const std::string& file) {
-  auto slash = file.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : file.substr(0, slash);
-}
 
 std::string absolute(const std::string& value, const std::string& file) {
   if (value.empty() || value[0] == '/') return value;

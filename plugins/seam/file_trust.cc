@@ -4,26 +4,14 @@
 
 #include <cerrno>
 #include <climits>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include "plugins/seam/file_text.h"
 #include "policy/util/printable.h"
 
 namespace duet::plugin {
 namespace {
-
-std::string mode_text(mode_t m) {
-  char buf[8];
-  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(m & 07777));
-  return buf;
-}
-
-std::string dir_of(const std::string& p) {
-  auto slash = p.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : p.substr(0, slash);
-}
 
 // Who may change `st`'s file besides root and `uid`: "" if nobody.
 std::string writers(const struct stat& st, std::uint32_t uid, bool dir) {

@@ -10,7 +10,7 @@
 //   priority_ladder.h    from a ranking to Slurm priorities
 //   explain.h            the job's explanation (its SystemComment)
 //   job_hints.h          what a job may tell duet in its --comment
-//   file_trust.h, file_cksum.h
+//   file_trust.h, file_cksum.h, file_text.h
 //                        checks and names for the files slurmctld reads
 //
 // Errors, in all of plugins/: a function that can fail returns bool and
