@@ -149,6 +149,60 @@ std::string known_keys() {
   return all;
 }
 
+// A comment starts at a '#' at the start of the line or after a space or
+// tab; any other '#' belongs to the value ("ModelPath=/srv/a#1/m").
+std::string_view strip_comment(std::string_view line) {
+  for (size_t h = line.find('#'); h != line.npos; h = line.find('#', h + 1))
+    if (h == 0 || line[h - 1] == ' ' || line[h - 1] == '\t') return line.substr(0, h);
+  return line;
+}
+
+// Where the line holds a NUL or other control byte (npos: nowhere). Such a
+// byte would cut the value short where it is used (a path) or hide text:
+// the line is refused.
+size_t control_byte(std::string_view line) {
+  auto bad = std::find_if(line.begin(), line.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return (u < 0x20 && c != '\t' && c != '\r') || u == 0x7f;
+  });
+  return bad == line.end() ? line.npos : static_cast<size_t>(bad - line.begin());
+}
+
+struct Where {
+  const std::string& file;
+  int line;
+};
+
+// One line's "Key = Value" (comment stripped) into r.conf; what is wrong
+// with it into r.errors. `seen` marks the keys given so far.
+void parse_setting(std::string_view line, Where at, std::vector<bool>& seen, ConfResult& r) {
+  auto add = [&](size_t col, std::string msg) {
+    r.errors.push_back({at.file, at.line, static_cast<int>(col) + 1, std::move(msg)});
+  };
+  size_t b = 0;
+  while (b < line.size() && is_space(line[b])) ++b;
+  size_t e = line.size();
+  while (e > b && is_space(line[e - 1])) --e;
+  if (b == e) return;
+  std::string_view body = line.substr(b, e - b);
+  size_t eq = body.find('=');
+  if (eq == body.npos) return add(b, "expected Key=Value, got '" + std::string(body) + "'");
+  std::string_view key = body.substr(0, eq);
+  while (!key.empty() && is_space(key.back())) key.remove_suffix(1);
+  size_t vb = eq + 1;
+  while (vb < body.size() && is_space(body[vb])) ++vb;
+  std::string value(body.substr(vb));
+  auto it = std::find_if(keys().begin(), keys().end(), [&](const Key& k) { return lower(k.name) == lower(key); });
+  if (it == keys().end())
+    return add(b, "unknown key '" + std::string(key) + "' (known keys: " + known_keys() + ")");
+  size_t idx = static_cast<size_t>(it - keys().begin());
+  if (seen[idx]) add(b, std::string("key ") + it->name + " given twice (the last wins)");
+  seen[idx] = true;
+  std::string expected;
+  if (!it->set(r.conf, value, at.file, &expected))
+    add(b + vb, std::string(it->name) + ": expected " + expected + ", got '" + value + "' (default kept)");
+}
+
 }  // namespace
 
 std::string ConfError::text() const {
@@ -178,62 +232,15 @@ ConfResult parse_duet_conf(std::string_view text, const std::string& file) {
     std::string_view line = text.substr(pos, nl == std::string_view::npos ? text.npos : nl - pos);
     pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
     ++lineno;
-    // A comment starts at a '#' at the start of the line or after a space or
-    // tab; any other '#' belongs to the value ("ModelPath=/srv/a#1/m").
-    for (size_t h = line.find('#'); h != line.npos; h = line.find('#', h + 1))
-      if (h == 0 || line[h - 1] == ' ' || line[h - 1] == '\t') {
-        line = line.substr(0, h);
-        break;
-      }
-    // A NUL or other control byte would cut the value short where it is
-    // used (a path) or hide text: refuse the line.
-    if (auto bad = std::find_if(line.begin(), line.end(), [](char c) {
-          const auto u = static_cast<unsigned char>(c);
-          return (u < 0x20 && c != '\t' && c != '\r') || u == 0x7f;
-        });
-        bad != line.end()) {
+    line = strip_comment(line);
+    if (size_t bad = control_byte(line); bad != line.npos) {
       char hex[8];
-      std::snprintf(hex, sizeof hex, "0x%02x", static_cast<unsigned>(static_cast<unsigned char>(*bad)));
-      r.errors.push_back({file, lineno, static_cast<int>(bad - line.begin()) + 1,
+      std::snprintf(hex, sizeof hex, "0x%02x", static_cast<unsigned>(static_cast<unsigned char>(line[bad])));
+      r.errors.push_back({file, lineno, static_cast<int>(bad) + 1,
                           std::string("control character ") + hex + " in the line (line ignored)"});
       continue;
     }
-    size_t b = 0;
-    while (b < line.size() && is_space(line[b])) ++b;
-    size_t e = line.size();
-    while (e > b && is_space(line[e - 1])) --e;
-    if (b == e) continue;
-    std::string_view body = line.substr(b, e - b);
-    auto add = [&](int col, std::string msg) {
-      r.errors.push_back({file, lineno, col, std::move(msg)});
-    };
-    size_t eq = body.find('=');
-    if (eq == body.npos) {
-      add(static_cast<int>(b) + 1, "expected Key=Value, got '" + std::string(body) + "'");
-      continue;
-    }
-    std::string_view key = body.substr(0, eq);
-    while (!key.empty() && is_space(key.back())) key.remove_suffix(1);
-    size_t vb = eq + 1;
-    while (vb < body.size() && is_space(body[vb])) ++vb;
-    std::string value(body.substr(vb));
-    int value_col = static_cast<int>(b + vb) + 1;
-    auto it = std::find_if(keys().begin(), keys().end(),
-                           [&](const Key& k) { return lower(k.name) == lower(key); });
-    if (it == keys().end()) {
-      add(static_cast<int>(b) + 1,
-          "unknown key '" + std::string(key) + "' (known keys: " + known_keys() + ")");
-      continue;
-    }
-    size_t idx = static_cast<size_t>(it - keys().begin());
-    if (seen[idx]) {
-      add(static_cast<int>(b) + 1, std::string("key ") + it->name + " given twice (the last wins)");
-    }
-    seen[idx] = true;
-    std::string expected;
-    if (!it->set(r.conf, value, file, &expected))
-      add(value_col, std::string(it->name) + ": expected " + expected + ", got '" + value +
-                         "' (default kept)");
+    parse_setting(line, {file, lineno}, seen, r);
   }
   if (r.conf.model_path.empty()) r.conf.model_path = absolute("duet-ordering.model", file);
   if (r.conf.placement_model_path.empty())

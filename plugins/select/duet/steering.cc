@@ -164,6 +164,61 @@ std::string fmt_pref(double v) {
   return buf;
 }
 
+// The ranker's preference per cluster node, checked: one finite value per
+// node. Holds g.mu.
+bool rank_nodes(const JobInfo& job, const ClusterInfo& cluster, std::vector<double>* pref, std::string* why,
+                std::string* error) {
+  if (!g.agent.ranker->rank(job, cluster, *pref, why, error)) return false;
+  if (pref->size() != cluster.nodes.size()) {
+    *error = "wrong number of preferences";
+    return false;
+  }
+  for (size_t i = 0; i < pref->size(); ++i)
+    if (!std::isfinite((*pref)[i])) {
+      *error = "non-finite preference for " + cluster.nodes[i].name;
+      return false;
+    }
+  return true;
+}
+
+// Logs a ranker failure, the same one at most once a minute. Holds g.mu.
+void log_ranker_failure(const job_record_t* job, const std::string& err, time_t now) {
+  if (err == g.last_error && now - g.last_error_time < 60) return;
+  error("%s: ranker %s failed for %pJ: %s; cons_tres order", kTag, g.agent.ranker->name().c_str(), job,
+        err.c_str());
+  g.last_error = err;
+  g.last_error_time = now;
+}
+
+// Distinct preferences among the candidates, best first, become tiers in
+// each candidate's sched_weight; `saved` gets the weights before.
+void raise_preferred(const std::vector<node_record_t*>& records, bitstr_t* candidates, const std::vector<double>& pref,
+                     std::vector<std::pair<node_record_t*, uint64_t>>* saved) {
+  std::vector<double> levels;
+  for (size_t i = 0; i < records.size(); ++i)
+    if (bit_test(candidates, records[i]->index)) levels.push_back(pref[i]);
+  std::sort(levels.begin(), levels.end(), std::greater<>());
+  levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (!bit_test(candidates, records[i]->index)) continue;
+    uint64_t tier = std::min<uint64_t>(
+        std::lower_bound(levels.begin(), levels.end(), pref[i], std::greater<>()) - levels.begin(), kMaxTier);
+    uint64_t w = records[i]->sched_weight;
+    saved->emplace_back(records[i], w);
+    records[i]->sched_weight = ((w >> 8) << (8 + kTierBits)) | (tier << 8) | (w & 0xff);
+  }
+}
+
+// "node1=0.5 node3=0.25": the candidates' preferences, for the explanation.
+std::string candidate_preferences(const ClusterInfo& cluster, const std::vector<node_record_t*>& records,
+                                  bitstr_t* candidates, const std::vector<double>& pref) {
+  std::string prefs;
+  for (size_t i = 0; i < records.size(); ++i)
+    if (bit_test(candidates, records[i]->index))
+      prefs += (prefs.empty() ? "" : " ") + cluster.nodes[i].name + "=" + fmt_pref(pref[i]);
+  return prefs;
+}
+
 }  // namespace
 
 void steering_init() {
@@ -274,46 +329,13 @@ NodeBias::NodeBias(job_record_t* job, bitstr_t* candidates, uint16_t mode)
 
     std::vector<double> pref;
     std::string why, err;
-    bool ok = g.agent.ranker->rank(info, cluster, pref, &why, &err);
-    if (ok && pref.size() != records.size()) {
-      err = "wrong number of preferences";
-      ok = false;
-    }
-    for (size_t i = 0; ok && i < pref.size(); ++i)
-      if (!std::isfinite(pref[i])) {
-        err = "non-finite preference for " + cluster.nodes[i].name;
-        ok = false;
-      }
-    if (!ok) {
-      if (err != g.last_error || now - g.last_error_time >= 60) {
-        error("%s: ranker %s failed for %pJ: %s; cons_tres order", kTag,
-              g.agent.ranker->name().c_str(), job, err.c_str());
-        g.last_error = err;
-        g.last_error_time = now;
-      }
+    if (!rank_nodes(info, cluster, &pref, &why, &err)) {
+      log_ranker_failure(job, err, now);
       reason_ = "cons_tres order (ranker failed: " + err + ")";
       return;
     }
-    // Distinct preferences among the candidates, best first, become tiers.
-    std::vector<double> levels;
-    for (size_t i = 0; i < records.size(); ++i)
-      if (bit_test(candidates, records[i]->index)) levels.push_back(pref[i]);
-    std::sort(levels.begin(), levels.end(), std::greater<>());
-    levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
-    for (size_t i = 0; i < records.size(); ++i) {
-      if (!bit_test(candidates, records[i]->index)) continue;
-      uint64_t tier = std::min<uint64_t>(
-          std::lower_bound(levels.begin(), levels.end(), pref[i], std::greater<>()) - levels.begin(),
-          kMaxTier);
-      uint64_t w = records[i]->sched_weight;
-      saved_.emplace_back(records[i], w);
-      records[i]->sched_weight = ((w >> 8) << (8 + kTierBits)) | (tier << 8) | (w & 0xff);
-    }
-    std::string prefs;
-    for (size_t i = 0; i < records.size(); ++i)
-      if (bit_test(candidates, records[i]->index))
-        prefs += (prefs.empty() ? "" : " ") + cluster.nodes[i].name + "=" + fmt_pref(pref[i]);
-    reason_ = why + " [" + prefs + "]";
+    raise_preferred(records, candidates, pref, &saved_);
+    reason_ = why + " [" + candidate_preferences(cluster, records, candidates, pref) + "]";
     DUET_DEBUG(level(), "%s: %pJ mode %u: %s", kTag, job, mode, reason_.c_str());
   });
 }
