@@ -9,8 +9,7 @@
 // model keys fail with one clear error and the plugins fall back (age+size
 // priority; plain cons_tres node order).
 #include "plugins/seam/file_trust.h"
-#include "plugins/seam/order_scorer.h"
-#include "plugins/seam/placement_agent.h"
+#include "plugins/seam/seam.h"
 #include "policy/learn/model_limits.h"
 #include "policy/util/printable.h"
 #include "policy/util/safe_file.h"

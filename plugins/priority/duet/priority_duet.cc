@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "plugins/channel/agent_channel.h"
+#include "plugins/priority/duet/tres_run_time.h"
 #include "plugins/seam/duet_conf.h"
 #include "plugins/seam/explain.h"
 #include "plugins/seam/order_scorer.h"
@@ -467,34 +468,9 @@ extern "C" List priority_p_get_priority_factors_list(priority_factors_request_ms
   return list_create(nullptr);
 }
 
-// As priority/basic: give back the unused part of the job's time limit to
-// the GrpTRESRunMins accounting of its QOS and associations.
+// As priority/basic (tres_run_time.h).
 extern "C" void priority_p_job_end(job_record_t* job_ptr) try {
-  if (!job_ptr->tres_alloc_cnt || slurmctld_tres_cnt <= 0) return;
-  uint64_t time_limit_secs = static_cast<uint64_t>(job_ptr->time_limit) * 60;
-  std::vector<uint64_t> unused(slurmctld_tres_cnt, 0);
-  for (int i = 0; i < slurmctld_tres_cnt; i++) {
-    if (job_ptr->tres_alloc_cnt[i] == NO_CONSUME_VAL64) continue;
-    unused[i] = job_ptr->tres_alloc_cnt[i] * time_limit_secs;
-  }
-  // assoc and qos written (priority/basic names other fields: a slip there)
-  assoc_mgr_lock_t locks = {WRITE_LOCK, NO_LOCK, WRITE_LOCK, NO_LOCK, NO_LOCK, NO_LOCK, NO_LOCK};
-  assoc_mgr_lock(&locks);
-  if (job_ptr->qos_ptr && job_ptr->qos_ptr->usage && job_ptr->qos_ptr->usage->grp_used_tres_run_secs) {
-    slurmdb_qos_rec_t* qos = job_ptr->qos_ptr;
-    for (int i = 0; i < slurmctld_tres_cnt; i++) {
-      uint64_t& used = qos->usage->grp_used_tres_run_secs[i];
-      used = unused[i] > used ? 0 : used - unused[i];
-    }
-  }
-  for (slurmdb_assoc_rec_t* a = job_ptr->assoc_ptr; a && a->usage; a = a->usage->parent_assoc_ptr) {
-    if (!a->usage->grp_used_tres_run_secs) continue;
-    for (int i = 0; i < slurmctld_tres_cnt; i++) {
-      uint64_t& used = a->usage->grp_used_tres_run_secs[i];
-      used = unused[i] > used ? 0 : used - unused[i];
-    }
-  }
-  assoc_mgr_unlock(&locks);
+  duet::plugin::release_unused_tres_run_time(job_ptr);
 } catch (...) {
   error("%s: job end accounting of %pJ failed", plugin_type, job_ptr);
 }
