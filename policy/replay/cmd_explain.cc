@@ -1,5 +1,5 @@
 // duet explain JOBID: why the duet plugins ranked and placed a job -- the
-// explanation they keep in its SystemComment (plugins/common/explain.h).
+// explanation they keep in its SystemComment (plugins/seam/explain.h).
 #include <iostream>
 #include <sstream>
 

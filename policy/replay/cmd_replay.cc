@@ -142,7 +142,7 @@ void run(const ReplayArgs& a) {
     if (a.time_limit_factor > 0)
       argv.push_back(fmt::format("--time={}", std::max(1L, std::lround(std::ceil(j.duration / a.scale * a.time_limit_factor / 60.0)))));
     // What select/duet's learned agent compares the measured run time with
-    // (plugins/common/job_hints.h): wall seconds alone on a reference machine.
+    // (plugins/seam/job_hints.h): wall seconds alone on a reference machine.
     argv.push_back(fmt::format("--comment=duet:ref={:.6g};type={}", j.duration / a.scale, table.job_type_name(jt)));
     argv.push_back("--wrap=exec " + quote_sh(emujob) + fmt::format(" --work {} --scale {} --gpus {} --job-type ", j.duration, a.scale, j.gpus) +
                    quote_sh(table.job_type_name(jt)));

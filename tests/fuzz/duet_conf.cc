@@ -2,7 +2,7 @@
 // the result, never thrown: any exception or crash is a finding.
 #include <string_view>
 
-#include "plugins/common/duet_conf.h"
+#include "plugins/seam/duet_conf.h"
 #include "tests/fuzz/fuzz_target.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -16,7 +16,7 @@ src_trace := policy/io/trace.cc $(POLICY_CSV)
 src_cluster := policy/io/cluster.cc $(POLICY_CSV)
 src_philly := policy/io/philly.cc policy/io/trace.cc $(POLICY_CSV)
 src_pai := policy/io/pai.cc policy/io/cluster.cc $(POLICY_CSV)
-src_duet_conf := plugins/common/duet_conf.cc plugins/common/file_trust.cc
+src_duet_conf := plugins/seam/duet_conf.cc plugins/seam/file_trust.cc
 # The torch-free model file decoder (libduetlearn.la's part of it).
 src_model_file := policy/learn/model_file.cc policy/learn/binary_io.cc policy/learn/net_config.cc \
 	policy/learn/gp_hyper.cc policy/learn/machine_graph.cc

@@ -1,4 +1,4 @@
-// The agents' channel (plugins/common/agent_channel.h), linked as the shared
+// The agents' channel (plugins/channel/agent_channel.h), linked as the shared
 // library the plugins use: publish/read, replace, missing -> no message
 // (zeros), attach/detach, one instance per process, and a thread smoke test.
 #include <atomic>
@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "plugins/common/agent_channel.h"
+#include "plugins/channel/agent_channel.h"
 
 #include <check.h>  // last: it defines a fail() macro
 

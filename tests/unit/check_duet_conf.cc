@@ -10,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-#include "plugins/common/duet_conf.h"
+#include "plugins/seam/duet_conf.h"
 #include "tests/unit/in_child.h"
 
 #include <check.h>  // last: it defines a fail() macro

@@ -1,5 +1,5 @@
 // The plugins' learned-agent adapters without Slurm: Scorer=model and
-// Ranker=model through the factory seams (plugins/common/agent_factory.cc)
+// Ranker=model through the factory seams (plugins/seam/agent_factory.cc)
 // with a fresh model file, the GP observer's save/restore, job hints, cksum,
 // and the agents' messages through a channel (agent_channel.h).
 #include <signal.h>
@@ -14,11 +14,11 @@
 #include <set>
 #include <string>
 
-#include "plugins/common/agent_channel.h"
-#include "plugins/common/file_cksum.h"
-#include "plugins/common/job_hints.h"
-#include "plugins/common/order_scorer.h"
-#include "plugins/common/placement_agent.h"
+#include "plugins/channel/agent_channel.h"
+#include "plugins/seam/file_cksum.h"
+#include "plugins/seam/job_hints.h"
+#include "plugins/seam/order_scorer.h"
+#include "plugins/seam/placement_agent.h"
 #include "policy/learn/model_init.h"
 #include "tests/unit/in_child.h"
 
@@ -32,6 +32,8 @@ using namespace duet::plugin;
     std::string _a = (a), _b = (b);                                                \
     ck_assert_msg(_a == _b, "'%s' != '%s'", _a.c_str(), _b.c_str());               \
   } while (0)
+// A seam call succeeded (bool, why in *err: plugins/seam/seam.h).
+#define CK_OK(call, err) ck_assert_msg((call), "%s: %s", #call, (err).c_str())
 
 namespace {
 
@@ -161,7 +163,7 @@ START_TEST(test_ordering_agent_scores) {
   std::vector<JobInfo> jobs = {job(1, 1, 60), job(2, 8, 3600, "duet:ref=100;type=ResNet-50 (batch size 32)"),
                                job(3, 2, 5), job(4, 4, 0)};
   std::vector<double> scores(jobs.size(), 0.0);
-  CK_STR_EQ(s->score(jobs, cluster(2), scores), "");
+  CK_OK(s->score(jobs, cluster(2), scores, &err), err);
   std::set<double> distinct;
   for (double x : scores) {
     ck_assert(std::isfinite(x));
@@ -171,14 +173,14 @@ START_TEST(test_ordering_agent_scores) {
   // deterministic, and a job scored alone scores as in the batch only when
   // the features agree (cluster features include the queue): just finite
   std::vector<double> again(jobs.size(), 0.0);
-  CK_STR_EQ(s->score(jobs, cluster(2), again), "");
+  CK_OK(s->score(jobs, cluster(2), again, &err), err);
   for (size_t i = 0; i < jobs.size(); ++i) ck_assert_double_eq(scores[i], again[i]);
   std::vector<double> one(1, 0.0);
-  CK_STR_EQ(s->score(std::span<const JobInfo>(jobs.data(), 1), ClusterInfo{}, one), "");
+  CK_OK(s->score(std::span<const JobInfo>(jobs.data(), 1), ClusterInfo{}, one, &err), err);
   ck_assert(std::isfinite(one[0]));
   // finished jobs feed the duration history: job 1's features change
   for (int k = 0; k < 3; ++k) s->on_finish(job(1, 1, 0), 50000);
-  CK_STR_EQ(s->score(jobs, cluster(2), again), "");
+  CK_OK(s->score(jobs, cluster(2), again, &err), err);
   ck_assert(again[0] != scores[0]);
 }
 END_TEST
@@ -327,8 +329,8 @@ START_TEST(test_placement_agent_ranks_learns_and_restores) {
   const ClusterInfo c = cluster();
   const JobInfo j = job(10, 1, 0, "duet:ref=100;type=ResNet-50 (batch size 32)");
   std::vector<double> pref;
-  std::string why;
-  CK_STR_EQ(a.ranker->rank(j, c, pref, &why), "");
+  std::string why, err;
+  CK_OK(a.ranker->rank(j, c, pref, &why, &err), err);
   ck_assert_uint_eq(pref.size(), 4);
   for (double x : pref) ck_assert(std::isfinite(x));
   ck_assert_msg(why.find(want + ": best node") == 0, "%s", why.c_str());
@@ -347,19 +349,19 @@ START_TEST(test_placement_agent_ranks_learns_and_restores) {
   const std::string learned = a.observer->summary();
   ck_assert_msg(learned.find("5 observations") == 0, "%s", learned.c_str());
   std::vector<double> pref2;
-  CK_STR_EQ(a.ranker->rank(j, c, pref2, &why), "");
+  CK_OK(a.ranker->rank(j, c, pref2, &why, &err), err);
   ck_assert(pref2[1] - pref2[0] < pref[1] - pref[0]);
 
   // save -> a fresh agent restores the same posterior (before and after it
   // learns the node list)
   const std::string saved = a.observer->save();
   PlacementAgent b = make_placement_agent(model_conf(), &errors);
-  CK_STR_EQ(b.observer->restore(saved), "");
+  CK_OK(b.observer->restore(saved, &err), err);
   b.observer->set_cluster(c);
   CK_STR_EQ(b.observer->summary(), learned);
   PlacementAgent d = make_placement_agent(model_conf(), &errors);
   d.observer->set_cluster(c);
-  CK_STR_EQ(d.observer->restore(saved), "");
+  CK_OK(d.observer->restore(saved, &err), err);
   CK_STR_EQ(d.observer->summary(), learned);
   // a node that left: its observations are dropped, the rest kept
   ClusterInfo smaller = c;
@@ -367,7 +369,7 @@ START_TEST(test_placement_agent_ranks_learns_and_restores) {
   d.observer->set_cluster(smaller);
   ck_assert_msg(d.observer->summary().find("0 observations") == 0, "%s", d.observer->summary().c_str());
   // garbage state is refused with the line number
-  std::string err = d.observer->restore("obs 0 zero node1\n");
+  ck_assert(!d.observer->restore("obs 0 zero node1\n", &err));
   ck_assert_msg(err.find("line 1: expected") == 0, "%s", err.c_str());
 }
 END_TEST
@@ -388,12 +390,12 @@ START_TEST(test_placement_spread_job_speed_floor) {
   const std::string type = "duet:ref=100;type=ResNet-50 (batch size 32)";
   for (int k = 0; k < 5; ++k) a.observer->observe(JobOutcome{job(20 + k, 1, 0, type), {"node1"}, 100 / 0.5 * 5, true});
   std::vector<double> one, spread;
-  std::string why;
-  CK_STR_EQ(a.ranker->rank(job(30, 2, 0, type), c, one, &why), "");
+  std::string why, err;
+  CK_OK(a.ranker->rank(job(30, 2, 0, type), c, one, &why, &err), err);
   ck_assert_msg(one[0] < one[3], "node1 %g, node4 %g", one[0], one[3]);
   // 3 GPUs: no node has them; node2 (1.5) and node1 (0.5) do together, so
   // the K80s go last
-  CK_STR_EQ(a.ranker->rank(job(31, 3, 0, type), c, spread, &why), "");
+  CK_OK(a.ranker->rank(job(31, 3, 0, type), c, spread, &why, &err), err);
   ck_assert_msg(spread[2] < spread[0] && spread[3] < spread[0] && spread[2] < spread[1] && spread[3] < spread[1],
                 "node1 %g node2 %g node3 %g node4 %g", spread[0], spread[1], spread[2], spread[3]);
 }
@@ -413,21 +415,21 @@ START_TEST(test_ordering_agent_messages) {
   std::vector<JobInfo> jobs = {job(1, 1, 60), job(2, 8, 3600, "duet:ref=100;type=ResNet-50 (batch size 32)"),
                                job(3, 2, 5), job(4, 4, 0)};
   std::vector<double> base(jobs.size()), scores(jobs.size());
-  CK_STR_EQ(plain->score(jobs, cluster(2), base), "");
+  CK_OK(plain->score(jobs, cluster(2), base, &err), err);
   ck_assert(!plain->used_placement_message());
-  CK_STR_EQ(s->score(jobs, cluster(2), scores), "");  // nothing published: zeros
+  CK_OK(s->score(jobs, cluster(2), scores, &err), err);  // nothing published: zeros
   for (size_t i = 0; i < jobs.size(); ++i) ck_assert_double_eq(scores[i], base[i]);
   ck_assert(!s->used_placement_message());
   ck_assert_uint_eq(ch.order_publications(), 0);  // score() alone publishes nothing
 
   const std::vector<float> wrong = {0.5f, 0.5f};  // another model's width: ignored
   ch.publish_placement_message(wrong);
-  CK_STR_EQ(s->score(jobs, cluster(2), scores), "");
+  CK_OK(s->score(jobs, cluster(2), scores, &err), err);
   for (size_t i = 0; i < jobs.size(); ++i) ck_assert_double_eq(scores[i], base[i]);
 
   const std::vector<float> pmsg = {0.9f, -0.8f, 0.7f, -0.6f};
   ch.publish_placement_message(pmsg);
-  CK_STR_EQ(s->score(jobs, cluster(2), scores), "");
+  CK_OK(s->score(jobs, cluster(2), scores, &err), err);
   ck_assert(s->used_placement_message());
   size_t changed = 0;
   for (size_t i = 0; i < jobs.size(); ++i) {
@@ -439,7 +441,7 @@ START_TEST(test_ordering_agent_messages) {
 
   // a queue pass: the same scores, and one non-zero message per job, by id
   std::vector<double> queue(jobs.size());
-  CK_STR_EQ(s->score_queue(jobs, cluster(2), queue), "");
+  CK_OK(s->score_queue(jobs, cluster(2), queue, &err), err);
   for (size_t i = 0; i < jobs.size(); ++i) ck_assert_double_eq(queue[i], scores[i]);
   ck_assert_uint_eq(ch.order_message_count(), jobs.size());
   std::vector<float> m1, m2;
@@ -453,13 +455,13 @@ START_TEST(test_ordering_agent_messages) {
   ck_assert(nonzero);
   ck_assert(m1 != m2);
   // the next pass replaces the set: job 1 started
-  CK_STR_EQ(s->score_queue(std::span<const JobInfo>(jobs).subspan(1), cluster(2),
-                           std::span<double>(queue).subspan(1)),
-            "");
+  CK_OK(s->score_queue(std::span<const JobInfo>(jobs).subspan(1), cluster(2), std::span<double>(queue).subspan(1),
+                       &err),
+        err);
   ck_assert_uint_eq(ch.order_message_count(), jobs.size() - 1);
   ck_assert(!ch.order_message(1, m1) && m1.empty());
   // an empty queue leaves no messages
-  CK_STR_EQ(s->score_queue({}, cluster(2), {}), "");
+  CK_OK(s->score_queue({}, cluster(2), {}, &err), err);
   ck_assert_uint_eq(ch.order_message_count(), 0);
 }
 END_TEST
@@ -477,9 +479,9 @@ START_TEST(test_placement_agent_messages) {
   const ClusterInfo c = cluster();
   const JobInfo j = job(10, 1, 0, "duet:ref=100;type=ResNet-50 (batch size 32)");
   std::vector<double> base, pref;
-  std::string why;
-  CK_STR_EQ(plain.ranker->rank(j, c, base, &why), "");
-  CK_STR_EQ(a.ranker->rank(j, c, pref, &why), "");  // no ordering message yet: zeros
+  std::string why, err;
+  CK_OK(plain.ranker->rank(j, c, base, &why, &err), err);
+  CK_OK(a.ranker->rank(j, c, pref, &why, &err), err);  // no ordering message yet: zeros
   ck_assert(pref == base);
   ck_assert_msg(why.find("ordering agent's message") == std::string::npos, "%s", why.c_str());
 
@@ -494,10 +496,10 @@ START_TEST(test_placement_agent_messages) {
   ck_assert(nonzero);
   // nothing changed: ranking again publishes nothing new
   const uint64_t pubs = ch.placement_publications();
-  CK_STR_EQ(a.ranker->rank(j, c, pref, &why), "");
+  CK_OK(a.ranker->rank(j, c, pref, &why, &err), err);
   ck_assert_uint_eq(ch.placement_publications(), pubs);
   // the occupancy changed: a new message
-  CK_STR_EQ(a.ranker->rank(j, cluster(3), pref, &why), "");
+  CK_OK(a.ranker->rank(j, cluster(3), pref, &why, &err), err);
   ck_assert_uint_eq(ch.placement_publications(), pubs + 1);
   std::vector<float> busy;
   ck_assert(ch.placement_message(busy) && busy != msg);
@@ -514,10 +516,10 @@ START_TEST(test_placement_agent_messages) {
   const std::vector<float> omsg = {0.9f, -0.9f, 0.8f, -0.7f};
   ch.publish_order_messages(other, omsg, 4);
   std::vector<double> before, with;
-  CK_STR_EQ(a.ranker->rank(j, c, before, &why), "");
+  CK_OK(a.ranker->rank(j, c, before, &why, &err), err);
   const std::vector<uint32_t> mine = {10};
   ch.publish_order_messages(mine, omsg, 4);
-  CK_STR_EQ(a.ranker->rank(j, c, with, &why), "");
+  CK_OK(a.ranker->rank(j, c, with, &why, &err), err);
   ck_assert_msg(why.find("ordering agent's message used") != std::string::npos, "%s", why.c_str());
   size_t changed = 0;
   for (size_t i = 0; i < with.size(); ++i) {
@@ -528,7 +530,7 @@ START_TEST(test_placement_agent_messages) {
   // a message of another width is ignored (zeros)
   const std::vector<float> wrong = {1, 1};
   ch.publish_order_messages(mine, wrong, 2);
-  CK_STR_EQ(a.ranker->rank(j, c, with, &why), "");
+  CK_OK(a.ranker->rank(j, c, with, &why, &err), err);
   ck_assert(with == before);
 }
 END_TEST
@@ -546,12 +548,12 @@ START_TEST(test_agents_talk) {
   p.ranker->connect(&ch);
   std::vector<JobInfo> jobs = {job(21, 1, 60), job(22, 2, 600)};
   std::vector<double> before(2), after(2), pref;
-  CK_STR_EQ(s->score_queue(jobs, cluster(1), before), "");
+  CK_OK(s->score_queue(jobs, cluster(1), before, &err), err);
   ck_assert(!s->used_placement_message());
   std::string why;
-  CK_STR_EQ(p.ranker->rank(jobs[0], cluster(1), pref, &why), "");
+  CK_OK(p.ranker->rank(jobs[0], cluster(1), pref, &why, &err), err);
   ck_assert_msg(why.find("ordering agent's message used") != std::string::npos, "%s", why.c_str());
-  CK_STR_EQ(s->score_queue(jobs, cluster(1), after), "");
+  CK_OK(s->score_queue(jobs, cluster(1), after, &err), err);
   ck_assert(s->used_placement_message());
   ck_assert(after[0] != before[0] && after[1] != before[1]);
 }

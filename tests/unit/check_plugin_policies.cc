@@ -7,10 +7,10 @@
 #include <string>
 #include <unistd.h>
 
-#include "plugins/common/explain.h"
-#include "plugins/common/order_scorer.h"
-#include "plugins/common/placement_agent.h"
-#include "plugins/common/priority_ladder.h"
+#include "plugins/seam/explain.h"
+#include "plugins/seam/order_scorer.h"
+#include "plugins/seam/placement_agent.h"
+#include "plugins/seam/priority_ladder.h"
 
 #include <check.h>  // last: it defines a fail() macro
 #include "tests/unit/run_suite.h"
@@ -23,11 +23,8 @@ using namespace duet::plugin;
     std::string _a = (a), _b = (b);                                                \
     ck_assert_msg(_a == _b, "'%s' != '%s'", _a.c_str(), _b.c_str());               \
   } while (0)
-#define CK_STR_NE(a, b)                                                            \
-  do {                                                                             \
-    std::string _a = (a), _b = (b);                                                \
-    ck_assert_msg(_a != _b, "both '%s'", _a.c_str());                              \
-  } while (0)
+// A seam call succeeded (bool, why in *err: plugins/seam/seam.h).
+#define CK_OK(call, err) ck_assert_msg((call), "%s: %s", #call, (err).c_str())
 
 START_TEST(test_ladder_monotone_and_slot) {
   PriorityLadder ladder;
@@ -56,18 +53,19 @@ START_TEST(test_scorers) {
   cluster.nodes.resize(2);
   cluster.nodes[0].gpus_total = cluster.nodes[1].gpus_total = 8;
   std::vector<double> s(3);
+  std::string err;
   auto small = make_small_first_scorer();
-  CK_STR_EQ(small->score(jobs, cluster, s), "");
+  CK_OK(small->score(jobs, cluster, s, &err), err);
   ck_assert(s[2] > s[1] && s[1] > s[0]);
   DuetConf conf;
   conf.fallback_age_weight = 0;  // size only
   auto fb = make_fallback_scorer(conf);
-  CK_STR_EQ(fb->score(jobs, cluster, s), "");
+  CK_OK(fb->score(jobs, cluster, s, &err), err);
   ck_assert(s[1] > s[0]);
   ck_assert(s[1] == s[2]);
   conf.fallback_age_weight = 1000; conf.fallback_size_weight = 0; conf.fallback_max_age_s = 100;
   fb = make_fallback_scorer(conf);
-  fb->score(jobs, cluster, s);
+  fb->score(jobs, cluster, s, &err);
   ck_assert(s[0] == 1000 && s[2] == 500 && s[1] == 0);
 }
 END_TEST
@@ -165,7 +163,7 @@ START_TEST(test_prefer_fast) {
   c.nodes[0].name = "node2"; c.nodes[1].name = "node1"; c.nodes[2].name = "node9";
   std::vector<double> pref;
   std::string why;
-  CK_STR_EQ(r->rank(JobInfo{}, c, pref, &why), "");
+  CK_OK(r->rank(JobInfo{}, c, pref, &why, &err), err);
   ck_assert_int_eq(pref.size(), 3);
   ck_assert(pref[1] > pref[0] && pref[0] > pref[2]);
   std::ofstream(path) << "node,speed\nnode1,fast\n";
@@ -188,9 +186,11 @@ START_TEST(test_node_stats_roundtrip) {
   CK_STR_EQ(o->summary(),
                    "node1:jobs=2,mean_run_s=15.000 node2:jobs=1,mean_run_s=10.000");
   auto p = make_node_stats_observer();
-  CK_STR_EQ(p->restore(o->save()), "");
+  std::string err;
+  CK_OK(p->restore(o->save(), &err), err);
   CK_STR_EQ(p->summary(), o->summary());
-  CK_STR_NE(p->restore("node1 x y\n"), "");
+  ck_assert(!p->restore("node1 x y\n", &err));
+  CK_STR_EQ(err, "line 1: expected 'NODE JOBS RUN_SECONDS'");
   CK_STR_EQ(p->summary(), o->summary());  // bad input changes nothing
 }
 END_TEST

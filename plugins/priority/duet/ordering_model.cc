@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "plugins/common/agent_channel.h"
-#include "plugins/common/file_cksum.h"
-#include "plugins/common/job_hints.h"
-#include "plugins/common/order_scorer.h"
+#include "plugins/channel/agent_channel.h"
+#include "plugins/seam/file_cksum.h"
+#include "plugins/seam/job_hints.h"
+#include "plugins/seam/order_scorer.h"
 #include "policy/learn/features.h"
 #include "policy/learn/model_file.h"
 #include "policy/learn/ordering_agent.h"
@@ -100,16 +100,16 @@ class LearnedOrderScorer final : public OrderScorer {
   LearnedOrderScorer(const learn::Model& m, std::string name) : agent_(m), name_(std::move(name)) {}
   std::string name() const override { return name_; }
 
-  std::string score(std::span<const JobInfo> jobs, const ClusterInfo& cluster,
-                    std::span<double> scores) override {
-    return run(jobs, cluster, scores, false);
+  bool score(std::span<const JobInfo> jobs, const ClusterInfo& cluster, std::span<double> scores,
+             std::string* error) override {
+    return run(jobs, cluster, scores, false, error);
   }
 
-  std::string score_queue(std::span<const JobInfo> jobs, const ClusterInfo& cluster,
-                          std::span<double> scores) override {
-    std::string err = run(jobs, cluster, scores, true);
-    if (!err.empty() && channel_) channel_->clear_order_messages();
-    return err;
+  bool score_queue(std::span<const JobInfo> jobs, const ClusterInfo& cluster, std::span<double> scores,
+                   std::string* error) override {
+    if (run(jobs, cluster, scores, true, error)) return true;
+    if (channel_) channel_->clear_order_messages();
+    return false;
   }
 
   void connect(AgentChannel* channel) override { channel_ = channel; }
@@ -127,13 +127,13 @@ class LearnedOrderScorer final : public OrderScorer {
  private:
   // Scores `jobs`; with `publish`, also hands each job's message to the
   // placement agent through the channel.
-  std::string run(std::span<const JobInfo> jobs, const ClusterInfo& cluster, std::span<double> scores,
-                  bool publish) {
+  bool run(std::span<const JobInfo> jobs, const ClusterInfo& cluster, std::span<double> scores, bool publish,
+           std::string* error) {
     try {
       used_pmsg_ = false;
       if (jobs.empty()) {
         if (publish && channel_) channel_->clear_order_messages();
-        return "";
+        return true;
       }
       build_views(jobs, cluster, views_);
       const learn::ClusterSummary s = learn::summarise(views_.cluster);
@@ -143,7 +143,10 @@ class LearnedOrderScorer final : public OrderScorer {
       if (channel_ && channel_->placement_message(pmsg_) && pmsg_.size() != agent_.config().placement.placement_message)
         pmsg_.clear();  // another model's message: zeros, as without one
       agent_.score_with_messages(rows_, jobs.size(), cl_, pmsg_, out_, msgs_);
-      if (out_.size() != jobs.size()) return "ordering agent returned " + std::to_string(out_.size()) + " scores";
+      if (out_.size() != jobs.size()) {
+        *error = "ordering agent returned " + std::to_string(out_.size()) + " scores";
+        return false;
+      }
       learn::add_order_prior(rows_, out_);  // as in the simulator (duet_policy.cc)
       std::copy(out_.begin(), out_.end(), scores.begin());
       if (publish && channel_) {
@@ -152,12 +155,13 @@ class LearnedOrderScorer final : public OrderScorer {
         channel_->publish_order_messages(ids_, msgs_, agent_.config().ordering.order_message);
       }
       used_pmsg_ = !pmsg_.empty();
-      return "";
+      return true;
     } catch (const std::exception& e) {
-      return std::string("ordering agent: ") + e.what();
+      *error = std::string("ordering agent: ") + e.what();
     } catch (...) {
-      return "ordering agent: unknown exception";
+      *error = "ordering agent: unknown exception";
     }
+    return false;
   }
 
   learn::OrderingAgent agent_;

@@ -28,13 +28,14 @@
 #include <thread>
 #include <vector>
 
-#include "plugins/common/agent_channel.h"
-#include "plugins/common/duet_conf.h"
-#include "plugins/common/explain.h"
-#include "plugins/common/order_scorer.h"
-#include "plugins/common/priority_ladder.h"
-#include "plugins/common/slurm_log.h"
-#include "plugins/common/slurm_views.h"
+#include "plugins/channel/agent_channel.h"
+#include "plugins/priority/duet/tres_run_time.h"
+#include "plugins/seam/duet_conf.h"
+#include "plugins/seam/explain.h"
+#include "plugins/seam/order_scorer.h"
+#include "plugins/seam/priority_ladder.h"
+#include "plugins/slurm/slurm_log.h"
+#include "plugins/slurm/slurm_views.h"
 
 using duet::plugin::AgentChannel;
 using duet::plugin::ClusterInfo;
@@ -119,16 +120,20 @@ void load_locked() {
 std::vector<double> score_locked(const std::vector<JobInfo>& jobs, const ClusterInfo& cluster, bool queue) {
   std::vector<double> scores(jobs.size(), 0.0);
   std::string err;
+  bool ok = false;
   try {
-    err = queue ? g.scorer->score_queue(jobs, cluster, scores) : g.scorer->score(jobs, cluster, scores);
+    ok = queue ? g.scorer->score_queue(jobs, cluster, scores, &err) : g.scorer->score(jobs, cluster, scores, &err);
   } catch (const std::exception& e) {
     err = std::string("exception: ") + e.what();
   } catch (...) {
     err = "unknown exception";
   }
-  for (size_t i = 0; err.empty() && i < jobs.size(); ++i)
-    if (!std::isfinite(scores[i])) err = "non-finite score for job " + std::to_string(jobs[i].job_id);
-  if (!err.empty()) {
+  for (size_t i = 0; ok && i < jobs.size(); ++i)
+    if (!std::isfinite(scores[i])) {
+      err = "non-finite score for job " + std::to_string(jobs[i].job_id);
+      ok = false;
+    }
+  if (!ok) {
     time_t now = time(nullptr);
     if (err != g.last_error || now - g.last_error_time >= 60) {
       error("%s: scorer %s failed: %s; using age+size for this round", plugin_type,
@@ -139,7 +144,7 @@ std::vector<double> score_locked(const std::vector<JobInfo>& jobs, const Cluster
     if (queue) duet::plugin::agent_channel()->clear_order_messages();  // the fallback sends none
     auto fb = duet::plugin::make_fallback_scorer(g.conf);
     scores.assign(jobs.size(), 0.0);
-    fb->score(jobs, cluster, scores);
+    fb->score(jobs, cluster, scores, &err);
   }
   return scores;
 }
@@ -188,92 +193,134 @@ void advance_finish_mark(const std::vector<Finished>& finished) {
   }
 }
 
-// One re-score: views under read locks, scoring without slurmctld locks,
-// priorities under the job write lock.
+// What a re-score reads from slurmctld: the pending GPU jobs to rank, the
+// GPU jobs completed since the last round and the nodes.
+struct Snapshot {
+  std::vector<JobInfo> jobs;
+  std::vector<Finished> finished;
+  ClusterInfo cluster;
+};
+
+// The agent's ranking of a snapshot's jobs, with what applying it needs
+// from the configuration (copied: g.mu is not held then).
+struct Ranking {
+  std::vector<double> scores;        // one per snapshot job
+  std::vector<uint32_t> priorities;  // from a fresh ladder
+  std::string scorer_name;
+  bool explain = false;
+  duet::plugin::LogLevel level = duet::plugin::LogLevel::kInfo;
+};
+
+// Phase 1, under slurmctld's job, node and partition read locks.
+Snapshot gather_views(time_t now) {
+  Snapshot s;
+  ListIterator it = list_iterator_create(job_list);
+  while (auto* job = static_cast<job_record_t*>(list_next(it))) {
+    if (rescorable(job)) s.jobs.push_back(duet::plugin::job_info(job, now));
+    else if (newly_finished(job))
+      s.finished.push_back({duet::plugin::job_info(job, now),
+                            static_cast<double>(job->end_time - job->start_time), job->end_time});
+  }
+  list_iterator_destroy(it);
+  advance_finish_mark(s.finished);
+  s.cluster = duet::plugin::cluster_info(now);
+  return s;
+}
+
+// Ties go to the earlier submit, then the lower id.
+void sort_by_submit(std::vector<JobInfo>& jobs) {
+  std::sort(jobs.begin(), jobs.end(), [](const JobInfo& a, const JobInfo& b) {
+    return a.submit_time != b.submit_time ? a.submit_time < b.submit_time : a.job_id < b.job_id;
+  });
+}
+
+// Phase 2, without slurmctld's locks: feeds the finished jobs to the agent,
+// scores the pending ones (the fallback on failure) and turns the scores
+// into priorities.
+Ranking rank_jobs(const Snapshot& s) {
+  std::lock_guard<std::mutex> lk(g.mu);
+  for (const Finished& f : s.finished) g.scorer->on_finish(f.info, f.run_s);
+  Ranking r;
+  r.scores = score_locked(s.jobs, s.cluster, true);
+  duet::plugin::PriorityLadder ladder;
+  r.priorities = ladder.assign(r.scores);
+  r.scorer_name = with_message(g.scorer->name());
+  r.explain = g.conf.explain;
+  r.level = g.conf.log_level;
+  return r;
+}
+
+// Sets a job's explanation (explain.h; rank 0: at submit) when duet owns
+// its SystemComment.
+void explain_job(job_record_t* job, size_t rank, size_t count, double score, const std::string& scorer_name) {
+  if (!duet::plugin::explain_owned(job->system_comment)) return;
+  std::string text = duet::plugin::explain_rank(rank, count, score, scorer_name);
+  if (!job->system_comment || text != job->system_comment) {
+    xfree(job->system_comment);
+    job->system_comment = xstrdup(text.c_str());
+  }
+}
+
+// Phase 3, under the job write lock: the priorities and explanations into
+// the job records, skipping jobs that started, were held or changed since
+// phase 1. Keeps the ranking (ladder) and the snapshot's cluster for
+// priority_p_set. Returns how many priorities changed.
+size_t apply_priorities(Snapshot& s, const Ranking& r) {
+  size_t changed = 0;
+  // rank of job i = number of jobs with a higher priority
+  std::vector<uint32_t> sorted(r.priorities);
+  std::sort(sorted.begin(), sorted.end(), std::greater<>());
+  for (size_t i = 0; i < s.jobs.size(); ++i) {
+    const uint32_t prio = r.priorities[i];
+    job_record_t* job = find_job_record(s.jobs[i].job_id);
+    if (!job || !rescorable(job)) continue;
+    if (job->priority != prio) {
+      job->priority = prio;
+      ++changed;
+    }
+    if (r.explain) {
+      size_t rank = static_cast<size_t>(
+          std::lower_bound(sorted.begin(), sorted.end(), prio, std::greater<>()) - sorted.begin());
+      explain_job(job, rank + 1, s.jobs.size(), r.scores[i], r.scorer_name);
+    }
+    DUET_DEBUG(r.level, "%s: %pJ gpus=%u score=%g priority=%u", plugin_type, job, s.jobs[i].gpus,
+               r.scores[i], prio);
+  }
+  if (changed) last_job_update = time(nullptr);
+  std::lock_guard<std::mutex> lk(g.mu);
+  g.ladder.assign(r.scores);
+  g.cluster = std::move(s.cluster);
+  return changed;
+}
+
+// One re-score in three phases: views under read locks, scoring without
+// slurmctld locks, priorities under the job write lock.
 void rescore() {
   using Clock = std::chrono::steady_clock;
   auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
   const auto t0 = Clock::now();
-  std::vector<JobInfo> jobs;
-  std::vector<Finished> finished;  // GPU jobs completed since the last round
-  ClusterInfo cluster;
-  time_t now = time(nullptr);
-  {
-    slurmctld_lock_t read_lock = {NO_LOCK, READ_LOCK, READ_LOCK, READ_LOCK, NO_LOCK};
-    lock_slurmctld(read_lock);
-    ListIterator it = list_iterator_create(job_list);
-    while (auto* job = static_cast<job_record_t*>(list_next(it))) {
-      if (rescorable(job)) jobs.push_back(duet::plugin::job_info(job, now));
-      else if (newly_finished(job))
-        finished.push_back({duet::plugin::job_info(job, now),
-                            static_cast<double>(job->end_time - job->start_time), job->end_time});
-    }
-    list_iterator_destroy(it);
-    advance_finish_mark(finished);
-    cluster = duet::plugin::cluster_info(now);
-    unlock_slurmctld(read_lock);
-  }
+  const time_t now = time(nullptr);
+  slurmctld_lock_t read_lock = {NO_LOCK, READ_LOCK, READ_LOCK, READ_LOCK, NO_LOCK};
+  lock_slurmctld(read_lock);
+  Snapshot snapshot = gather_views(now);
+  unlock_slurmctld(read_lock);
   const auto t1 = Clock::now();
-  // Ties go to the earlier submit, then the lower id.
-  std::sort(jobs.begin(), jobs.end(), [](const JobInfo& a, const JobInfo& b) {
-    return a.submit_time != b.submit_time ? a.submit_time < b.submit_time : a.job_id < b.job_id;
-  });
 
-  std::vector<double> scores;
-  std::vector<uint32_t> prio;
-  std::string scorer_name;
-  bool explain;
-  duet::plugin::LogLevel lvl;
-  {
-    std::lock_guard<std::mutex> lk(g.mu);
-    for (const Finished& f : finished) g.scorer->on_finish(f.info, f.run_s);
-    scores = score_locked(jobs, cluster, true);
-    duet::plugin::PriorityLadder ladder;
-    prio = ladder.assign(scores);
-    scorer_name = with_message(g.scorer->name());
-    explain = g.conf.explain;
-    lvl = g.conf.log_level;
-  }
+  sort_by_submit(snapshot.jobs);
+  const Ranking ranking = rank_jobs(snapshot);
+  const size_t count = snapshot.jobs.size();
 
   const auto t2 = Clock::now();
   slurmctld_lock_t write_lock = {NO_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK, NO_LOCK};
   lock_slurmctld(write_lock);
   const auto t3 = Clock::now();
-  size_t changed = 0;
-  // rank of job i = number of jobs with a higher priority
-  std::vector<uint32_t> sorted(prio);
-  std::sort(sorted.begin(), sorted.end(), std::greater<>());
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    job_record_t* job = find_job_record(jobs[i].job_id);
-    if (!job || !rescorable(job)) continue;  // started, held or changed meanwhile
-    if (job->priority != prio[i]) {
-      job->priority = prio[i];
-      ++changed;
-    }
-    if (explain && duet::plugin::explain_owned(job->system_comment)) {
-      size_t rank = static_cast<size_t>(
-          std::lower_bound(sorted.begin(), sorted.end(), prio[i], std::greater<>()) - sorted.begin());
-      std::string text = duet::plugin::explain_rank(rank + 1, jobs.size(), scores[i], scorer_name);
-      if (!job->system_comment || text != job->system_comment) {
-        xfree(job->system_comment);
-        job->system_comment = xstrdup(text.c_str());
-      }
-    }
-    DUET_DEBUG(lvl, "%s: %pJ gpus=%u score=%g priority=%u", plugin_type, job, jobs[i].gpus,
-               scores[i], prio[i]);
-  }
-  if (changed) last_job_update = time(nullptr);
-  {
-    std::lock_guard<std::mutex> lk(g.mu);
-    g.ladder.assign(scores);
-    g.cluster = std::move(cluster);
-  }
+  const size_t changed = apply_priorities(snapshot, ranking);
   unlock_slurmctld(write_lock);
   const auto t4 = Clock::now();
-  DUET_VERBOSE(lvl,
+  DUET_VERBOSE(ranking.level,
                "%s: re-scored %zu pending GPU jobs with %s, %zu priorities changed "
                "(views %.1f ms, scoring %.1f ms, applying %.1f ms under the job write lock)",
-               plugin_type, jobs.size(), scorer_name.c_str(), changed, ms(t1 - t0), ms(t2 - t1),
+               plugin_type, count, ranking.scorer_name.c_str(), changed, ms(t1 - t0), ms(t2 - t1),
                ms(t4 - t3));
 }
 
@@ -373,11 +420,7 @@ extern "C" uint32_t priority_p_set(uint32_t last_prio, job_record_t* job_ptr) {
     std::lock_guard<std::mutex> lk(g.mu);
     std::vector<double> score = score_locked({job}, g.cluster, false);
     uint32_t p = g.ladder.slot(score[0]);
-    if (g.conf.explain && duet::plugin::explain_owned(job_ptr->system_comment)) {
-      std::string text = duet::plugin::explain_rank(0, 0, score[0], with_message(g.scorer->name()));
-      xfree(job_ptr->system_comment);
-      job_ptr->system_comment = xstrdup(text.c_str());
-    }
+    if (g.conf.explain) explain_job(job_ptr, 0, 0, score[0], with_message(g.scorer->name()));
     DUET_DEBUG(level(), "%s: initial priority %u for %pJ (score %g)", plugin_type, p, job_ptr,
                score[0]);
     return p;
@@ -425,34 +468,9 @@ extern "C" List priority_p_get_priority_factors_list(priority_factors_request_ms
   return list_create(nullptr);
 }
 
-// As priority/basic: give back the unused part of the job's time limit to
-// the GrpTRESRunMins accounting of its QOS and associations.
+// As priority/basic (tres_run_time.h).
 extern "C" void priority_p_job_end(job_record_t* job_ptr) try {
-  if (!job_ptr->tres_alloc_cnt || slurmctld_tres_cnt <= 0) return;
-  uint64_t time_limit_secs = static_cast<uint64_t>(job_ptr->time_limit) * 60;
-  std::vector<uint64_t> unused(slurmctld_tres_cnt, 0);
-  for (int i = 0; i < slurmctld_tres_cnt; i++) {
-    if (job_ptr->tres_alloc_cnt[i] == NO_CONSUME_VAL64) continue;
-    unused[i] = job_ptr->tres_alloc_cnt[i] * time_limit_secs;
-  }
-  // assoc and qos written (priority/basic names other fields: a slip there)
-  assoc_mgr_lock_t locks = {WRITE_LOCK, NO_LOCK, WRITE_LOCK, NO_LOCK, NO_LOCK, NO_LOCK, NO_LOCK};
-  assoc_mgr_lock(&locks);
-  if (job_ptr->qos_ptr && job_ptr->qos_ptr->usage && job_ptr->qos_ptr->usage->grp_used_tres_run_secs) {
-    slurmdb_qos_rec_t* qos = job_ptr->qos_ptr;
-    for (int i = 0; i < slurmctld_tres_cnt; i++) {
-      uint64_t& used = qos->usage->grp_used_tres_run_secs[i];
-      used = unused[i] > used ? 0 : used - unused[i];
-    }
-  }
-  for (slurmdb_assoc_rec_t* a = job_ptr->assoc_ptr; a && a->usage; a = a->usage->parent_assoc_ptr) {
-    if (!a->usage->grp_used_tres_run_secs) continue;
-    for (int i = 0; i < slurmctld_tres_cnt; i++) {
-      uint64_t& used = a->usage->grp_used_tres_run_secs[i];
-      used = unused[i] > used ? 0 : used - unused[i];
-    }
-  }
-  assoc_mgr_unlock(&locks);
+  duet::plugin::release_unused_tres_run_time(job_ptr);
 } catch (...) {
   error("%s: job end accounting of %pJ failed", plugin_type, job_ptr);
 }

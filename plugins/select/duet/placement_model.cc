@@ -27,10 +27,10 @@
 #include <string>
 #include <vector>
 
-#include "plugins/common/agent_channel.h"
-#include "plugins/common/file_cksum.h"
-#include "plugins/common/job_hints.h"
-#include "plugins/common/placement_agent.h"
+#include "plugins/channel/agent_channel.h"
+#include "plugins/seam/file_cksum.h"
+#include "plugins/seam/job_hints.h"
+#include "plugins/seam/placement_agent.h"
 #include "policy/learn/machine_set.h"
 #include "policy/learn/model_file.h"
 #include "policy/learn/performance_gp.h"
@@ -71,8 +71,8 @@ class LearnedPlacement {
 
   const std::string& name() const { return name_; }
 
-  std::string rank(const JobInfo& job, const ClusterInfo& cluster, std::vector<double>& preference,
-                   std::string* reason) {
+  bool rank(const JobInfo& job, const ClusterInfo& cluster, std::vector<double>& preference, std::string* reason,
+            std::string* error) {
     try {
       set_cluster(cluster);
       const learn::PlacementJob pj{job_type(job), static_cast<uint16_t>(std::clamp<uint32_t>(job.gpus, 1, 65535))};
@@ -91,7 +91,10 @@ class LearnedPlacement {
       double lowest = 0;
       for (size_t i = 0; i < cluster.nodes.size(); ++i) {
         preference[i] = scores_.learned[i] + scores_.prior[i];
-        if (!std::isfinite(preference[i])) return "non-finite score for " + cluster.nodes[i].name;
+        if (!std::isfinite(preference[i])) {
+          *error = "non-finite score for " + cluster.nodes[i].name;
+          return false;
+        }
         lowest = i == 0 ? preference[i] : std::min(lowest, preference[i]);
       }
       below_speed_floor_last(job, cluster, preference, lowest);
@@ -108,12 +111,13 @@ class LearnedPlacement {
                       omsg_.empty() ? "" : ", ordering agent's message used");
         *reason = buf;
       }
-      return "";
+      return true;
     } catch (const std::exception& e) {
-      return std::string("placement agent: ") + e.what();
+      *error = std::string("placement agent: ") + e.what();
     } catch (...) {
-      return "placement agent: unknown exception";
+      *error = "placement agent: unknown exception";
     }
+    return false;
   }
 
   // A job no node can hold alone runs at its slowest node's speed
@@ -205,7 +209,7 @@ class LearnedPlacement {
     return out.str();
   }
 
-  std::string restore(std::string_view bytes) {
+  bool restore(std::string_view bytes, std::string* error) {
     SavedState s;
     std::istringstream in{std::string(bytes)};
     std::string line;
@@ -226,12 +230,14 @@ class LearnedPlacement {
         ok = static_cast<bool>(ls >> x.slot >> x.sum >> x.count >> x.node) && std::isfinite(x.sum) && x.count >= 0;
         if (ok) s.sums.push_back(x);
       }
-      if (!ok)
-        return "line " + std::to_string(lineno) + ": expected 'obs SLOT VALUE NODE' or 'sum SLOT SUM COUNT NODE'";
+      if (!ok) {
+        *error = "line " + std::to_string(lineno) + ": expected 'obs SLOT VALUE NODE' or 'sum SLOT SUM COUNT NODE'";
+        return false;
+      }
     }
     if (gp_) apply(s);
     else pending_ = std::move(s);
-    return "";
+    return true;
   }
 
   std::string summary() const {
@@ -349,9 +355,9 @@ class RankerFace final : public NodeRanker {
  public:
   explicit RankerFace(std::shared_ptr<LearnedPlacement> a) : a_(std::move(a)) {}
   std::string name() const override { return a_->name(); }
-  std::string rank(const JobInfo& job, const ClusterInfo& cluster, std::vector<double>& preference,
-                   std::string* reason) override {
-    return a_->rank(job, cluster, preference, reason);
+  bool rank(const JobInfo& job, const ClusterInfo& cluster, std::vector<double>& preference, std::string* reason,
+            std::string* error) override {
+    return a_->rank(job, cluster, preference, reason, error);
   }
   void connect(AgentChannel* channel) override { a_->connect(channel); }
 
@@ -368,7 +374,7 @@ class ObserverFace final : public Observer {
   void set_cluster(const ClusterInfo& cluster) override { a_->set_cluster(cluster); }
   void observe(const JobOutcome& o) override { a_->observe(o); }
   std::string save() const override { return a_->save(); }
-  std::string restore(std::string_view bytes) override { return a_->restore(bytes); }
+  bool restore(std::string_view bytes, std::string* error) override { return a_->restore(bytes, error); }
   std::string summary() const override { return a_->summary(); }
 
  private:

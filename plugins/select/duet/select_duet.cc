@@ -11,7 +11,7 @@
 // init stays quiet and only slurmctld reads duet.conf.
 #include <pthread.h>
 
-#include "plugins/common/slurm_internal.h"
+#include "plugins/slurm/slurm_internal.h"
 #include "plugins/select/duet/steering.h"
 
 extern "C" {

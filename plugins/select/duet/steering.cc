@@ -22,12 +22,12 @@
 
 #include <strings.h>
 
-#include "plugins/common/agent_channel.h"
-#include "plugins/common/duet_conf.h"
-#include "plugins/common/explain.h"
-#include "plugins/common/placement_agent.h"
-#include "plugins/common/slurm_log.h"
-#include "plugins/common/slurm_views.h"
+#include "plugins/channel/agent_channel.h"
+#include "plugins/seam/duet_conf.h"
+#include "plugins/seam/explain.h"
+#include "plugins/seam/placement_agent.h"
+#include "plugins/slurm/slurm_log.h"
+#include "plugins/slurm/slurm_views.h"
 
 namespace duet::plugin {
 namespace {
@@ -117,10 +117,10 @@ void restore_locked(const char* dir) {
   std::stringstream rest;
   rest << in.rdbuf();
   g.agent.observer->set_cluster(cluster_info(time(nullptr)));
-  std::string err = g.agent.observer->restore(rest.str());
-  if (!err.empty()) {
+  std::string err;
+  if (!g.agent.observer->restore(rest.str(), &err)) {
     error("%s: %s: %s; observer starts empty", kTag, path.c_str(), err.c_str());
-    g.agent.observer->restore("");
+    g.agent.observer->restore("", &err);
     return;
   }
   DUET_INFO(level(), "%s: observer %s restored from %s: %s", kTag, name.c_str(), path.c_str(),
@@ -142,8 +142,9 @@ void load_locked() {
     g.agent_error += (g.agent_error.empty() ? "" : "; ") + e;
   }
   if (g.agent.observer && fresh.observer && g.agent.observer->name() == fresh.observer->name()) {
-    std::string err = fresh.observer->restore(g.agent.observer->save());
-    if (!err.empty()) error("%s: carrying observer state over: %s", kTag, err.c_str());
+    std::string err;
+    if (!fresh.observer->restore(g.agent.observer->save(), &err))
+      error("%s: carrying observer state over: %s", kTag, err.c_str());
   }
   g.agent = std::move(fresh);
   if (g.selected) {
@@ -161,6 +162,61 @@ std::string fmt_pref(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);
   return buf;
+}
+
+// The ranker's preference per cluster node, checked: one finite value per
+// node. Holds g.mu.
+bool rank_nodes(const JobInfo& job, const ClusterInfo& cluster, std::vector<double>* pref, std::string* why,
+                std::string* error) {
+  if (!g.agent.ranker->rank(job, cluster, *pref, why, error)) return false;
+  if (pref->size() != cluster.nodes.size()) {
+    *error = "wrong number of preferences";
+    return false;
+  }
+  for (size_t i = 0; i < pref->size(); ++i)
+    if (!std::isfinite((*pref)[i])) {
+      *error = "non-finite preference for " + cluster.nodes[i].name;
+      return false;
+    }
+  return true;
+}
+
+// Logs a ranker failure, the same one at most once a minute. Holds g.mu.
+void log_ranker_failure(const job_record_t* job, const std::string& err, time_t now) {
+  if (err == g.last_error && now - g.last_error_time < 60) return;
+  error("%s: ranker %s failed for %pJ: %s; cons_tres order", kTag, g.agent.ranker->name().c_str(), job,
+        err.c_str());
+  g.last_error = err;
+  g.last_error_time = now;
+}
+
+// Distinct preferences among the candidates, best first, become tiers in
+// each candidate's sched_weight; `saved` gets the weights before.
+void raise_preferred(const std::vector<node_record_t*>& records, bitstr_t* candidates, const std::vector<double>& pref,
+                     std::vector<std::pair<node_record_t*, uint64_t>>* saved) {
+  std::vector<double> levels;
+  for (size_t i = 0; i < records.size(); ++i)
+    if (bit_test(candidates, records[i]->index)) levels.push_back(pref[i]);
+  std::sort(levels.begin(), levels.end(), std::greater<>());
+  levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (!bit_test(candidates, records[i]->index)) continue;
+    uint64_t tier = std::min<uint64_t>(
+        std::lower_bound(levels.begin(), levels.end(), pref[i], std::greater<>()) - levels.begin(), kMaxTier);
+    uint64_t w = records[i]->sched_weight;
+    saved->emplace_back(records[i], w);
+    records[i]->sched_weight = ((w >> 8) << (8 + kTierBits)) | (tier << 8) | (w & 0xff);
+  }
+}
+
+// "node1=0.5 node3=0.25": the candidates' preferences, for the explanation.
+std::string candidate_preferences(const ClusterInfo& cluster, const std::vector<node_record_t*>& records,
+                                  bitstr_t* candidates, const std::vector<double>& pref) {
+  std::string prefs;
+  for (size_t i = 0; i < records.size(); ++i)
+    if (bit_test(candidates, records[i]->index))
+      prefs += (prefs.empty() ? "" : " ") + cluster.nodes[i].name + "=" + fmt_pref(pref[i]);
+  return prefs;
 }
 
 }  // namespace
@@ -272,41 +328,14 @@ NodeBias::NodeBias(job_record_t* job, bitstr_t* candidates, uint16_t mode)
     if (records.size() != cluster.nodes.size()) return;
 
     std::vector<double> pref;
-    std::string why;
-    std::string err = g.agent.ranker->rank(info, cluster, pref, &why);
-    if (err.empty() && pref.size() != records.size()) err = "wrong number of preferences";
-    for (size_t i = 0; err.empty() && i < pref.size(); ++i)
-      if (!std::isfinite(pref[i])) err = "non-finite preference for " + cluster.nodes[i].name;
-    if (!err.empty()) {
-      if (err != g.last_error || now - g.last_error_time >= 60) {
-        error("%s: ranker %s failed for %pJ: %s; cons_tres order", kTag,
-              g.agent.ranker->name().c_str(), job, err.c_str());
-        g.last_error = err;
-        g.last_error_time = now;
-      }
+    std::string why, err;
+    if (!rank_nodes(info, cluster, &pref, &why, &err)) {
+      log_ranker_failure(job, err, now);
       reason_ = "cons_tres order (ranker failed: " + err + ")";
       return;
     }
-    // Distinct preferences among the candidates, best first, become tiers.
-    std::vector<double> levels;
-    for (size_t i = 0; i < records.size(); ++i)
-      if (bit_test(candidates, records[i]->index)) levels.push_back(pref[i]);
-    std::sort(levels.begin(), levels.end(), std::greater<>());
-    levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
-    for (size_t i = 0; i < records.size(); ++i) {
-      if (!bit_test(candidates, records[i]->index)) continue;
-      uint64_t tier = std::min<uint64_t>(
-          std::lower_bound(levels.begin(), levels.end(), pref[i], std::greater<>()) - levels.begin(),
-          kMaxTier);
-      uint64_t w = records[i]->sched_weight;
-      saved_.emplace_back(records[i], w);
-      records[i]->sched_weight = ((w >> 8) << (8 + kTierBits)) | (tier << 8) | (w & 0xff);
-    }
-    std::string prefs;
-    for (size_t i = 0; i < records.size(); ++i)
-      if (bit_test(candidates, records[i]->index))
-        prefs += (prefs.empty() ? "" : " ") + cluster.nodes[i].name + "=" + fmt_pref(pref[i]);
-    reason_ = why + " [" + prefs + "]";
+    raise_preferred(records, candidates, pref, &saved_);
+    reason_ = why + " [" + candidate_preferences(cluster, records, candidates, pref) + "]";
     DUET_DEBUG(level(), "%s: %pJ mode %u: %s", kTag, job, mode, reason_.c_str());
   });
 }

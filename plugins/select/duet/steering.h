@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "plugins/common/slurm_internal.h"
+#include "plugins/slurm/slurm_internal.h"
 
 namespace duet::plugin {
 

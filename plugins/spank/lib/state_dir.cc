@@ -12,7 +12,11 @@
 #include <cstring>
 #include <vector>
 
+#include "plugins/seam/file_text.h"
+
 namespace vmha_spank {
+
+using duet::plugin::mode_text;
 
 Fd& Fd::operator=(Fd&& o) noexcept {
   if (this != &o) {
@@ -33,12 +37,6 @@ constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 constexpr int kMaxDepth = 64;
 
 std::string errno_text(int err) { return std::strerror(err); }
-
-std::string mode_text(mode_t m) {
-  char buf[8];
-  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(m & 07777));
-  return buf;
-}
 
 bool writable_by_others(const struct stat& st) { return (st.st_mode & (S_IWGRP | S_IWOTH)) != 0; }
 

@@ -99,32 +99,35 @@ void write_result(const TaskEnv& t, const std::string& backup_node, int exit_cod
   std::exit(WIFEXITED(status) ? WEXITSTATUS(status) : 125);
 }
 
-}  // namespace
-
-int supervise(const TaskEnv& t, const std::string& self) {
-  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM}) std::signal(sig, on_signal);
-  std::signal(SIGPIPE, SIG_IGN);
-  if (mkdir(t.dir.c_str(), 0700) != 0 && errno != EEXIST)
-    return fail("cannot create " + t.dir + ": " + std::strerror(errno));
+// The step directory (created, or a requeued job's own), the key and the
+// job's output files.
+bool prepare_step_dir(const TaskEnv& t, std::string* error) {
+  if (mkdir(t.dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    *error = "cannot create " + t.dir + ": " + std::strerror(errno);
+    return false;
+  }
   // An existing step directory (a requeued job) must be our own real
   // directory: the key and the job's output are written into it.
   struct stat st;
   if (lstat(t.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
-      (st.st_mode & (S_IWGRP | S_IWOTH)))
-    return fail(t.dir + " exists but is not a directory of uid " + std::to_string(getuid()) +
-                " that only it can write; refusing to use it");
-  if (!write_key(t.file("key"))) return fail("cannot write the key " + t.file("key"));
+      (st.st_mode & (S_IWGRP | S_IWOTH))) {
+    *error = t.dir + " exists but is not a directory of uid " + std::to_string(getuid()) +
+             " that only it can write; refusing to use it";
+    return false;
+  }
+  if (!write_key(t.file("key"))) {
+    *error = "cannot write the key " + t.file("key");
+    return false;
+  }
   touch(t.file("out"));
   touch(t.file("err"));
+  return true;
+}
 
-  std::string error;
-  BackupStep backup;
-  if (!start_backup_step(t, self, &backup, &error) || !wait_backup_address(t, &backup, 60000, &error)) {
-    if (backup.srun > 0) kill(backup.srun, SIGTERM);
-    return fail(error);
-  }
-
-  std::vector<std::string> argv = {t.settings.vmha, "run", "--backup", backup.address, "--key", t.file("key"),
+// `vmha run` replicating to the backup at `address`; -1 (and *error) if it
+// could not be started.
+pid_t spawn_primary(const TaskEnv& t, const std::string& address, std::string* error) {
+  std::vector<std::string> argv = {t.settings.vmha, "run", "--backup", address, "--key", t.file("key"),
                                    "--mode", t.settings.mode, "--epoch-ms", std::to_string(t.settings.epoch_ms),
                                    "--lease-ms", std::to_string(t.settings.lease_ms), "--memory",
                                    std::to_string(t.settings.memory_mib), "--workdir", t.cwd, "--log",
@@ -136,15 +139,23 @@ int supervise(const TaskEnv& t, const std::string& self) {
   SpawnFiles files;
   files.out = t.file("out");
   files.err = t.file("err");
-  pid_t primary = spawn(argv, child_environment({}, add), files, &error);
-  if (primary < 0) {
-    kill(backup.srun, SIGTERM);
-    return fail(error);
-  }
+  return spawn(argv, child_environment({}, add), files, error);
+}
 
-  OutputRelay relay(t.file("out"), t.file("err"));
+// How the primary and the backup step ended.
+struct Ending {
   int primary_status = 0, backup_status = 0;
-  bool primary_done = false, backup_done = false, failover = false, cancelled = false;
+  bool failover = false;   // the primary was killed: the backup resumed
+  bool cancelled = false;  // Slurm signalled the step
+};
+
+// Relays the released output and waits for both sides to end, passing a
+// signal Slurm sent on to both and telling the backup when the primary is
+// gone.
+Ending watch(const TaskEnv& t, pid_t primary, const BackupStep& backup) {
+  OutputRelay relay(t.file("out"), t.file("err"));
+  Ending e;
+  bool primary_done = false, backup_done = false;
   Clock::time_point primary_end{};
   // Once the primary has ended without a failover, everything it released is
   // in the files; what the backup step writes later is not the program's
@@ -152,34 +163,34 @@ int supervise(const TaskEnv& t, const std::string& self) {
   bool relaying = true;
   while (!(primary_done && backup_done)) {
     if (relaying) relay.pump();
-    if (g_signal && !cancelled) {
+    if (g_signal && !e.cancelled) {
       // Slurm signals every process of the step; make sure both sides get it.
-      cancelled = true;
+      e.cancelled = true;
       if (!primary_done) kill(primary, g_signal);
       if (!backup_done) kill(backup.srun, SIGTERM);
     }
-    if (!primary_done && reaped(primary, &primary_status)) {
+    if (!primary_done && reaped(primary, &e.primary_status)) {
       primary_done = true;
       primary_end = Clock::now();
       // Exited (the program's status, or 125 when vmha itself failed, e.g. a
       // refused executable): nothing to take over. Killed: the backup resumes.
-      bool finished_itself = WIFEXITED(primary_status);
-      if (!finished_itself && !cancelled) {
+      bool finished_itself = WIFEXITED(e.primary_status);
+      if (!finished_itself && !e.cancelled) {
         // A signal meant for the whole step reaches us too: give it a moment.
         for (int i = 0; i < 10 && !g_signal; ++i) std::this_thread::sleep_for(20ms);
         if (!g_signal) {
-          failover = true;
+          e.failover = true;
           touch(t.file("primary.gone"));  // the backup's fencing command waits for this
         }
       }
-      if (!failover) {
+      if (!e.failover) {
         relay.pump();
         relaying = false;
       }
     }
-    if (!backup_done && reaped(backup.srun, &backup_status)) backup_done = true;
+    if (!backup_done && reaped(backup.srun, &e.backup_status)) backup_done = true;
     // A primary that finished told its backup so (Bye); do not wait for long.
-    if (primary_done && !failover && !backup_done &&
+    if (primary_done && !e.failover && !backup_done &&
         Clock::now() - primary_end > std::chrono::milliseconds(2000 + 4 * t.settings.lease_ms)) {
       kill(backup.srun, SIGTERM);
       primary_end = Clock::now();
@@ -187,24 +198,53 @@ int supervise(const TaskEnv& t, const std::string& self) {
     std::this_thread::sleep_for(10ms);
   }
   if (relaying) relay.pump();
+  return e;
+}
 
-  int status = primary_status;
-  if (WIFEXITED(primary_status) && WEXITSTATUS(primary_status) == 125) {
+// The task's wait status: the primary's, or the backup's when it finished
+// the program after a failover. Says on stderr why when vmha failed.
+int task_status(const TaskEnv& t, const Ending& e) {
+  int status = e.primary_status;
+  if (WIFEXITED(e.primary_status) && WEXITSTATUS(e.primary_status) == 125) {
     // vmha's own diagnostics went to primary.log: the user must see why.
     std::fprintf(stderr, "vmha-task: vmha run failed:\n%s", read_file(t.file("primary.log")).c_str());
   }
-  if (failover) {
-    bool same_signal = WIFEXITED(backup_status) && WIFSIGNALED(primary_status) &&
-                       WEXITSTATUS(backup_status) == 128 + WTERMSIG(primary_status);
-    if (WIFEXITED(backup_status) && WEXITSTATUS(backup_status) < 125) {
-      status = backup_status;  // the backup finished the program
+  if (e.failover) {
+    bool same_signal = WIFEXITED(e.backup_status) && WIFSIGNALED(e.primary_status) &&
+                       WEXITSTATUS(e.backup_status) == 128 + WTERMSIG(e.primary_status);
+    if (WIFEXITED(e.backup_status) && WEXITSTATUS(e.backup_status) < 125) {
+      status = e.backup_status;  // the backup finished the program
     } else if (!same_signal) {  // same_signal: the program itself died by it
       std::fprintf(stderr, "vmha-task: the primary vmha ended (%s) and the backup could not finish the program; see %s\n",
-                   WIFSIGNALED(primary_status) ? strsignal(WTERMSIG(primary_status)) : "status 125",
+                   WIFSIGNALED(e.primary_status) ? strsignal(WTERMSIG(e.primary_status)) : "status 125",
                    t.file("backup.log").c_str());
     }
   }
-  if (cancelled && g_signal) {
+  return status;
+}
+
+}  // namespace
+
+int supervise(const TaskEnv& t, const std::string& self) {
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM}) std::signal(sig, on_signal);
+  std::signal(SIGPIPE, SIG_IGN);
+  std::string error;
+  if (!prepare_step_dir(t, &error)) return fail(error);
+
+  BackupStep backup;
+  if (!start_backup_step(t, self, &backup, &error) || !wait_backup_address(t, &backup, 60000, &error)) {
+    if (backup.srun > 0) kill(backup.srun, SIGTERM);
+    return fail(error);
+  }
+  pid_t primary = spawn_primary(t, backup.address, &error);
+  if (primary < 0) {
+    kill(backup.srun, SIGTERM);
+    return fail(error);
+  }
+
+  const Ending e = watch(t, primary, backup);
+  const int status = task_status(t, e);
+  if (e.cancelled && g_signal) {
     write_result(t, backup.node, 128 + g_signal);
     std::signal(g_signal, SIG_DFL);
     raise(g_signal);

@@ -1,4 +1,4 @@
-#include "plugins/common/file_cksum.h"
+#include "plugins/seam/file_cksum.h"
 
 #include <array>
 #include <cerrno>

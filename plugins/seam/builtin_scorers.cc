@@ -1,7 +1,7 @@
 // Builtin ordering scorers: the age+size fallback and the small-first test hook.
 #include <algorithm>
 
-#include "plugins/common/order_scorer.h"
+#include "plugins/seam/order_scorer.h"
 
 namespace duet::plugin {
 namespace {
@@ -12,15 +12,15 @@ class FallbackScorer final : public OrderScorer {
       : age_w_(c.fallback_age_weight), size_w_(c.fallback_size_weight),
         max_age_(std::max(1, c.fallback_max_age_s)) {}
   std::string name() const override { return "fallback(age+size)"; }
-  std::string score(std::span<const JobInfo> jobs, const ClusterInfo& cluster,
-                    std::span<double> scores) override {
+  bool score(std::span<const JobInfo> jobs, const ClusterInfo& cluster, std::span<double> scores,
+             std::string*) override {
     double total = std::max(1u, cluster.total_gpus());
     for (size_t i = 0; i < jobs.size(); ++i) {
       double age = std::clamp(jobs[i].wait_s / max_age_, 0.0, 1.0);
       double size = 1.0 - std::min(1.0, jobs[i].gpus / total);
       scores[i] = age_w_ * age + size_w_ * size;
     }
-    return "";
+    return true;
   }
 
  private:
@@ -30,12 +30,12 @@ class FallbackScorer final : public OrderScorer {
 class SmallFirstScorer final : public OrderScorer {
  public:
   std::string name() const override { return "small-first"; }
-  std::string score(std::span<const JobInfo> jobs, const ClusterInfo&,
-                    std::span<double> scores) override {
+  bool score(std::span<const JobInfo> jobs, const ClusterInfo&, std::span<double> scores,
+             std::string*) override {
     // GPUs dominate; waiting time (capped at ~11 days) only breaks ties.
     for (size_t i = 0; i < jobs.size(); ++i)
       scores[i] = -1e6 * jobs[i].gpus + std::min(jobs[i].wait_s, 999999.0);
-    return "";
+    return true;
   }
 };
 

@@ -1,4 +1,4 @@
-#include "plugins/common/priority_ladder.h"
+#include "plugins/seam/priority_ladder.h"
 
 #include <algorithm>
 #include <numeric>

@@ -8,9 +8,8 @@
 // library stays free of LibTorch and Slurm. With no loader registered, the
 // model keys fail with one clear error and the plugins fall back (age+size
 // priority; plain cons_tres node order).
-#include "plugins/common/file_trust.h"
-#include "plugins/common/order_scorer.h"
-#include "plugins/common/placement_agent.h"
+#include "plugins/seam/file_trust.h"
+#include "plugins/seam/seam.h"
 #include "policy/learn/model_limits.h"
 #include "policy/util/printable.h"
 #include "policy/util/safe_file.h"
@@ -21,43 +20,48 @@ namespace {
 OrderModelLoader g_order_loader = nullptr;
 PlacementModelLoader g_placement_loader = nullptr;
 
-// Checks the file can be used at all; returns "" or why not. With
-// conf.trusted_uid (in slurmctld: SlurmUser), a file others could change is
-// refused (file_trust.h): whoever writes it would steer the scheduler.
-std::string check_file(const DuetConf& conf, const std::string& path, const char* key, std::uint64_t max_bytes,
-                       const char* what) {
-  if (path.empty()) return std::string(key) + " is empty";
+// Checks the file can be used at all. With conf.trusted_uid (in slurmctld:
+// SlurmUser), a file others could change is refused (file_trust.h): whoever
+// writes it would steer the scheduler.
+bool check_file(const DuetConf& conf, const std::string& path, const char* key, std::uint64_t max_bytes,
+                const char* what, std::string* error) {
+  if (path.empty()) {
+    *error = std::string(key) + " is empty";
+    return false;
+  }
   std::uint64_t size = 0;
   try {
     open_regular_file(path, max_bytes, what, &size);  // regular, not too large, non-blocking
   } catch (const FileError& e) {
-    return std::string(key) + " " + e.what();
+    *error = std::string(key) + " " + e.what();
+    return false;
   }
-  if (size == 0) return std::string(key) + " " + printable(path) + ": empty file";
-  if (conf.trusted_uid) {
-    std::string why = untrusted_reason(path, *conf.trusted_uid);
-    if (!why.empty()) return std::string(key) + " " + printable(path) + ": refused: " + why;
+  if (size == 0) {
+    *error = std::string(key) + " " + printable(path) + ": empty file";
+    return false;
   }
-  return "";
+  if (std::string why; conf.trusted_uid && !file_trusted(path, *conf.trusted_uid, &why)) {
+    *error = std::string(key) + " " + printable(path) + ": refused: " + why;
+    return false;
+  }
+  return true;
 }
 
-std::string check_readable(const DuetConf& conf, const std::string& path, const char* key) {
-  return check_file(conf, path, key, learn::kMaxModelBytes, "duet model file");
+bool check_model(const DuetConf& conf, const std::string& path, const char* key, std::string* error) {
+  return check_file(conf, path, key, learn::kMaxModelBytes, "duet model file", error);
 }
 
 // NodeSpeedsFile, when set.
-std::string check_speeds(const DuetConf& conf) {
-  if (conf.node_speeds_file.empty()) return "";
-  return check_file(conf, conf.node_speeds_file, "NodeSpeedsFile", kMaxNodeSpeedsBytes, "node speeds CSV");
+bool check_speeds(const DuetConf& conf, std::string* error) {
+  if (conf.node_speeds_file.empty()) return true;
+  return check_file(conf, conf.node_speeds_file, "NodeSpeedsFile", kMaxNodeSpeedsBytes, "node speeds CSV", error);
 }
 
 std::unique_ptr<OrderScorer> make_model_scorer(const DuetConf& conf, std::string* error) {
-  std::string why = check_readable(conf, conf.model_path, "ModelPath");
-  if (why.empty() && !g_order_loader)
-    why = "ModelPath " + conf.model_path +
-          ": no ordering agent is built into this priority/duet (plugins/common/agent_factory.cc)";
-  if (!why.empty()) {
-    *error = why;
+  if (!check_model(conf, conf.model_path, "ModelPath", error)) return nullptr;
+  if (!g_order_loader) {
+    *error = "ModelPath " + conf.model_path +
+             ": no ordering agent is built into this priority/duet (plugins/seam/agent_factory.cc)";
     return nullptr;
   }
   std::string err;
@@ -67,13 +71,14 @@ std::unique_ptr<OrderScorer> make_model_scorer(const DuetConf& conf, std::string
 }
 
 PlacementAgent make_model_placement(const DuetConf& conf, std::vector<std::string>* errors) {
-  std::string why = check_readable(conf, conf.placement_model_path, "PlacementModelPath");
-  if (why.empty()) why = check_speeds(conf);
-  if (why.empty() && !g_placement_loader)
-    why = "PlacementModelPath " + conf.placement_model_path +
-          ": no placement agent is built into this select/duet (plugins/common/agent_factory.cc)";
-  if (!why.empty()) {
+  std::string why;
+  if (!check_model(conf, conf.placement_model_path, "PlacementModelPath", &why) || !check_speeds(conf, &why)) {
     errors->push_back(why);
+    return {};
+  }
+  if (!g_placement_loader) {
+    errors->push_back("PlacementModelPath " + conf.placement_model_path +
+                      ": no placement agent is built into this select/duet (plugins/seam/agent_factory.cc)");
     return {};
   }
   std::string err;
@@ -112,8 +117,8 @@ PlacementAgent make_placement_agent(const DuetConf& conf, std::vector<std::strin
     if (conf.ranker == "model") {
       agent = make_model_placement(conf, errors);
     } else if (conf.ranker == "prefer-fast") {
-      std::string err = check_speeds(conf);
-      if (err.empty()) {
+      std::string err;
+      if (check_speeds(conf, &err)) {
         agent.ranker = make_prefer_fast_ranker(conf.node_speeds_file, &err);
         if (!agent.ranker) err = "NodeSpeedsFile " + err;
       }

@@ -1,4 +1,4 @@
-#include "plugins/common/job_hints.h"
+#include "plugins/seam/job_hints.h"
 
 #include <cmath>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "plugins/common/explain.h"
+#include "plugins/seam/explain.h"
 
 #include <cstdio>
 #include <cstring>

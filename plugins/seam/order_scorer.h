@@ -1,7 +1,7 @@
 // The ordering agent as priority/duet sees it.
 //
-// Contract: score() fills one value per job, higher = should run earlier, and
-// returns "" on success or an error text. Scores must be comparable across
+// Contract: score() fills one value per job, higher = should run earlier, or
+// returns false and sets *error (seam.h). Scores must be comparable across
 // calls made at about the same time: a newly submitted job is scored alone and
 // slotted between the jobs of the last re-score (its final place comes at the
 // next re-score). score() is called from several slurmctld threads, one call
@@ -13,19 +13,19 @@
 #include <span>
 #include <string>
 
-#include "plugins/common/duet_conf.h"
-#include "plugins/common/views.h"
+#include "plugins/seam/duet_conf.h"
+#include "plugins/seam/views.h"
 
 namespace duet::plugin {
 
-class AgentChannel;  // plugins/common/agent_channel.h
+class AgentChannel;  // plugins/channel/agent_channel.h
 
 class OrderScorer {
  public:
   virtual ~OrderScorer() = default;
   virtual std::string name() const = 0;
-  virtual std::string score(std::span<const JobInfo> jobs, const ClusterInfo& cluster,
-                            std::span<double> scores) = 0;
+  virtual bool score(std::span<const JobInfo> jobs, const ClusterInfo& cluster, std::span<double> scores,
+                     std::string* error) = 0;
   // A GPU job ended after run_s seconds of running (a learned scorer keeps
   // its run-time history from these). Serialised like score(); no throw.
   virtual void on_finish(const JobInfo& job, double run_s) {
@@ -40,9 +40,9 @@ class OrderScorer {
   // A re-score of the whole pending queue: as score(), and a connected
   // learned scorer also publishes each job's message to the placement agent,
   // replacing the previous pass's set (cleared when scoring fails).
-  virtual std::string score_queue(std::span<const JobInfo> jobs, const ClusterInfo& cluster,
-                                  std::span<double> scores) {
-    return score(jobs, cluster, scores);
+  virtual bool score_queue(std::span<const JobInfo> jobs, const ClusterInfo& cluster, std::span<double> scores,
+                           std::string* error) {
+    return score(jobs, cluster, scores, error);
   }
   // Whether the last score() / score_queue() used a placement message.
   virtual bool used_placement_message() const { return false; }
@@ -61,7 +61,7 @@ std::unique_ptr<OrderScorer> make_small_first_scorer();
 // make_fallback_scorer(). Never throws.
 std::unique_ptr<OrderScorer> make_order_scorer(const DuetConf& conf, std::string* error);
 
-// THE SEAM for the learned ordering agent (plugins/common/agent_factory.cc):
+// THE SEAM for the learned ordering agent (plugins/seam/agent_factory.cc):
 // `Scorer=model` calls the registered loader with conf.model_path. A loader
 // returns nullptr and sets *error ("<path>: bad magic", "<path>: format
 // version 3, expected 2", ...) when it cannot load the model; it may throw

@@ -18,8 +18,9 @@
 
 namespace duet::plugin {
 
-// "" when trusted; otherwise why not, for one log line, e.g.
-// "writable by others (mode 0666); only root and SlurmUser (uid 64030) may be able to change it".
-std::string untrusted_reason(const std::string& path, std::uint32_t slurm_user_uid);
+// True when trusted; otherwise false and *error says why not, for one log
+// line, e.g. "the file is writable by others (mode 0666); only root and
+// SlurmUser (uid 64030) may be able to change it".
+bool file_trusted(const std::string& path, std::uint32_t slurm_user_uid, std::string* error);
 
 }  // namespace duet::plugin

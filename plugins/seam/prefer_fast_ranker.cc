@@ -5,7 +5,7 @@
 #include <map>
 #include <sstream>
 
-#include "plugins/common/node_ranker.h"
+#include "plugins/seam/node_ranker.h"
 #include "policy/io/limits.h"
 #include "policy/util/printable.h"
 #include "policy/util/safe_file.h"
@@ -35,15 +35,15 @@ class PreferFastRanker final : public NodeRanker {
  public:
   explicit PreferFastRanker(std::map<std::string, double> speeds) : speeds_(std::move(speeds)) {}
   std::string name() const override { return "prefer-fast"; }
-  std::string rank(const JobInfo&, const ClusterInfo& cluster, std::vector<double>& preference,
-                   std::string* reason) override {
+  bool rank(const JobInfo&, const ClusterInfo& cluster, std::vector<double>& preference, std::string* reason,
+            std::string*) override {
     preference.assign(cluster.nodes.size(), 0.0);
     for (size_t i = 0; i < cluster.nodes.size(); ++i) {
       auto it = speeds_.find(cluster.nodes[i].name);
       preference[i] = it == speeds_.end() ? 0.0 : it->second;  // unknown = slowest
     }
     if (reason) *reason = "prefer-fast: fastest free nodes first";
-    return "";
+    return true;
   }
 
  private:

@@ -4,7 +4,7 @@
 #include <map>
 #include <sstream>
 
-#include "plugins/common/observer.h"
+#include "plugins/seam/observer.h"
 
 namespace duet::plugin {
 namespace {
@@ -33,7 +33,7 @@ class NodeStatsObserver final : public Observer {
     return out.str();
   }
 
-  std::string restore(std::string_view bytes) override {
+  bool restore(std::string_view bytes, std::string* error) override {
     std::map<std::string, NodeStats> fresh;
     std::istringstream in{std::string(bytes)};
     std::string line;
@@ -44,12 +44,14 @@ class NodeStatsObserver final : public Observer {
       std::istringstream ls(line);
       std::string node;
       NodeStats s;
-      if (!(ls >> node >> s.jobs >> s.run_s) || s.run_s < 0)
-        return "line " + std::to_string(lineno) + ": expected 'NODE JOBS RUN_SECONDS'";
+      if (!(ls >> node >> s.jobs >> s.run_s) || s.run_s < 0) {
+        *error = "line " + std::to_string(lineno) + ": expected 'NODE JOBS RUN_SECONDS'";
+        return false;
+      }
       fresh[node] = s;
     }
     stats_ = std::move(fresh);
-    return "";
+    return true;
   }
 
   std::string summary() const override {

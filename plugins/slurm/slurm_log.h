@@ -2,8 +2,8 @@
 // filtered by duet.conf's LogLevel. Errors always go out.
 #pragma once
 
-#include "plugins/common/duet_conf.h"
-#include "plugins/common/slurm_internal.h"
+#include "plugins/seam/duet_conf.h"
+#include "plugins/slurm/slurm_internal.h"
 
 // Messages that say what the plugin decided (loaded, model picked, fallback).
 #define DUET_INFO(level, fmt, ...)                                              \

@@ -1,7 +1,7 @@
 // slurmctld records -> JobInfo / NodeInfo.
-#include "plugins/common/slurm_views.h"
+#include "plugins/slurm/slurm_views.h"
 
-#include "plugins/common/slurm_internal.h"
+#include "plugins/slurm/slurm_internal.h"
 
 namespace duet::plugin {
 namespace {

@@ -5,9 +5,9 @@
 #include <memory>
 #include <string>
 
-#include "plugins/common/duet_conf.h"
-#include "plugins/common/node_ranker.h"
-#include "plugins/common/observer.h"
+#include "plugins/seam/duet_conf.h"
+#include "plugins/seam/node_ranker.h"
+#include "plugins/seam/observer.h"
 
 namespace duet::plugin {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "plugins/common/views.h"
+#include "plugins/seam/views.h"
 
 namespace duet::plugin {
 
@@ -28,8 +28,9 @@ class Observer {
   virtual void observe(const JobOutcome& outcome) = 0;
   // Serialised state (opaque to the plugin; it adds its own header).
   virtual std::string save() const = 0;
-  // Replaces the state with a saved one; returns "" or an error text.
-  virtual std::string restore(std::string_view bytes) = 0;
+  // Replaces the state with a saved one; false (and *error) for bytes it
+  // cannot read, leaving the state as it was.
+  virtual bool restore(std::string_view bytes, std::string* error) = 0;
   // One-line human summary (logs, tests): equal states give equal summaries.
   virtual std::string summary() const = 0;
 };

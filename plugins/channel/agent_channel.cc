@@ -2,7 +2,7 @@
 // so that priority/duet and select/duet, each dlopen'ed RTLD_LOCAL, share the
 // one instance below (the dynamic loader maps a DT_NEEDED library once per
 // process, matched by its SONAME).
-#include "plugins/common/agent_channel.h"
+#include "plugins/channel/agent_channel.h"
 
 #include <algorithm>
 #include <numeric>

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "plugins/common/views.h"
+#include "plugins/seam/views.h"
 
 struct job_record;
 

@@ -11,22 +11,23 @@
 #include <string_view>
 #include <vector>
 
-#include "plugins/common/duet_conf.h"
-#include "plugins/common/views.h"
+#include "plugins/seam/duet_conf.h"
+#include "plugins/seam/views.h"
 
 namespace duet::plugin {
 
-class AgentChannel;  // plugins/common/agent_channel.h
+class AgentChannel;  // plugins/channel/agent_channel.h
 
 class NodeRanker {
  public:
   virtual ~NodeRanker() = default;
   virtual std::string name() const = 0;
   // Fills `preference` with one value per cluster.nodes entry: higher = use
-  // first; equal values = no preference between them. Sets *reason to a short
-  // human text (goes into the job's explanation). Returns "" or an error.
-  virtual std::string rank(const JobInfo& job, const ClusterInfo& cluster,
-                           std::vector<double>& preference, std::string* reason) = 0;
+  // first; equal values = no preference between them. Sets *reason (when not
+  // null) to a short human text (goes into the job's explanation). Returns
+  // false and sets *error when it cannot rank.
+  virtual bool rank(const JobInfo& job, const ClusterInfo& cluster, std::vector<double>& preference,
+                    std::string* reason, std::string* error) = 0;
   // The agents' messages (agent_channel.h). A learned ranker connected to a
   // channel publishes its message to the ordering agent there (when its GP or
   // the nodes' occupancy changed) and ranks a job's nodes with the ordering
