@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "policy/cli/commands.h"
 #include "policy/cli/common.h"
 #include "policy/io/cluster.h"
 #include "policy/io/gavel.h"
@@ -46,9 +47,10 @@ double peak_rss_mib() {
   return u.ru_maxrss / 1024.0;
 }
 
-void setup(CLI::App& parent) {
+}  // namespace
+
+void setup_bench(CLI::App* app) {
   auto a = std::make_shared<BenchArgs>();
-  CLI::App* app = parent.add_subcommand("bench", "simulator speed: events/s at 1x and k x the trace (default: full Philly on full PAI)");
   app->add_option("--trace", a->trace, "duet trace CSV (default: the shipped Philly trace, converted)");
   app->add_option("--cluster", a->cluster, "duet cluster CSV (default: the shipped PAI machines, converted)");
   app->add_option("--order", a->order, "ordering policy")->capture_default_str();
@@ -86,8 +88,10 @@ void setup(CLI::App& parent) {
     for (int k : a->repeat) {
       if (k < 1) throw std::invalid_argument("--repeat: counts must be >= 1");
       Trace t = repeated(base, k);
-      auto ordering = make_ordering(a->order);
-      auto placement = make_placement(a->place, a->seed);
+      PolicyContext ctx;
+      ctx.seed = a->seed;
+      auto ordering = make_ordering(a->order, ctx);
+      auto placement = make_placement(a->place, ctx);
       SimOptions o;
       o.model.seed = a->seed;
       o.model.ideal = a->ideal;
@@ -113,7 +117,4 @@ void setup(CLI::App& parent) {
   });
 }
 
-const CommandRegistrar reg(40, setup);
-
-}  // namespace
 }  // namespace duet::cli

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "policy/cli/commands.h"
 #include "policy/cli/common.h"
 #include "policy/io/pai.h"
 #include "policy/io/philly.h"
@@ -39,8 +40,9 @@ int64_t parse_when(const std::string& opt, const std::string& v) {
   throw std::invalid_argument(opt + ": expected 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS', got '" + v + "'");
 }
 
-void setup(CLI::App& parent) {
-  CLI::App* app = parent.add_subcommand("convert", "convert real data (Philly jobs, PAI machines) to duet's formats");
+}  // namespace
+
+void setup_convert(CLI::App* app) {
   app->require_subcommand(1);
   auto pa = std::make_shared<ConvertArgs>();
   CLI::App* philly = app->add_subcommand("philly", "Philly jobs CSV (timestamp,duration,num_gpus,gpu_time,cluster) -> duet-trace(5)");
@@ -74,7 +76,4 @@ void setup(CLI::App& parent) {
   });
 }
 
-const CommandRegistrar reg(30, setup);
-
-}  // namespace
 }  // namespace duet::cli

@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "policy/cli/commands.h"
 #include "policy/cli/common.h"
 #include "policy/cli/eval_protocol.h"
-#include "policy/core/policy.h"
 #include "policy/report/summary.h"
 #include "policy/sim/simulator.h"
 
@@ -20,7 +20,7 @@ struct EvalArgs {
   bool no_plots = false;
 };
 
-void run_protocol_command(const EvalArgs& a) {
+void run_protocol_command(const EvalArgs& a, const PolicyContext& ctx) {
   if (a.protocol != "philly") throw std::invalid_argument("--protocol: the only protocol is 'philly', got '" + a.protocol + "'");
   if (!a.in.trace.empty() || !a.in.cluster.empty())
     throw std::invalid_argument("--protocol makes its own traces and clusters: leave out --trace and --cluster");
@@ -31,6 +31,7 @@ void run_protocol_command(const EvalArgs& a) {
   p.loads = parse_loads(a.loads);
   p.seeds = parse_seeds(a.seeds);
   p.policies = a.policies;
+  p.context = ctx;
   p.throughputs = a.in.throughputs;
   p.prices = a.in.prices;
   p.out = a.out;
@@ -39,9 +40,10 @@ void run_protocol_command(const EvalArgs& a) {
   run_protocol(p);
 }
 
-void setup(CLI::App& parent) {
+}  // namespace
+
+void setup_eval(CLI::App* app) {
   auto args = std::make_shared<EvalArgs>();
-  CLI::App* app = parent.add_subcommand("eval", "compare ordering/placement pairs: summary.md, summary.json, PNG plots");
   args->in.add_options(*app, false);
   app->add_option("--policies", args->policies,
                   "comma list of ORDER/PLACE ('*' = every one) or 'all' (every baseline pair; the default "
@@ -58,10 +60,11 @@ void setup(CLI::App& parent) {
   app->add_option("--out", args->out, "output directory (created)")->required();
   app->add_flag("--no-plots", args->no_plots, "skip gnuplot (still writes the plot data and script)");
   app->callback([args] {
-    if (!args->protocol.empty()) return run_protocol_command(*args);
+    const PolicyContext ctx = policy_context(args->in);
+    if (!args->protocol.empty()) return run_protocol_command(*args, ctx);
     if (args->in.trace.empty() || args->in.cluster.empty())
       throw std::invalid_argument("--trace and --cluster are required (or give --protocol philly)");
-    auto pairs = expand_pairs(args->policies.empty() ? "all" : args->policies);
+    auto pairs = expand_pairs(args->policies.empty() ? "all" : args->policies, ctx);
     auto l = load(args->in);
     std::filesystem::create_directories(args->out);
     std::vector<SimResult> rows;
@@ -78,7 +81,7 @@ void setup(CLI::App& parent) {
       o.period_s = args->in.period;
       o.drop_oversized = args->in.drop_oversized;
       o.progress_label = fmt::format("eval {}/{} {}", i + 1, pairs.size(), pairs[i].first);
-      rows.push_back(run_pair(l->trace, l->cluster, l->table, &l->prices, pairs[i].first, pairs[i].second, o,
+      rows.push_back(run_pair(l->trace, l->cluster, l->table, &l->prices, pairs[i].first, pairs[i].second, ctx, o,
                               &meta.dropped));
       meta.jobs = rows.back().jobs;
       std::cerr << fmt::format("duet eval: {}/{} mean JCT {:.2f} h ({:.1f} s)\n", rows.back().ordering,
@@ -94,7 +97,4 @@ void setup(CLI::App& parent) {
   });
 }
 
-const CommandRegistrar reg(20, setup);
-
-}  // namespace
 }  // namespace duet::cli

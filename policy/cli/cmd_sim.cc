@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "policy/cli/commands.h"
 #include "policy/cli/common.h"
-#include "policy/core/policy.h"
 #include "policy/sim/simulator.h"
 
 namespace duet::cli {
@@ -31,9 +31,10 @@ void print_text(const SimResult& r, int64_t dropped) {
                            r.wall_s > 0 ? r.events / r.wall_s : 0.0);
 }
 
-void setup(CLI::App& parent) {
+}  // namespace
+
+void setup_sim(CLI::App* app) {
   auto args = std::make_shared<SimArgs>();
-  CLI::App* app = parent.add_subcommand("sim", "simulate one ordering + placement pair on a trace and a cluster");
   args->in.add_options(*app);
   app->add_option("--order", args->order, "ordering policy: " + fmt::format("{}", fmt::join(ordering_names(), ", ")))
       ->capture_default_str();
@@ -41,8 +42,9 @@ void setup(CLI::App& parent) {
       ->capture_default_str();
   app->add_flag("--json", args->json, "print one JSON object (deterministic for a seed except wall_s, events_per_s)");
   app->callback([args] {
-    auto ordering = make_ordering(args->order);
-    auto placement = make_placement(args->place, args->in.seed);
+    const PolicyContext ctx = policy_context(args->in);
+    auto ordering = make_ordering(args->order, ctx);
+    auto placement = make_placement(args->place, ctx);
     auto l = load(args->in);
     SimOptions o;
     o.model.seed = args->in.seed;
@@ -64,7 +66,4 @@ void setup(CLI::App& parent) {
   });
 }
 
-const CommandRegistrar reg(10, setup);
-
-}  // namespace
 }  // namespace duet::cli

@@ -4,54 +4,13 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <stdexcept>
 
-#include "policy/core/policy.h"
 #include "policy/io/cluster.h"
 #include "policy/io/gavel.h"
 #include "policy/sim/simulator.h"
 
-#ifndef DUET_PKGDATADIR
-#define DUET_PKGDATADIR ""
-#endif
-#ifndef DUET_SYSCONFDIR
-#define DUET_SYSCONFDIR ""
-#endif
-#ifndef DUET_SRCDIR
-#define DUET_SRCDIR ""
-#endif
-
 namespace duet::cli {
-
-static std::string first_existing(std::initializer_list<std::string> paths) {
-  for (const auto& p : paths)
-    if (!p.empty() && std::filesystem::is_regular_file(p)) return p;
-  return "";
-}
-
-static std::string env_join(const char* var, const std::string& rel) {
-  const char* v = std::getenv(var);
-  return v && *v ? std::string(v) + "/" + rel : "";
-}
-
-std::string find_data(const std::string& rel) {
-  return first_existing({env_join("DUET_DATA_DIR", rel), std::string(DUET_PKGDATADIR) + "/" + rel,
-                         std::string(DUET_SRCDIR) + "/" + rel});
-}
-
-std::string find_etc(const std::string& name) {
-  return first_existing({env_join("DUET_ETC_DIR", name), std::string(DUET_SYSCONFDIR) + "/duet/" + name,
-                         std::string(DUET_SRCDIR) + "/etc/" + name});
-}
-
-ModelHook& model_hook();
-std::string& model_path();
-MessagesHook& messages_hook() {
-  static MessagesHook hook = nullptr;
-  return hook;
-}
 
 void Inputs::add_options(CLI::App& app, bool required) {
   app.add_option("--trace", trace, "job trace CSV (duet-trace(5); convert Philly with 'duet convert philly')")->required(required);
@@ -63,27 +22,18 @@ void Inputs::add_options(CLI::App& app, bool required) {
   app.add_flag("--drop-oversized", drop_oversized, "leave out (and count) jobs larger than the GPUs they may use");
   app.add_option("--throughputs", throughputs, "Gavel throughput JSON (default: the installed data/gavel copy)");
   app.add_option("--prices", prices, "GPU price/power CSV (duet-prices(5); default: the installed etc/gpu-prices.csv)");
-  app.add_option("--model", model, "model file for the learned policies --order duet / --place duet (duet-model(5))")
-      ->each([](const std::string& path) {
-        model_path() = path;
-        if (model_hook()) model_hook()(path);
-      });
-  app.add_flag_callback("--no-messages", [] {
-        if (messages_hook()) messages_hook()(false);
-      }, "the learned agents exchange zeros instead of their messages (for models trained with duet train --no-messages)");
+  app.add_option("--model", model, "model file for the learned policies --order duet / --place duet (duet-model(5))");
+  app.add_flag_callback("--no-messages", [this] { messages = false; },
+      "the learned agents exchange zeros instead of their messages (for models trained with duet train --no-messages)");
 }
 
-ModelHook& model_hook() {
-  static ModelHook hook = nullptr;
-  return hook;
+PolicyContext policy_context(const Inputs& in) {
+  PolicyContext c;
+  if (!in.model.empty()) c.model = load_policy_model(in.model);
+  c.seed = in.seed;
+  c.messages = in.messages;
+  return c;
 }
-void set_model_hook(ModelHook hook) { model_hook() = hook; }
-void set_messages_hook(MessagesHook hook) { messages_hook() = hook; }
-std::string& model_path() {
-  static std::string path;
-  return path;
-}
-bool model_given() { return !model_path().empty(); }
 
 std::unique_ptr<Loaded> load(const Inputs& in) {
   auto l = std::make_unique<Loaded>();
@@ -99,14 +49,14 @@ std::unique_ptr<Loaded> load(const Inputs& in) {
   return l;
 }
 
-std::vector<std::pair<std::string, std::string>> expand_pairs(const std::string& list) {
+std::vector<std::pair<std::string, std::string>> expand_pairs(const std::string& list, const PolicyContext& ctx) {
   std::vector<std::pair<std::string, std::string>> v;
   auto add_pair = [&](const std::string& o, const std::string& p) {
     // Learned policies ("duet", "duet-...") join wildcards only when --model was given.
     // Ablation variants ("duet-rbf", ...) only by name.
-    auto wild = [](const std::string& pat, const std::string& n) {
+    auto wild = [&ctx](const std::string& pat, const std::string& n) {
       if (pat != "*" || n.rfind("duet-", 0) == 0) return false;
-      return n != "duet" || model_given();
+      return n != "duet" || ctx.model != nullptr;
     };
     for (const auto& on : ordering_names())
       if (wild(o, on) || o == on)
@@ -124,8 +74,8 @@ std::vector<std::pair<std::string, std::string>> expand_pairs(const std::string&
       if (s == std::string::npos)
         throw std::invalid_argument("--policies: expected ORDER/PLACE (or 'all'), got '" + item + "'");
       std::string o = item.substr(0, s), p = item.substr(s + 1);
-      if (o != "*") make_ordering(o);  // unknown names: an error listing the known ones
-      if (p != "*") make_placement(p);
+      if (o != "*") make_ordering(o, ctx);  // unknown names: an error listing the known ones
+      if (p != "*") make_placement(p, ctx);
       add_pair(o, p);
     }
     if (e == std::string::npos) break;
@@ -136,9 +86,11 @@ std::vector<std::pair<std::string, std::string>> expand_pairs(const std::string&
 
 SimResult run_pair(const Trace& trace, const ClusterModel& cluster, const ThroughputTable& table,
                    const PriceTable* prices, const std::string& ordering, const std::string& placement,
-                   const RunOptions& o, int64_t* dropped) {
-  auto ord = make_ordering(ordering);
-  auto plc = make_placement(placement, o.seed);
+                   const PolicyContext& ctx, const RunOptions& o, int64_t* dropped) {
+  PolicyContext c = ctx;
+  c.seed = o.seed;
+  auto ord = make_ordering(ordering, c);
+  auto plc = make_placement(placement, c);
   SimOptions so;
   so.model.seed = o.seed;
   so.model.ideal = o.ideal;
@@ -171,21 +123,6 @@ void progress_done() {
   std::fprintf(stderr, "\r%*s\r", 75, "");
   std::fflush(stderr);
   g_bar_shown = false;
-}
-
-namespace {
-std::vector<std::pair<int, CommandSetup>>& commands() {
-  static std::vector<std::pair<int, CommandSetup>> v;
-  return v;
-}
-}  // namespace
-
-CommandRegistrar::CommandRegistrar(int order, CommandSetup setup) { commands().emplace_back(order, setup); }
-
-void setup_commands(CLI::App& app) {
-  auto v = commands();
-  std::stable_sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.first < b.first; });
-  for (auto& [o, f] : v) f(app);
 }
 
 }  // namespace duet::cli

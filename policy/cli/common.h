@@ -1,5 +1,5 @@
-// Shared pieces of the duet subcommands: finding installed data, loading the
-// inputs, a progress bar on stderr when it is a terminal.
+// Shared pieces of the duet subcommands: the common options, loading the
+// inputs, the policies they name, a progress bar on stderr when it is a terminal.
 #pragma once
 
 #include <functional>
@@ -10,20 +10,15 @@
 
 #include <CLI/CLI.hpp>
 
+#include "policy/io/data_files.h"
 #include "policy/io/trace.h"
 #include "policy/model/cluster_model.h"
 #include "policy/model/prices.h"
 #include "policy/model/throughput.h"
+#include "policy/registry/policy_registry.h"
 #include "policy/sim/metrics.h"
 
 namespace duet::cli {
-
-// `rel` (e.g. "data/gavel/simulation_throughputs.json") under $DUET_DATA_DIR,
-// the installed data directory, or the source tree; "" if none has it.
-std::string find_data(const std::string& rel);
-// `name` (e.g. "gpu-prices.csv") under $DUET_ETC_DIR, SYSCONFDIR/duet, or the
-// source tree's etc/; "" if none has it.
-std::string find_etc(const std::string& name);
 
 // Options every simulating command shares.
 struct Inputs {
@@ -31,20 +26,16 @@ struct Inputs {
   uint64_t seed = 1;
   bool ideal = false, drop_oversized = false;
   double period = 300;
-  std::string model;  // --model: model file for the learned "duet" policies
+  std::string model;     // --model: model file for the learned "duet" policies
+  bool messages = true;  // off with --no-messages
   // required = false: --trace/--cluster may be left out (the caller checks).
   void add_options(CLI::App& app, bool required = true);
 };
 
-// Called with --model's value as it is parsed (before any policy is built);
-// the learned policies (policy/learn) install it. No hook: --model is kept only.
-using ModelHook = void (*)(const std::string& path);
-void set_model_hook(ModelHook hook);
-// Called when --no-messages is given: the learned agents exchange zeros.
-using MessagesHook = void (*)(bool on);
-void set_messages_hook(MessagesHook hook);
-// True once --model was given (wildcards in duet eval include "duet" only then).
-bool model_given();
+// The context the named policies are built with: the --model file (read and
+// checked here), the seed, --no-messages. Throws FormatError /
+// std::invalid_argument for a model that does not fit.
+PolicyContext policy_context(const Inputs& in);
 
 struct Loaded {
   Trace trace;
@@ -56,8 +47,8 @@ struct Loaded {
 std::unique_ptr<Loaded> load(const Inputs& in);
 
 // "all" or a comma list of ORDER/PLACE pairs, either side may be '*' (every
-// registered policy; learned ones only with --model). Throws naming the item.
-std::vector<std::pair<std::string, std::string>> expand_pairs(const std::string& list);
+// known policy; learned ones only when ctx has a model). Throws naming the item.
+std::vector<std::pair<std::string, std::string>> expand_pairs(const std::string& list, const PolicyContext& ctx);
 
 struct RunOptions {
   uint64_t seed = 1;
@@ -65,22 +56,14 @@ struct RunOptions {
   double period_s = 300;
   std::string progress_label;  // shown in the progress bar
 };
-// Builds the two policies by name and simulates them once; *dropped gets the
-// jobs left out as oversized.
+// Builds the two policies by name (ctx's model and messages, o.seed) and
+// simulates them once; *dropped gets the jobs left out as oversized.
 SimResult run_pair(const Trace& trace, const ClusterModel& cluster, const ThroughputTable& table,
                    const PriceTable* prices, const std::string& ordering, const std::string& placement,
-                   const RunOptions& o, int64_t* dropped);
+                   const PolicyContext& ctx, const RunOptions& o, int64_t* dropped);
 
 // A progress bar on stderr, only when stderr is a terminal; a no-op otherwise.
 std::function<void(double)> progress_bar(const std::string& label);
 void progress_done();
-
-// Registers a subcommand: `setup` adds it to the parent app. Used by
-// subcommand files (also outside policy/cli) through a static CommandRegistrar.
-using CommandSetup = void (*)(CLI::App& parent);
-struct CommandRegistrar {
-  CommandRegistrar(int order, CommandSetup setup);
-};
-void setup_commands(CLI::App& app);
 
 }  // namespace duet::cli

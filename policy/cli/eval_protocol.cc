@@ -257,12 +257,12 @@ void run_protocol(const ProtocolArgs& a) {
 
   std::vector<std::pair<std::string, std::string>> pairs;
   if (!a.policies.empty()) {
-    pairs = expand_pairs(a.policies);
+    pairs = expand_pairs(a.policies, a.context);
   } else {
-    for (auto& p : expand_pairs(kBaselinePairs))  // wildcards would take "duet" in too
+    for (auto& p : expand_pairs(kBaselinePairs, a.context))  // wildcards would take "duet" in too
       if (!learned(p.first) && !learned(p.second)) pairs.push_back(std::move(p));
-    if (model_given())
-      for (auto& p : expand_pairs(kLearnedPairs)) pairs.push_back(std::move(p));
+    if (a.context.model)
+      for (auto& p : expand_pairs(kLearnedPairs, a.context)) pairs.push_back(std::move(p));
   }
   std::filesystem::create_directories(a.out);
   std::vector<LoadResult> results;
@@ -299,7 +299,8 @@ void run_protocol(const ProtocolArgs& a) {
         ro.drop_oversized = true;
         ro.progress_label = fmt::format("L{:.0f} s{} {}", load, seed, pairs[i].first);
         int64_t dropped = 0;
-        rows.push_back(run_pair(trace, cluster, table, &prices, pairs[i].first, pairs[i].second, ro, &dropped));
+        rows.push_back(run_pair(trace, cluster, table, &prices, pairs[i].first, pairs[i].second, a.context, ro,
+                                &dropped));
         meta.dropped = dropped;
         meta.jobs = rows.back().jobs;
         const SimResult& s = rows.back();

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "policy/registry/policy_registry.h"
+
 namespace duet::cli {
 
 struct ProtocolArgs {
@@ -16,6 +18,7 @@ struct ProtocolArgs {
   std::vector<double> loads = {70, 90, 110};  // offered load, % of capacity
   std::vector<uint64_t> seeds = {1, 2, 3};
   std::string policies;             // "" = the protocol's default pairs
+  PolicyContext context;            // --model, --no-messages (each run sets its seed)
   std::string throughputs, prices;  // "" = installed copies
   std::string out;
   double period = 300;

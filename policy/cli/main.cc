@@ -1,18 +1,46 @@
 // duet: simulate and evaluate GPU cluster schedulers (man duet(1)).
-// Each subcommand lives in its own file and registers itself.
+// Each subcommand lives in its own cmd_*.cc; the table below is the one
+// place that says which subcommands exist.
 #include <cstdio>
 #include <exception>
 
 #include <CLI/CLI.hpp>
 
 #include "config.h"
+#include "policy/cli/commands.h"
 #include "policy/cli/common.h"
+
+namespace {
+
+struct Command {
+  const char* name;
+  const char* help;
+  void (*setup)(CLI::App* app);
+};
+
+const Command kCommands[] = {
+    {"sim", "simulate one ordering + placement pair on a trace and a cluster", duet::cli::setup_sim},
+    {"eval", "compare ordering/placement pairs: summary.md, summary.json, PNG plots", duet::cli::setup_eval},
+    {"convert", "convert real data (Philly jobs, PAI machines) to duet's formats", duet::cli::setup_convert},
+    {"bench", "simulator speed: events/s at 1x and k x the trace (default: full Philly on full PAI)",
+     duet::cli::setup_bench},
+    {"model", "create and inspect learned-scheduler model files (duet-model(5))", duet::cli::setup_model},
+    {"replay", "submit a trace slice to Slurm as duet-emujob jobs at its scaled submit times",
+     duet::cli::setup_replay},
+    {"report",
+     "metrics of a real Slurm run from sacct (as duet eval writes them), or compare two runs: duet report A B",
+     duet::cli::setup_report},
+    {"explain", "why duet's Slurm plugins ranked and placed a job (its SystemComment)", duet::cli::setup_explain},
+    {"train", "train the learned scheduler (joint MAPPO, duet-train(1))", duet::cli::setup_train},
+};
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"duet: learned GPU scheduling for Slurm clusters -- simulator, baselines and evaluation"};
   app.set_version_flag("--version", std::string("duet ") + PACKAGE_VERSION);
   app.require_subcommand(1);
-  duet::cli::setup_commands(app);
+  for (const Command& c : kCommands) c.setup(app.add_subcommand(c.name, c.help));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

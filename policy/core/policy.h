@@ -124,17 +124,4 @@ class JointPolicy {
   virtual void on_finish(const JobView& /*job*/, double /*run_s*/) {}
 };
 
-// Registry: build policies by name. `seed` feeds random policies.
-// Throws std::invalid_argument naming the known policies on an unknown name.
-std::unique_ptr<OrderingPolicy> make_ordering(std::string_view name);
-std::unique_ptr<PlacementPolicy> make_placement(std::string_view name, uint64_t seed = 1);
-std::vector<std::string> ordering_names();
-std::vector<std::string> placement_names();
-
-// Lets other parts (e.g. learned agents) add names to the registry.
-using OrderingFactory = std::unique_ptr<OrderingPolicy> (*)();
-using PlacementFactory = std::unique_ptr<PlacementPolicy> (*)(uint64_t seed);
-void register_ordering(std::string name, OrderingFactory f);
-void register_placement(std::string name, PlacementFactory f);
-
 }  // namespace duet

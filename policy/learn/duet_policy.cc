@@ -167,24 +167,6 @@ class DuetOrdering : public OrderingPolicy {
   std::vector<float> rows_, cl_, scores_, pmsg_, msgs_;
 };
 
-struct RegistryModel {
-  std::mutex mu;
-  std::string path;
-  std::shared_ptr<const Model> model;
-  bool messages = true;
-};
-RegistryModel& registry_model() {
-  static RegistryModel r;
-  return r;
-}
-std::shared_ptr<const Model> current_model() {
-  RegistryModel& r = registry_model();
-  std::lock_guard<std::mutex> g(r.mu);
-  if (!r.model) throw std::invalid_argument("policy 'duet' needs a model file: give --model FILE (duet model init writes one)");
-  return r.model;
-}
-
-
 }  // namespace
 
 std::unique_ptr<OrderingPolicy> make_duet_ordering(std::shared_ptr<const Model> m, const DuetPolicyOptions& o) {
@@ -192,53 +174,6 @@ std::unique_ptr<OrderingPolicy> make_duet_ordering(std::shared_ptr<const Model> 
 }
 std::unique_ptr<PlacementPolicy> make_duet_placement(std::shared_ptr<const Model> m, const DuetPolicyOptions& o) {
   return std::make_unique<DuetPlacement>(std::move(m), o);
-}
-
-void set_registry_model(const std::string& path) {
-  RegistryModel& r = registry_model();
-  std::lock_guard<std::mutex> g(r.mu);
-  if (r.model && r.path == path) return;
-  auto m = std::make_shared<const Model>(load_model(path));
-  check_model(*m);
-  r.model = std::move(m);
-  r.path = path;
-}
-
-bool registry_messages() {
-  RegistryModel& r = registry_model();
-  std::lock_guard<std::mutex> g(r.mu);
-  return r.messages;
-}
-
-void set_registry_messages(bool on) {
-  RegistryModel& r = registry_model();
-  std::lock_guard<std::mutex> g(r.mu);
-  r.messages = on;
-}
-
-void register_duet_policies() {
-  register_ordering("duet", [] {
-    DuetPolicyOptions o;
-    o.messages = registry_messages();
-    return make_duet_ordering(current_model(), o);
-  });
-  register_placement("duet", [](uint64_t seed) {
-    DuetPolicyOptions o;
-    o.seed = seed;
-    return make_duet_placement(current_model(), o);
-  });
-  register_placement("duet-rbf", [](uint64_t seed) {
-    DuetPolicyOptions o;
-    o.seed = seed;
-    o.kernel = KernelKind::rbf;
-    return make_duet_placement(current_model(), o);
-  });
-  register_placement("duet-nogp", [](uint64_t seed) {
-    DuetPolicyOptions o;
-    o.seed = seed;
-    o.kernel = KernelKind::none;
-    return make_duet_placement(current_model(), o);
-  });
 }
 
 }  // namespace duet::learn

@@ -48,17 +48,4 @@ std::unique_ptr<OrderingPolicy> make_duet_ordering(std::shared_ptr<const Model> 
 std::unique_ptr<PlacementPolicy> make_duet_placement(std::shared_ptr<const Model> m,
                                                      const DuetPolicyOptions& o = {});
 
-// Loads (once per path; later calls reuse it) the model that the registry's
-// "duet" factories use; throws FormatError / std::invalid_argument.
-void set_registry_model(const std::string& path);
-// Whether the registry's "duet" ordering exchanges messages with a "duet"
-// placement (default on; `--no-messages` turns it off).
-void set_registry_messages(bool on);
-bool registry_messages();
-// Registers "duet" ordering and placement in the policy registry, and the
-// placement ablations "duet-rbf" (GP with an RBF kernel on machine features)
-// and "duet-nogp" (prior mean and variance only); their
-// factories throw std::invalid_argument if no model was set. Idempotent.
-void register_duet_policies();
-
 }  // namespace duet::learn

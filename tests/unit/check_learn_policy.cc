@@ -18,6 +18,7 @@
 #include "policy/learn/machine_set.h"
 #include "policy/learn/model_init.h"
 #include "policy/model/cluster_model.h"
+#include "policy/registry/policy_registry.h"
 #include "policy/sim/simulator.h"
 
 // Last: check.h defines a fail() macro that breaks <ios>.
@@ -148,7 +149,7 @@ START_TEST(each_agent_with_a_baseline) {
   auto m = untrained(11);
   int64_t n = 0;
   auto o = make_duet_ordering(m);
-  auto bf = make_placement("best-fit", 1);
+  auto bf = make_placement("best-fit");
   simulate(*o, *bf, n);
   ck_assert_int_eq(n, 12);
   auto fifo = make_ordering("fifo");
@@ -172,7 +173,6 @@ START_TEST(deterministic_for_a_seed) {
 END_TEST
 
 START_TEST(registry_needs_a_model) {
-  register_duet_policies();
   bool threw = false;
   try {
     make_ordering("duet");
@@ -180,6 +180,10 @@ START_TEST(registry_needs_a_model) {
     threw = std::string(e.what()).find("--model") != std::string::npos;
   }
   ck_assert(threw);
+  PolicyContext ctx;
+  ctx.model = untrained(2);
+  ck_assert(make_ordering("duet", ctx) != nullptr);
+  for (const char* n : {"duet", "duet-rbf", "duet-nogp"}) ck_assert(make_placement(n, ctx) != nullptr);
 }
 END_TEST
 
@@ -305,7 +309,7 @@ START_TEST(agents_exchange_messages) {
   }
   auto m = std::make_shared<const Model>(big);
   auto duet_place = make_duet_placement(m);
-  auto best_fit = make_placement("best-fit", 1);
+  auto best_fit = make_placement("best-fit");
   const auto with_msgs = rank_queue(m, true, *duet_place);
   const auto zeros = rank_queue(m, false, *duet_place);
   const auto no_peer = rank_queue(m, true, *best_fit);

@@ -13,6 +13,7 @@
 #include "policy/io/philly.h"
 #include "policy/io/trace.h"
 #include "policy/model/cluster_model.h"
+#include "policy/registry/policy_registry.h"
 #include "policy/io/csv.h"
 #include "policy/sim/simulator.h"
 
@@ -21,6 +22,13 @@
 #include "tests/unit/run_suite.h"
 
 using namespace duet;
+
+// The registry's context with only a seed (no model).
+static PolicyContext seeded(uint64_t seed) {
+  PolicyContext c;
+  c.seed = seed;
+  return c;
+}
 
 static std::string src(const std::string& rel) {
   const char* t = std::getenv("top_srcdir");
@@ -54,7 +62,7 @@ static Run simulate(const std::string& trace_csv, const std::string& cluster_csv
   if (no_variability) o.model.variability = Variability{0, 0, 0};
   Simulator sim(t, c, table(), nullptr, o);
   auto ord = make_ordering(order);
-  auto pl = make_placement(place, 1);
+  auto pl = make_placement(place, seeded(1));
   sim.set_policies(ord.get(), pl.get());
   Run run;
   Recorder rec;
@@ -372,7 +380,7 @@ static std::string run_json(const Trace& t, const ClusterModel& c, const std::st
   o.drop_oversized = true;
   Simulator sim(t, c, table(), nullptr, o);
   auto f = make_ordering(ord);
-  auto p = make_placement(pl, seed);
+  auto p = make_placement(pl, seeded(seed));
   sim.set_policies(f.get(), p.get());
   if (chk) sim.set_observer(chk);
   SimResult r = sim.run();

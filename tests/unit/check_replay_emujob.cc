@@ -13,9 +13,9 @@
 #include "policy/io/gavel.h"
 #include "policy/model/cluster_model.h"
 #include "policy/model/perf_model.h"
-#include "policy/replay/emu_nodes.h"
-#include "policy/replay/emu_rate.h"
-#include "policy/replay/emu_registry.h"
+#include "replay/emu_nodes.h"
+#include "replay/emu_rate.h"
+#include "replay/emu_registry.h"
 
 // Last: check.h defines a fail() macro that breaks <ios>.
 #include <check.h>

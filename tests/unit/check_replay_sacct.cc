@@ -4,8 +4,8 @@
 #include <string>
 
 #include "policy/io/csv.h"
-#include "policy/replay/sacct.h"
-#include "policy/replay/sacct_metrics.h"
+#include "replay/sacct.h"
+#include "replay/sacct_metrics.h"
 
 // Last: check.h defines a fail() macro that breaks <ios>.
 #include <check.h>

@@ -18,12 +18,12 @@
 #include <fmt/format.h>
 
 #include "config.h"
-#include "policy/cli/common.h"
+#include "policy/io/data_files.h"
 #include "policy/io/gavel.h"
 #include "policy/model/job_types.h"
-#include "policy/replay/emu_nodes.h"
-#include "policy/replay/emu_rate.h"
-#include "policy/replay/emu_registry.h"
+#include "replay/emu_nodes.h"
+#include "replay/emu_rate.h"
+#include "replay/emu_registry.h"
 
 namespace {
 
@@ -69,7 +69,7 @@ int print_known_speeds(const duet::ThroughputTable& table, const std::vector<due
 int run(const Args& a) {
   using namespace duet;
   using namespace duet::replay;
-  std::string tp = a.throughputs.empty() ? cli::find_data("data/gavel/simulation_throughputs.json") : a.throughputs;
+  std::string tp = a.throughputs.empty() ? find_data("data/gavel/simulation_throughputs.json") : a.throughputs;
   if (tp.empty()) throw std::runtime_error("cannot find data/gavel/simulation_throughputs.json; give --throughputs or set DUET_DATA_DIR");
   std::string nodes_csv = a.nodes_csv.empty() ? nodes_csv_from_slurm_conf() : a.nodes_csv;
   if (nodes_csv.empty())

@@ -1,4 +1,4 @@
-#include "policy/replay/emu_nodes.h"
+#include "replay/emu_nodes.h"
 
 #include <cstdlib>
 #include <filesystem>

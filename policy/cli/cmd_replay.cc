@@ -15,13 +15,14 @@
 
 #include <fmt/format.h>
 
+#include "policy/cli/commands.h"
 #include "policy/cli/common.h"
 #include "policy/io/gavel.h"
 #include "policy/io/trace.h"
 #include "policy/model/job_types.h"
-#include "policy/replay/emu_nodes.h"
-#include "policy/replay/jobs_file.h"
-#include "policy/replay/run_command.h"
+#include "replay/emu_nodes.h"
+#include "replay/jobs_file.h"
+#include "replay/run_command.h"
 
 namespace duet::cli {
 namespace {
@@ -181,9 +182,10 @@ void run(const ReplayArgs& a) {
   if (failed) throw std::runtime_error(fmt::format("{} sbatch calls failed", failed));
 }
 
-void setup(CLI::App& parent) {
+}  // namespace
+
+void setup_replay(CLI::App* app) {
   auto a = std::make_shared<ReplayArgs>();
-  CLI::App* app = parent.add_subcommand("replay", "submit a trace slice to Slurm as duet-emujob jobs at its scaled submit times");
   app->add_option("--trace", a->trace, "job trace CSV (duet-trace(5))")->required();
   app->add_option("--scale", a->scale, "time scale K: trace seconds per wall second")->required()->check(CLI::PositiveNumber);
   app->add_option("--partition", a->partition, "Slurm partition")->required();
@@ -208,7 +210,4 @@ void setup(CLI::App& parent) {
   app->callback([a] { run(*a); });
 }
 
-const CommandRegistrar reg(60, setup);
-
-}  // namespace
 }  // namespace duet::cli

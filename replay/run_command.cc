@@ -1,4 +1,4 @@
-#include "policy/replay/run_command.h"
+#include "replay/run_command.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -1,4 +1,4 @@
-#include "policy/replay/sacct_metrics.h"
+#include "replay/sacct_metrics.h"
 
 #include <algorithm>
 #include <tuple>

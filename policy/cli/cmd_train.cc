@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "policy/cli/commands.h"
 #include "policy/cli/common.h"
-#include "policy/learn/duet_policy.h"
 #include "policy/learn/train/trainer.h"
 
 namespace duet::cli {
@@ -46,9 +46,10 @@ void plot_curve(const std::string& csv, const std::string& png) {
   }
 }
 
-void setup(CLI::App& parent) {
+}  // namespace
+
+void setup_train(CLI::App* app) {
   auto a = std::make_shared<TrainArgs>();
-  CLI::App* app = parent.add_subcommand("train", "train the learned scheduler (joint MAPPO, duet-train(1))");
   a->in.add_options(*app);
   app->add_option("--out,-o", a->t.out, "model file to write (checkpoints overwrite it; best evaluation kept)")
       ->required();
@@ -77,7 +78,8 @@ void setup(CLI::App& parent) {
     a->t.keep_last = a->keep == "last";
     a->t.seed = a->in.seed;
     a->t.ideal = a->in.ideal;
-    a->t.messages = learn::registry_messages();  // --no-messages (Inputs)
+    a->t.messages = a->in.messages;  // --no-messages (Inputs)
+    policy_context(a->in);            // a --model that does not load fails here, as in sim and eval
     auto l = load(a->in);
     a->t.progress = progress_bar("duet train");
     learn::TrainReport r = learn::train(l->trace, l->cluster, l->table, &l->prices, a->t);
@@ -92,7 +94,4 @@ void setup(CLI::App& parent) {
   });
 }
 
-const CommandRegistrar reg(65, setup);
-
-}  // namespace
 }  // namespace duet::cli

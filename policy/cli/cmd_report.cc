@@ -9,13 +9,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "policy/cli/commands.h"
 #include "policy/cli/common.h"
 #include "policy/report/summary.h"
-#include "policy/replay/emu_nodes.h"
-#include "policy/replay/jobs_file.h"
-#include "policy/replay/run_command.h"
-#include "policy/replay/sacct.h"
-#include "policy/replay/sacct_metrics.h"
+#include "replay/emu_nodes.h"
+#include "replay/jobs_file.h"
+#include "replay/run_command.h"
+#include "replay/sacct.h"
+#include "replay/sacct_metrics.h"
 
 namespace duet::cli {
 namespace {
@@ -170,9 +171,10 @@ void compare(const ReportArgs& a) {
   }
 }
 
-void setup(CLI::App& parent) {
+}  // namespace
+
+void setup_report(CLI::App* app) {
   auto a = std::make_shared<ReportArgs>();
-  CLI::App* app = parent.add_subcommand("report", "metrics of a real Slurm run from sacct (as duet eval writes them), or compare two runs: duet report A B");
   app->add_flag("--sacct", a->sacct, "read Slurm accounting (sacct -X -P)");
   app->add_option("--jobs", a->jobs, "job-id file written by duet replay (its scale is used unless --scale)");
   app->add_option("--since", a->since, "all jobs submitted since TIME (sacct --starttime)");
@@ -192,7 +194,4 @@ void setup(CLI::App& parent) {
   });
 }
 
-const CommandRegistrar reg(61, setup);
-
-}  // namespace
 }  // namespace duet::cli

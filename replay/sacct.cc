@@ -1,4 +1,4 @@
-#include "policy/replay/sacct.h"
+#include "replay/sacct.h"
 
 #include <cctype>
 #include <cstdio>

@@ -3,8 +3,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "policy/cli/commands.h"
 #include "policy/cli/common.h"
-#include "policy/replay/run_command.h"
+#include "replay/run_command.h"
 
 namespace duet::cli {
 namespace {
@@ -35,14 +36,12 @@ void explain(const std::string& id) {
   std::cout << comment << "\n";
 }
 
-void setup(CLI::App& parent) {
+}  // namespace
+
+void setup_explain(CLI::App* app) {
   auto id = std::make_shared<std::string>();
-  CLI::App* app = parent.add_subcommand("explain", "why duet's Slurm plugins ranked and placed a job (its SystemComment)");
   app->add_option("jobid", *id, "Slurm job id")->required();
   app->callback([id] { explain(*id); });
 }
 
-const CommandRegistrar reg(62, setup);
-
-}  // namespace
 }  // namespace duet::cli

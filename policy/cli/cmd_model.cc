@@ -3,15 +3,13 @@
 //   duet model info M                    what a model file holds
 //   duet model combine --order A --place B --out M
 //                                        agents of two models in one
-// Also wires the learned policies into the duet command: registers "duet"
-// ordering/placement and lets --model choose their model file.
 #include <cstdio>
 #include <iostream>
 
 #include <fmt/format.h>
 
+#include "policy/cli/commands.h"
 #include "policy/cli/common.h"
-#include "policy/learn/duet_policy.h"
 #include "policy/learn/model_combine.h"
 #include "policy/learn/model_file.h"
 #include "policy/learn/model_init.h"
@@ -24,9 +22,10 @@ struct ModelArgs {
   uint64_t seed = 1;
 };
 
-void setup(CLI::App& parent) {
+}  // namespace
+
+void setup_model(CLI::App* app) {
   auto args = std::make_shared<ModelArgs>();
-  CLI::App* app = parent.add_subcommand("model", "create and inspect learned-scheduler model files (duet-model(5))");
   app->require_subcommand(1);
   CLI::App* init = app->add_subcommand("init", "write an untrained model (seeded random weights, identity normalisation)");
   init->add_option("--out,-o", args->out, "model file to write")->required();
@@ -61,15 +60,4 @@ void setup(CLI::App& parent) {
   });
 }
 
-const CommandRegistrar reg(60, setup);
-
-// Before any subcommand is set up (their --help lists the policy names).
-const bool wired = [] {
-  learn::register_duet_policies();
-  set_model_hook([](const std::string& path) { learn::set_registry_model(path); });
-  set_messages_hook([](bool on) { learn::set_registry_messages(on); });
-  return true;
-}();
-
-}  // namespace
 }  // namespace duet::cli

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "policy/model/prices.h"
-#include "policy/replay/sacct.h"
+#include "replay/sacct.h"
 #include "policy/sim/metrics.h"
 
 namespace duet::replay {

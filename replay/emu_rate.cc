@@ -1,4 +1,4 @@
-#include "policy/replay/emu_rate.h"
+#include "replay/emu_rate.h"
 
 #include <algorithm>
 

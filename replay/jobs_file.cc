@@ -1,4 +1,4 @@
-#include "policy/replay/jobs_file.h"
+#include "replay/jobs_file.h"
 
 #include <fstream>
 #include <sstream>

@@ -1,4 +1,4 @@
-#include "policy/replay/emu_registry.h"
+#include "replay/emu_registry.h"
 
 #include <signal.h>
 
