@@ -7,9 +7,11 @@
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/ha_lib.sh"
 ha_setup --kvm epoch=20
-# Long enough (about 2 s natively on this host) for the scan below to see
-# the processes while the program runs, on a fast host too.
-ha_size_steps 2
+# Long enough (about 6 s natively on this host) for the scan below to see
+# the processes while the program runs, on a fast host too; under stress-ng
+# --cpu 2 one scan took 1.4 s and a 2 s program ended before both backups
+# were seen.
+ha_size_steps 6
 ARGS="$STEPS 4000000 1"
 note "$STEPS steps (30 took ${HA_NATIVE_S} s natively)"
 "$HA_WL/steps" $ARGS > native.out
