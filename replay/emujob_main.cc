@@ -19,7 +19,7 @@
 
 #include "config.h"
 #include "policy/io/data_files.h"
-#include "policy/io/gavel.h"
+#include "policy/model/gavel.h"
 #include "policy/model/job_types.h"
 #include "replay/emu_nodes.h"
 #include "replay/emu_rate.h"

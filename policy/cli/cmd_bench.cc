@@ -9,7 +9,7 @@
 #include "policy/cli/commands.h"
 #include "policy/cli/common.h"
 #include "policy/io/cluster.h"
-#include "policy/io/gavel.h"
+#include "policy/model/gavel.h"
 #include "policy/io/pai.h"
 #include "policy/io/philly.h"
 #include "policy/sim/simulator.h"

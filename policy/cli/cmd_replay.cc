@@ -17,7 +17,7 @@
 
 #include "policy/cli/commands.h"
 #include "policy/cli/common.h"
-#include "policy/io/gavel.h"
+#include "policy/model/gavel.h"
 #include "policy/io/trace.h"
 #include "policy/model/job_types.h"
 #include "replay/emu_nodes.h"

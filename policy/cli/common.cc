@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "policy/io/cluster.h"
-#include "policy/io/gavel.h"
+#include "policy/model/gavel.h"
 #include "policy/sim/simulator.h"
 
 namespace duet::cli {

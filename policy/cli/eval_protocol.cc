@@ -13,7 +13,7 @@
 
 #include "policy/cli/common.h"
 #include "policy/core/policy.h"
-#include "policy/io/gavel.h"
+#include "policy/model/gavel.h"
 #include "policy/io/pai.h"
 #include "policy/io/philly.h"
 #include "policy/report/summary.h"

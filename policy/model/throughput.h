@@ -1,6 +1,6 @@
 // Per-job-type throughput of GPU types, relative to the reference type (V100),
 // with co-location and spread (unconsolidated) factors. Filled from Gavel's
-// measured table (policy/io/gavel.h).
+// measured table (policy/model/gavel.h).
 #pragma once
 
 #include <string>

@@ -9,19 +9,12 @@
 # kill that lands after the program ended is retried (at most 3 attempts).
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/ha_lib.sh"
-ha_require
-ha_require_kvm
-ha_cluster_up epoch=20
-cd "$HA_DIR/work"
-# As many steps as make the program run about 4 s natively on this host (a
-# fast host ran 30 steps in well under the 0.3 s the kill once waited).
-t0=$(date +%s.%N)
-"$HA_WL/steps" 30 4000000 1 > /dev/null
-native_s=$(echo "$(date +%s.%N) - $t0" | bc)
-STEPS=$(echo "s = 30 * 4 / ($native_s + 0.001); if (s < 30) s = 30; if (s > 3000) s = 3000; scale=0; s / 1" | bc)
+ha_setup --kvm epoch=20
+# As many steps as make the program run about 4 s natively on this host.
+ha_size_steps 4
 ARGS="$STEPS 4000000 1"
 "$HA_WL/steps" $ARGS > native.out
-note "$STEPS steps (30 took ${native_s} s natively)"
+note "$STEPS steps (30 took ${HA_NATIVE_S} s natively)"
 
 # attempt N RANK HA-OPTION: submits the job and kills the primary vmha of
 # task RANK once the job's output shows that task past a random step K

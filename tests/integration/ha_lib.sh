@@ -31,6 +31,41 @@ ha_cluster_up() {
   trap 'cluster_down; rm -rf "$HA_DIR"' EXIT
 }
 
+# ha_setup [--kvm] [PLUGSTACK_ARG...] [-- TESTCLUSTER_ARG...]: how every ha_*
+# test starts: the tools are built (and KVM is usable, with --kvm), a 2-node
+# cluster is up (ha_cluster_up's arguments) and the shell is in $HA_DIR/work.
+ha_setup() {
+  ha_require
+  if [ "${1:-}" = --kvm ]; then shift; ha_require_kvm; fi
+  ha_cluster_up "$@"
+  cd "$HA_DIR/work"
+}
+
+# ha_size_steps SECS: sets STEPS to as many steps of `steps STEPS 4000000 1`
+# as run about SECS s natively on this host (30..3000), and HA_NATIVE_S to
+# what 30 steps took: a kill at a step seen in the output lands mid-run on a
+# fast host as on a slow one (a fast host ran 30 steps in 0.32 s).
+ha_size_steps() {
+  local t0
+  t0=$(date +%s.%N)
+  "$HA_WL/steps" 30 4000000 1 > /dev/null
+  HA_NATIVE_S=$(echo "$(date +%s.%N) - $t0" | bc)
+  STEPS=$(echo "s = 30 * $1 / ($HA_NATIVE_S + 0.001); if (s < 30) s = 30; if (s > 3000) s = 3000; scale=0; s / 1" | bc)
+}
+
+# ha_wait_task_steps SECS OUT RANK K: until the `srun -l` output OUT shows
+# task RANK past step K (its output is out only once its epoch was
+# acknowledged, so the backup holds a checkpoint by then)
+ha_wait_task_steps() {
+  local i n
+  for i in $(seq $(( $1 * 50 ))); do
+    n=$(grep -c "^ *$3: step" "$2" 2>/dev/null || true)
+    [ "${n:-0}" -ge "$4" ] && return 0
+    sleep 0.02
+  done
+  fail "task $3 did not print $4 steps into $2 within $1 s"
+}
+
 # ha_pids JOBID PATTERN: live processes of job JOBID whose command line
 # matches PATTERN (pgrep -f), as "PID PROCID STEPID NODE PARENT" lines
 # (PARENT: the parent's program name)

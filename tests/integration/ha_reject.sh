@@ -6,9 +6,7 @@
 # without --ha runs untouched. Needs no KVM (nothing runs in vmha).
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/ha_lib.sh"
-ha_require
-ha_cluster_up -- --no-accounting
-cd "$HA_DIR/work"
+ha_setup -- --no-accounting
 
 jobs_known() { timeout 10 squeue -h -t all -o %i | wc -l; }
 

@@ -6,13 +6,10 @@
 # backup did not take over (AdminComment failovers=0).
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/ha_lib.sh"
-ha_require
-ha_require_kvm
 BB=$(command -v busybox || true)
 [ -n "$BB" ] && file -L "$BB" 2>/dev/null | grep -q "statically linked" \
   || skip "no statically linked busybox (Debian: apt-get install busybox-static)"
-ha_cluster_up epoch=20
-cd "$HA_DIR/work"
+ha_setup --kvm epoch=20
 
 # 1. The program's exit code, through vmha-task and srun, is the job's.
 jid=$(sbatch --parsable --ha -N2 -o exit.out --wrap "srun -n2 $BB sh -c 'echo before; exit 3'")
@@ -28,7 +25,10 @@ note "exit 3 inside vmha: job $jid $acct"
 jid=$(sbatch --parsable --ha -N2 -o cancel.out --wrap "srun -l $HA_WL/steps 100000 4000000 1")
 ha_wait_pids 60 "$jid" "^[^ ]*/vmha run --backup" 2
 ha_wait_pids 60 "$jid" "^[^ ]*/vmha backup --listen" 2
-sleep 1
+# Cancel while the program runs: once both tasks' first steps are out (each
+# backup then holds an acknowledged checkpoint it could take over from).
+ha_wait_task_steps 60 cancel.out 0 1
+ha_wait_task_steps 60 cancel.out 1 1
 # Keep copies of the backups' logs: the job epilog removes them.
 ( while [ -d "$HA_DIR/state/job$jid" ]; do
     for f in "$HA_DIR/state/job$jid"/*/backup.log; do

@@ -9,9 +9,8 @@
 # Needs no KVM: the refusal comes before anything runs in vmha.
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/ha_lib.sh"
-ha_require
 command -v runuser >/dev/null || skip "runuser (util-linux) not installed"
-ha_cluster_up -- --no-accounting
+ha_setup -- --no-accounting
 # slurmstepd reads plugstack.conf at each step: the state directory can change between jobs
 sed -i "s|statedir=$HA_DIR/state|statedir=$HA_DIR/open|" "$HA_DIR/plugstack.conf"
 chmod 0755 "$HA_DIR"

@@ -12,10 +12,12 @@ duet_cluster_up --nodes 4 --mix v100:4 --speeds 0.5,1.0,0.7,0.9
 write_duet_conf Scorer=small-first Ranker=prefer-fast "NodeSpeedsFile=$CLUSTER_DIR/nodes.csv"
 grep -q 'select/duet: ranker prefer-fast' "$CTLD_LOG" || fail "prefer-fast not active"
 
-# one at a time, so each sees the others' nodes busy
+# one at a time, so each sees the others' nodes busy: every job runs until
+# it is cancelled (a job that ended on its own on a slow host would free its
+# node for the next one)
 jobs=()
 for i in 1 2 3 4; do
-  j=$(sbatch --parsable -o /dev/null --gres=gpu:4 --wrap 'sleep 30') || fail sbatch
+  j=$(sbatch --parsable -o /dev/null --gres=gpu:4 --wrap 'sleep 300') || fail sbatch
   wait_state 20 RUNNING "$j"
   jobs+=("$j")
 done
@@ -30,8 +32,8 @@ note "explanation: $e"
 timeout 10 scancel "${jobs[0]}" "${jobs[2]}"
 wait_state 20 CANCELLED "${jobs[0]}" "${jobs[2]}"
 wait_idle 20 node2 node3
-a=$(sbatch --parsable -o /dev/null --gres=gpu:1 --wrap 'sleep 30')
-b=$(sbatch --parsable -o /dev/null --gres=gpu:1 --wrap 'sleep 30')
+a=$(sbatch --parsable -o /dev/null --gres=gpu:1 --wrap 'sleep 300')
+b=$(sbatch --parsable -o /dev/null --gres=gpu:1 --wrap 'sleep 300')
 wait_state 20 RUNNING "$a" "$b"
 [ "$(field "$a" NodeList) $(field "$b" NodeList)" = "node2 node2" ] \
   || fail "1-GPU jobs on $(field "$a" NodeList) $(field "$b" NodeList), expected node2 node2"

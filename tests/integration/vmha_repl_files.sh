@@ -49,7 +49,11 @@ for mode in async stop-copy; do
   PRIMARY_PID=$!
   line=$(timeout 60 cat notify)  # until the guest wrote its first batch
   size=$(stat -c %s filelog.dat)
-  sleep 3  # the epoch goes on past the backup's five leases (2.5 s)
+  # The wait is the behaviour under test, not a guess at the host's speed:
+  # wall-clock time past the backup's five leases (2.5 s) goes by while the
+  # guest is blocked on the FIFO inside one open epoch; only the primary's
+  # heartbeats can keep the backup from taking over meanwhile.
+  sleep 3
   timeout 60 sh -c 'echo go > notify'  # the guest waits for this answer
   wait_bounded "$PRIMARY_PID" 60; rc=$WAIT_RC; PRIMARY_PID=
   wait_bounded "$BACKUP_PID" 60; BACKUP_PID=

@@ -12,6 +12,7 @@
 
 #include "plugins/seam/duet_conf.h"
 #include "tests/unit/in_child.h"
+#include "tests/unit/test_data.h"
 
 #include <check.h>  // last: it defines a fail() macro
 #include "tests/unit/run_suite.h"
@@ -144,8 +145,7 @@ END_TEST
 
 // The shipped example parses cleanly and states the real defaults.
 START_TEST(test_example_file_is_the_defaults) {
-  const char* src = std::getenv("top_srcdir");
-  std::string path = std::string(src ? src : ".") + "/etc/duet.conf.example";
+  std::string path = test_support::source_path("etc/duet.conf.example");
   ConfResult r = load_duet_conf(path);
   ck_assert_msg(r.file_found, "%s not found (set top_srcdir)", path.c_str());
   for (auto& e : r.errors) std::fprintf(stderr, "%s\n", e.text().c_str());

@@ -11,7 +11,7 @@
 
 #include "policy/core/policy.h"
 #include "policy/io/cluster.h"
-#include "policy/io/gavel.h"
+#include "policy/model/gavel.h"
 #include "policy/io/trace.h"
 #include "policy/learn/duet_policy.h"
 #include "policy/learn/features.h"
@@ -20,6 +20,7 @@
 #include "policy/model/cluster_model.h"
 #include "policy/registry/policy_registry.h"
 #include "policy/sim/simulator.h"
+#include "tests/unit/test_data.h"
 
 // Last: check.h defines a fail() macro that breaks <ios>.
 #include <check.h>
@@ -27,16 +28,7 @@
 
 using namespace duet;
 using namespace duet::learn;
-
-static std::string src(const std::string& rel) {
-  const char* t = std::getenv("top_srcdir");
-  return std::string(t ? t : ".") + "/" + rel;
-}
-
-static const ThroughputTable& table() {
-  static ThroughputTable t = read_gavel(src("data/gavel/simulation_throughputs.json"));
-  return t;
-}
+using test_support::gavel_table;
 
 static std::shared_ptr<const Model> untrained(uint64_t seed = 7) {
   return std::make_shared<const Model>(make_initial_model(NetConfig{}, GpHyper{}, seed));
@@ -118,10 +110,10 @@ static const char* kCluster =
 static SimResult simulate(OrderingPolicy& o, PlacementPolicy& p, int64_t& finished) {
   std::istringstream ts(kTrace), cs(kCluster);
   Trace t = read_trace(ts, "trace");
-  ClusterModel c = build_cluster(read_cluster(cs, "cluster"), table());
+  ClusterModel c = build_cluster(read_cluster(cs, "cluster"), gavel_table());
   SimOptions opt;
   opt.model.seed = 3;
-  Simulator sim(t, c, table(), nullptr, opt);
+  Simulator sim(t, c, gavel_table(), nullptr, opt);
   sim.set_policies(&o, &p);
   struct Count : SimObserver {
     int64_t n = 0;

@@ -10,12 +10,13 @@
 #include <string>
 
 #include "policy/io/cluster.h"
-#include "policy/io/gavel.h"
+#include "policy/model/gavel.h"
 #include "policy/io/trace.h"
 #include "policy/learn/model_file.h"
 #include "policy/learn/model_init.h"
 #include "policy/learn/train/trainer.h"
 #include "policy/model/cluster_model.h"
+#include "tests/unit/test_data.h"
 
 // Last: check.h defines a fail() macro that breaks <ios>.
 #include <check.h>
@@ -23,11 +24,7 @@
 
 using namespace duet;
 using namespace duet::learn;
-
-static std::string src(const std::string& rel) {
-  const char* t = std::getenv("top_srcdir");
-  return std::string(t ? t : ".") + "/" + rel;
-}
+using test_support::source_path;
 
 // 40 jobs on 8 GPUs: long 4-GPU jobs and short 1-GPU jobs of two users
 // arrive together, so order matters; history makes durations predictable.
@@ -44,7 +41,7 @@ static Trace tiny_trace() {
 }
 
 START_TEST(training_improves_over_untrained_start) {
-  ThroughputTable table = read_gavel(src("data/gavel/simulation_throughputs.json"));
+  ThroughputTable table = read_gavel(source_path("data/gavel/simulation_throughputs.json"));
   std::istringstream cs("machine,gpu_type,num_gpus,rack\nm0,V100,4,r0\nm1,V100,4,r0\n");
   ClusterModel cluster = build_cluster(read_cluster(cs, "cluster"), table);
   Trace trace = tiny_trace();
@@ -86,7 +83,7 @@ static bool same_prefix(const Model& a, const Model& b, const std::string& prefi
 }
 
 START_TEST(one_agent_trains_the_other_stays_fixed) {
-  ThroughputTable table = read_gavel(src("data/gavel/simulation_throughputs.json"));
+  ThroughputTable table = read_gavel(source_path("data/gavel/simulation_throughputs.json"));
   std::istringstream cs("machine,gpu_type,num_gpus,rack\nm0,V100,4,r0\nm1,V100,4,r0\n");
   ClusterModel cluster = build_cluster(read_cluster(cs, "cluster"), table);
   Trace trace = tiny_trace();

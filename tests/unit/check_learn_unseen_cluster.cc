@@ -12,7 +12,7 @@
 
 #include "policy/core/policy.h"
 #include "policy/io/cluster.h"
-#include "policy/io/gavel.h"
+#include "policy/model/gavel.h"
 #include "policy/io/philly.h"
 #include "policy/io/trace.h"
 #include "policy/learn/duet_policy.h"
@@ -23,6 +23,7 @@
 #include "policy/model/cluster_model.h"
 #include "policy/model/prices.h"
 #include "policy/sim/simulator.h"
+#include "tests/unit/test_data.h"
 
 // Last: check.h defines a fail() macro that breaks <ios>.
 #include <check.h>
@@ -30,30 +31,22 @@
 
 using namespace duet;
 using namespace duet::learn;
-
-static std::string src(const std::string& rel) {
-  const char* t = std::getenv("top_srcdir");
-  return std::string(t ? t : ".") + "/" + rel;
-}
-
-static const ThroughputTable& table() {
-  static ThroughputTable t = read_gavel(src("data/gavel/simulation_throughputs.json"));
-  return t;
-}
+using test_support::source_path;
+using test_support::gavel_table;
 
 static std::shared_ptr<const Model> shipped() {
-  static auto m = std::make_shared<const Model>(load_model(src("models/duet.model")));
+  static auto m = std::make_shared<const Model>(load_model(source_path("models/duet.model")));
   return m;
 }
 
-static ClusterSpec other_spec() { return read_cluster(src("models/other-cluster.csv")); }
+static ClusterSpec other_spec() { return read_cluster(source_path("models/other-cluster.csv")); }
 
 // The first 300 jobs of the test split (submitted from 2017-11-16, UTC).
 static const Trace& short_trace() {
   static Trace t = [] {
     TimeWindow w;
     ck_assert(parse_timestamp("2017-11-16 00:00:00", w.from));
-    Trace all = read_philly(src("data/philly/philly.csv"), w);
+    Trace all = read_philly(source_path("data/philly/philly.csv"), w);
     ck_assert_uint_gt(all.jobs.size(), 300);
     all.jobs.resize(300);
     return all;
@@ -74,7 +67,7 @@ static Run simulate(const ClusterModel& c, const PriceTable* prices, uint64_t se
   auto p = make_duet_placement(m);
   SimOptions opt;
   opt.model.seed = seed;
-  Simulator sim(short_trace(), c, table(), prices, opt);
+  Simulator sim(short_trace(), c, gavel_table(), prices, opt);
   sim.set_policies(o.get(), p.get());
   struct Obs : SimObserver {
     const ClusterModel* c = nullptr;
@@ -125,12 +118,12 @@ static std::string placed_type(PlacementPolicy& p, const FreeCluster& f, int64_t
 }
 
 START_TEST(every_job_finishes_with_finite_metrics) {
-  const ClusterModel c = build_cluster(other_spec(), table());
+  const ClusterModel c = build_cluster(other_spec(), gavel_table());
   const int x100 = c.find_type("X100");
   ck_assert_int_ge(x100, 0);
   ck_assert_int_eq(c.gpu_types[x100].table_gpu, -1);  // unknown to the throughput table
   ck_assert_double_eq_tol(c.gpu_types[x100].mean_speed, 2.3, 1e-12);
-  const PriceTable prices = PriceTable::read(src("etc/gpu-prices.csv"));
+  const PriceTable prices = PriceTable::read(source_path("etc/gpu-prices.csv"));
   const Run run = simulate(c, &prices);
   const SimResult& r = run.r;
   ck_assert_int_eq(run.finished, 300);
@@ -148,7 +141,7 @@ START_TEST(every_job_finishes_with_finite_metrics) {
 END_TEST
 
 START_TEST(placement_prefers_the_fastest_free_type) {
-  const ClusterModel c = build_cluster(other_spec(), table());
+  const ClusterModel c = build_cluster(other_spec(), gavel_table());
   FreeCluster f = free_cluster(c);
   // Head scores are finite for speeds far outside training (PAI: 0.5 .. 1).
   {
@@ -189,15 +182,15 @@ START_TEST(unknown_types_count_by_speed_not_name) {
   for (MachineSpec& m : renamed.machines)
     if (m.gpu_type == "X100") m.gpu_type = "Q7";
   // Same schedule under another name (no prices: those are looked up by name).
-  const Run a = simulate(build_cluster(other_spec(), table()), nullptr, 2);
-  const Run b = simulate(build_cluster(renamed, table()), nullptr, 2);
+  const Run a = simulate(build_cluster(other_spec(), gavel_table()), nullptr, 2);
+  const Run b = simulate(build_cluster(renamed, gavel_table()), nullptr, 2);
   ck_assert_int_eq(b.finished, 300);
   ck_assert_double_eq(a.r.avg_jct_s, b.r.avg_jct_s);
   ck_assert_double_eq(a.r.makespan_s, b.r.makespan_s);
   // The same type made the slowest one: no longer the first choice.
   for (MachineSpec& m : slowed.machines)
     if (m.gpu_type == "X100") m.speed = 0.2;
-  const ClusterModel c = build_cluster(slowed, table());
+  const ClusterModel c = build_cluster(slowed, gavel_table());
   FreeCluster f = free_cluster(c);
   auto p = make_duet_placement(shipped());
   ck_assert_str_eq(placed_type(*p, f, 1, 1).c_str(), "V100");

@@ -28,6 +28,7 @@
 #include "policy/learn/ordering_agent.h"
 #include "policy/learn/placement_head.h"
 #include "tests/unit/in_child.h"
+#include "tests/unit/test_data.h"
 
 #include <check.h>  // last: it defines a fail() macro
 
@@ -165,8 +166,7 @@ START_TEST(decode_in_memory_and_shipped_model) {
     ck_assert_msg(std::string(e.what()).find("mem\\x1b[2J: ") == 0, "%s", e.what());
   }
   std::remove(path.c_str());
-  const char* top = std::getenv("top_srcdir");
-  Model shipped = load_model(std::string(top ? top : ".") + "/models/duet.model");
+  Model shipped = load_model(test_support::source_path("models/duet.model"));
   ck_assert(!shipped.weights.empty());
 }
 END_TEST

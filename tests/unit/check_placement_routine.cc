@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "plugins/common/placement_agent.h"
+#include "plugins/seam/placement_agent.h"
 #include "policy/learn/duet_policy.h"
 #include "policy/learn/model_file.h"
 #include "policy/learn/model_init.h"

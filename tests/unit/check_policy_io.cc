@@ -14,7 +14,7 @@
 
 #include "policy/io/cluster.h"
 #include "policy/io/csv.h"
-#include "policy/io/gavel.h"
+#include "policy/model/gavel.h"
 #include "policy/io/minibatch.h"
 #include "policy/io/pai.h"
 #include "policy/io/philly.h"
@@ -22,17 +22,14 @@
 #include "policy/model/cluster_model.h"
 #include "policy/model/prices.h"
 #include "tests/unit/in_child.h"
+#include "tests/unit/test_data.h"
 
 // Last: check.h defines a fail() macro that breaks <ios>.
 #include <check.h>
 #include "tests/unit/run_suite.h"
 
 using namespace duet;
-
-static std::string src(const std::string& rel) {
-  const char* t = std::getenv("top_srcdir");
-  return std::string(t ? t : ".") + "/" + rel;
-}
+using test_support::source_path;
 
 // Writes `text` to a temporary file and returns its path.
 static std::string temp_file(const std::string& text) {
@@ -117,14 +114,14 @@ START_TEST(cluster_reads_and_rejects) {
   expect_error([&] { cluster_of(h + "a,V100,8,\nb,,2,\n"); }, 3, 3, "'gpu_type'");
   expect_error([&] { cluster_of(h); }, 1, 0, "no machines");
   // A type the throughput table lacks needs a speed (error names the line).
-  ThroughputTable t = read_gavel(src("data/gavel/simulation_throughputs.json"));
+  ThroughputTable t = read_gavel(source_path("data/gavel/simulation_throughputs.json"));
   expect_error([&] { build_cluster(cluster_of(h + "a,V100,8,\nb,A100,8,\n"), t); }, 3, 0, "'A100' is not in the throughput table");
   expect_error([&] { build_cluster(cluster_of(h + "a,T4,2,0.5\nb,T4,2,0.6\n"), t); }, 3, 0, "speed differs");
 }
 END_TEST
 
 START_TEST(philly_reads_real_file_and_rejects) {
-  Trace t = read_philly(src("data/philly/philly.csv"));
+  Trace t = read_philly(source_path("data/philly/philly.csv"));
   ck_assert_int_eq(t.jobs.size(), 82247);
   ck_assert_double_eq(t.jobs.front().submit, 0);
   for (size_t i = 1; i < t.jobs.size(); ++i) ck_assert(t.jobs[i - 1].submit <= t.jobs[i].submit);
@@ -143,7 +140,7 @@ START_TEST(philly_reads_real_file_and_rejects) {
 END_TEST
 
 START_TEST(pai_reads_real_file_and_rejects) {
-  PaiResult r = read_pai(src("data/pai/pai_machine_spec.csv"));
+  PaiResult r = read_pai(source_path("data/pai/pai_machine_spec.csv"));
   ck_assert_int_eq(r.cluster.machines.size(), 1814);
   ck_assert_int_eq(r.cluster.total_gpus(), 6742);
   ck_assert_int_eq(r.cpu_only_machines, 83);
@@ -158,7 +155,7 @@ START_TEST(pai_reads_real_file_and_rejects) {
 END_TEST
 
 START_TEST(gavel_reads_real_file_and_rejects) {
-  ThroughputTable t = read_gavel(src("data/gavel/simulation_throughputs.json"));
+  ThroughputTable t = read_gavel(source_path("data/gavel/simulation_throughputs.json"));
   ck_assert_int_eq(t.job_types(), 26);
   ck_assert_int_eq(t.gpu_types().size(), 3);
   ck_assert_int_ge(t.find_gpu("V100"), 0);
@@ -177,7 +174,7 @@ START_TEST(gavel_reads_real_file_and_rejects) {
 END_TEST
 
 START_TEST(minibatch_reads_real_file_and_rejects) {
-  MinibatchJob j = read_minibatch(src("data/alibaba-minibatch/job_1_norm.csv"));
+  MinibatchJob j = read_minibatch(source_path("data/alibaba-minibatch/job_1_norm.csv"));
   ck_assert_int_eq(j.samples.size(), 3000);
   std::string p = temp_file(",worker,gpu,time,batch_time_norm\n0,0,25,1,476\n1,1,25,1,0\n");
   expect_error([&] { read_minibatch(p); }, 3, 10, "expected a number > 0");
@@ -186,7 +183,7 @@ START_TEST(minibatch_reads_real_file_and_rejects) {
 END_TEST
 
 START_TEST(prices_read_and_reject) {
-  PriceTable t = PriceTable::read(src("etc/gpu-prices.csv"));
+  PriceTable t = PriceTable::read(source_path("etc/gpu-prices.csv"));
   ck_assert_double_eq(t.lookup("v100").usd_per_gpu_hour, 3.06);
   ck_assert_double_eq(t.lookup("A100").watts, t.lookup("default").watts);
   std::string p = temp_file("gpu_type,usd_per_gpu_hour,watts\nV100,3,300\nT4,cheap,70\n");

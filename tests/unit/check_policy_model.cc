@@ -6,36 +6,29 @@
 #include <string>
 
 #include "policy/io/cluster.h"
-#include "policy/io/gavel.h"
+#include "policy/model/gavel.h"
 #include "policy/io/minibatch.h"
 #include "policy/model/cluster_model.h"
 #include "policy/model/job_types.h"
 #include "policy/model/perf_model.h"
 #include "policy/model/variability.h"
+#include "tests/unit/test_data.h"
 
 // Last: check.h defines a fail() macro that breaks <ios>.
 #include <check.h>
 #include "tests/unit/run_suite.h"
 
 using namespace duet;
-
-static std::string src(const std::string& rel) {
-  const char* t = std::getenv("top_srcdir");
-  return std::string(t ? t : ".") + "/" + rel;
-}
-
-static const ThroughputTable& table() {
-  static ThroughputTable t = read_gavel(src("data/gavel/simulation_throughputs.json"));
-  return t;
-}
+using test_support::source_path;
+using test_support::gavel_table;
 
 static ClusterModel cluster(const std::string& text) {
   std::istringstream in(text);
-  return build_cluster(read_cluster(in, "c.csv"), table());
+  return build_cluster(read_cluster(in, "c.csv"), gavel_table());
 }
 
 START_TEST(gavel_ratios) {
-  const ThroughputTable& t = table();
+  const ThroughputTable& t = gavel_table();
   int a = t.find_job_type("ResNet-50 (batch size 32)");
   ck_assert_int_ge(a, 0);
   ck_assert_double_eq_tol(t.speed_ratio(a, t.find_gpu("p100")), 4.888323684976709 / 7.787264918596293, 1e-12);
@@ -56,7 +49,7 @@ END_TEST
 
 START_TEST(variability_refits_from_data) {
   std::vector<MinibatchJob> jobs;
-  for (int i = 1; i <= 4; ++i) jobs.push_back(read_minibatch(src("data/alibaba-minibatch/job_" + std::to_string(i) + "_norm.csv")));
+  for (int i = 1; i <= 4; ++i) jobs.push_back(read_minibatch(source_path("data/alibaba-minibatch/job_" + std::to_string(i) + "_norm.csv")));
   Variability v = fit_variability(jobs);
   ck_assert_double_eq_tol(v.speed_sigma, kFittedVariability.speed_sigma, 5e-4);
   ck_assert_double_eq_tol(v.ar_phi, kFittedVariability.ar_phi, 5e-3);
@@ -65,7 +58,7 @@ START_TEST(variability_refits_from_data) {
 END_TEST
 
 START_TEST(job_type_rule_is_seeded_and_scale_aware) {
-  const ThroughputTable& t = table();
+  const ThroughputTable& t = gavel_table();
   JobSpec j;
   j.id = 42;
   j.gpus = 8;
@@ -100,7 +93,7 @@ START_TEST(machine_factors_seeded_and_bounded) {
   ClusterModel c = cluster(text);
   ModelOptions o;
   o.seed = 5;
-  PerfModel a(table(), c, o), b(table(), c, o);
+  PerfModel a(gavel_table(), c, o), b(gavel_table(), c, o);
   double lsum = 0, lsq = 0;
   for (int m = 0; m < 400; ++m) {
     ck_assert_double_eq(a.machine_factor(m), b.machine_factor(m));
@@ -126,7 +119,7 @@ START_TEST(machine_factors_seeded_and_bounded) {
   ck_assert_double_eq_tol(xy / xx, kFittedVariability.ar_phi, 0.03);
   // Ideal: every factor is 1.
   o.ideal = true;
-  PerfModel ideal(table(), c, o);
+  PerfModel ideal(gavel_table(), c, o);
   Placement p{{0, 4}, {1, 4}};
   ideal.add_job(0, 0);
   ideal.add_job(0, 1);
@@ -140,7 +133,7 @@ START_TEST(known_speed_reflects_type) {
   ClusterModel c = cluster("machine,gpu_type,num_gpus,speed\nv,V100,8,\nk,K80,8,\nt,T4,2,0.52\n");
   ModelOptions o;
   o.ideal = true;
-  PerfModel m(table(), c, o);
+  PerfModel m(gavel_table(), c, o);
   ck_assert_double_eq_tol(m.known_speed(0), 1.0, 1e-12);
   ck_assert(m.known_speed(1) < 0.5);
   ck_assert_double_eq(m.known_speed(2), 0.52);

@@ -8,7 +8,7 @@
 
 #include "policy/core/policy.h"
 #include "policy/io/cluster.h"
-#include "policy/io/gavel.h"
+#include "policy/model/gavel.h"
 #include "policy/io/pai.h"
 #include "policy/io/philly.h"
 #include "policy/io/trace.h"
@@ -16,6 +16,7 @@
 #include "policy/registry/policy_registry.h"
 #include "policy/io/csv.h"
 #include "policy/sim/simulator.h"
+#include "tests/unit/test_data.h"
 
 // Last: check.h defines a fail() macro that breaks <ios>.
 #include <check.h>
@@ -30,15 +31,8 @@ static PolicyContext seeded(uint64_t seed) {
   return c;
 }
 
-static std::string src(const std::string& rel) {
-  const char* t = std::getenv("top_srcdir");
-  return std::string(t ? t : ".") + "/" + rel;
-}
-
-static const ThroughputTable& table() {
-  static ThroughputTable t = read_gavel(src("data/gavel/simulation_throughputs.json"));
-  return t;
-}
+using test_support::source_path;
+using test_support::gavel_table;
 
 struct Run {
   SimResult r;
@@ -56,11 +50,11 @@ static Run simulate(const std::string& trace_csv, const std::string& cluster_csv
                     const std::string& place, bool ideal, bool no_variability = true) {
   std::istringstream ts(trace_csv), cs(cluster_csv);
   Trace t = read_trace(ts, "trace");
-  ClusterModel c = build_cluster(read_cluster(cs, "cluster"), table());
+  ClusterModel c = build_cluster(read_cluster(cs, "cluster"), gavel_table());
   SimOptions o;
   o.model.ideal = ideal;
   if (no_variability) o.model.variability = Variability{0, 0, 0};
-  Simulator sim(t, c, table(), nullptr, o);
+  Simulator sim(t, c, gavel_table(), nullptr, o);
   auto ord = make_ordering(order);
   auto pl = make_placement(place, seeded(1));
   sim.set_policies(ord.get(), pl.get());
@@ -202,18 +196,18 @@ START_TEST(oversized_job_is_an_error_or_dropped) {
   const char* trace = "job_id,submit,duration,num_gpus\n1,0,10,1\n2,0,10,64\n";
   std::istringstream ts(trace), cs(kTwoMachines);
   Trace t = read_trace(ts, "trace");
-  ClusterModel c = build_cluster(read_cluster(cs, "cluster"), table());
+  ClusterModel c = build_cluster(read_cluster(cs, "cluster"), gavel_table());
   SimOptions o;
   bool threw = false;
   try {
-    Simulator sim(t, c, table(), nullptr, o);
+    Simulator sim(t, c, gavel_table(), nullptr, o);
   } catch (const InputError& e) {
     threw = true;
     ck_assert_int_eq(e.line(), 3);
   }
   ck_assert(threw);
   o.drop_oversized = true;
-  Simulator sim(t, c, table(), nullptr, o);
+  Simulator sim(t, c, gavel_table(), nullptr, o);
   auto f = make_ordering("fifo");
   auto p = make_placement("first-fit");
   sim.set_policies(f.get(), p.get());
@@ -257,10 +251,10 @@ struct GreedyJoint : JointPolicy {
 START_TEST(joint_policy_and_step_api) {
   std::istringstream ts(kThreeJobs), cs(kTwoMachines);
   Trace t = read_trace(ts, "trace");
-  ClusterModel c = build_cluster(read_cluster(cs, "cluster"), table());
+  ClusterModel c = build_cluster(read_cluster(cs, "cluster"), gavel_table());
   SimOptions o;
   o.model.ideal = true;
-  Simulator sim(t, c, table(), nullptr, o);
+  Simulator sim(t, c, gavel_table(), nullptr, o);
   GreedyJoint joint;
   sim.set_joint(&joint);
   int steps = 0;
@@ -295,10 +289,10 @@ START_TEST(huge_times_are_refused_not_run_forever) {
   std::istringstream ts(kThreeJobs), cs(kTwoMachines);
   Trace t = read_trace(ts, "trace");
   t.jobs[1].duration = 1e300;
-  ClusterModel c = build_cluster(read_cluster(cs, "cluster"), table());
+  ClusterModel c = build_cluster(read_cluster(cs, "cluster"), gavel_table());
   SimOptions o;
   try {
-    Simulator sim(t, c, table(), nullptr, o);
+    Simulator sim(t, c, gavel_table(), nullptr, o);
     ck_abort_msg("a 1e300 s job was accepted");
   } catch (const InputError& e) {
     ck_assert_int_eq(e.line(), t.jobs[1].line);
@@ -307,7 +301,7 @@ START_TEST(huge_times_are_refused_not_run_forever) {
   t.jobs[1].duration = 10;
   t.jobs[2].submit = 1e300;
   try {
-    Simulator sim(t, c, table(), nullptr, o);
+    Simulator sim(t, c, gavel_table(), nullptr, o);
     ck_abort_msg("a job submitted at 1e300 s was accepted");
   } catch (const InputError& e) {
     ck_assert_int_eq(e.line(), t.jobs[2].line);
@@ -318,10 +312,10 @@ END_TEST
 START_TEST(stuck_jobs_are_an_error) {
   std::istringstream ts(kThreeJobs), cs(kTwoMachines);
   Trace t = read_trace(ts, "trace");
-  ClusterModel c = build_cluster(read_cluster(cs, "cluster"), table());
+  ClusterModel c = build_cluster(read_cluster(cs, "cluster"), gavel_table());
   SimOptions o;
   o.model.ideal = true;
-  Simulator sim(t, c, table(), nullptr, o);
+  Simulator sim(t, c, gavel_table(), nullptr, o);
   NeverStarts never;
   sim.set_joint(&never);
   bool threw = false;
@@ -360,17 +354,17 @@ struct CapacityChecker : SimObserver {
 };
 
 static Trace philly_slice(size_t n) {
-  Trace t = read_philly(src("data/philly/philly.csv"));
+  Trace t = read_philly(source_path("data/philly/philly.csv"));
   t.jobs.resize(n);
   return t;
 }
 
 static ClusterModel pai_sample(size_t every) {
-  PaiResult p = read_pai(src("data/pai/pai_machine_spec.csv"));
+  PaiResult p = read_pai(source_path("data/pai/pai_machine_spec.csv"));
   ClusterSpec s;
   s.source = p.cluster.source;
   for (size_t i = 0; i < p.cluster.machines.size(); i += every) s.machines.push_back(p.cluster.machines[i]);
-  return build_cluster(s, table());
+  return build_cluster(s, gavel_table());
 }
 
 static std::string run_json(const Trace& t, const ClusterModel& c, const std::string& ord, const std::string& pl,
@@ -378,7 +372,7 @@ static std::string run_json(const Trace& t, const ClusterModel& c, const std::st
   SimOptions o;
   o.model.seed = seed;
   o.drop_oversized = true;
-  Simulator sim(t, c, table(), nullptr, o);
+  Simulator sim(t, c, gavel_table(), nullptr, o);
   auto f = make_ordering(ord);
   auto p = make_placement(pl, seeded(seed));
   sim.set_policies(f.get(), p.get());

@@ -10,12 +10,13 @@
 
 #include "policy/io/cluster.h"
 #include "policy/io/csv.h"
-#include "policy/io/gavel.h"
+#include "policy/model/gavel.h"
 #include "policy/model/cluster_model.h"
 #include "policy/model/perf_model.h"
 #include "replay/emu_nodes.h"
 #include "replay/emu_rate.h"
 #include "replay/emu_registry.h"
+#include "tests/unit/test_data.h"
 
 // Last: check.h defines a fail() macro that breaks <ios>.
 #include <check.h>
@@ -23,11 +24,7 @@
 
 using namespace duet;
 using namespace duet::replay;
-
-static std::string srcdir() {
-  const char* v = std::getenv("top_srcdir");
-  return v ? v : ".";
-}
+using test_support::gavel_table;
 
 START_TEST(hostlists) {
   auto v = expand_hostlist("node[1-3,7],gpu[08-10]x,solo");
@@ -82,7 +79,7 @@ END_TEST
 
 // With no variability, PerfModel's rate x the node factor is the emulated rate.
 START_TEST(rate_matches_perf_model) {
-  ThroughputTable t = read_gavel(srcdir() + "/data/gavel/simulation_throughputs.json");
+  ThroughputTable t = gavel_table();
   ClusterSpec spec;
   spec.machines = {{"m0", "v100", 4, "r", -1, 2}, {"m1", "k80", 4, "r", -1, 3}, {"m2", "p100", 4, "r", -1, 4}};
   ClusterModel cm = build_cluster(spec, t);

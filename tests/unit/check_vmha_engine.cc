@@ -209,7 +209,12 @@ START_TEST(guest_size_while_releasing) {
       [&](struct stat* x) {
         int r = fstat(fd, x);  // the host still says 4
         releaser = std::thread([&] { for (const auto& rec : recs) ck_assert(sink.release_file(rec)); });
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the release runs meanwhile
+        // The release runs meanwhile: wait until its write is on the host (it
+        // then waits for the sink, which this stat holds).
+        struct stat now;
+        for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+             fstat(fd, &now) == 0 && now.st_size != 10 && std::chrono::steady_clock::now() < until;)
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
         return r;
       },
       &st);

@@ -34,6 +34,7 @@ constexpr std::size_t kPage = 4096;
 struct Shared {
   char address[128];
   std::atomic<int> address_ready;
+  std::atomic<int> backup_done;  // the backup left its receive loop (Bye or an error)
   char backup_error[2048];
   char primary_error[2048];
   std::uint64_t commits, committed_epoch, crc_mismatches, prefetched, residual;
@@ -128,12 +129,15 @@ int backup_main(const HarnessConfig& cfg, Shared* sh, const std::uint8_t* snapsh
       if (!r.ok() || epoch != img.epoch || crc32c(img.memory) != crc) ++sh->crc_mismatches;
     });
   }
+  sh->backup_done = 1;
   if (cfg.fault == Fault::kKillPrimary) {
     // The connection is gone; the primary is lost only once the lease expires.
+    // The lease takes the time as an argument: ask it at the last instant of
+    // the lease and just after, whatever time this host took to get here.
     auto now = Clock::now();
-    sh->lease_before = !lease.connected() && !lease.peer_lost(now) ? 1 : 0;
-    std::this_thread::sleep_for(lease.length() + 100ms);
-    sh->lease_after = lease.peer_lost(Clock::now()) ? 1 : 0;
+    auto last_heard = now - lease.silence(now);
+    sh->lease_before = !lease.connected() && !lease.peer_lost(last_heard + lease.length()) ? 1 : 0;
+    sh->lease_after = lease.peer_lost(last_heard + lease.length() + 1ms) ? 1 : 0;
   }
   sh->committed_epoch = store.committed_epoch();
   if (sh->snapshot_epoch != 0 && sh->snapshot_epoch == sh->committed_epoch) {
@@ -205,6 +209,13 @@ struct Guest {
   }
 };
 
+// Until the backup has left its receive loop (false after `limit`).
+bool wait_backup_done(const Shared* sh, Clock::duration limit) {
+  auto deadline = Clock::now() + limit;
+  while (!sh->backup_done && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  return sh->backup_done != 0;
+}
+
 int primary_fail(Shared* sh, const std::string& what) {
   record(sh->primary_error, what);
   return 2;
@@ -243,13 +254,15 @@ int primary_main(const HarnessConfig& cfg, Shared* sh, std::uint8_t* snapshot) {
     if (Status s = tx.begin(epoch); !s.ok()) { rc = primary_fail(sh, s.message()); break; }
     // Prefetch: harvest every 2 ms and let the backup pull while the guest runs.
     std::atomic<bool> epoch_over{false};
+    std::atomic<int> prefetch_rounds{0};
     std::string prefetch_error;
     std::thread prefetch([&] {
-      while (!epoch_over) {
+      for (; !epoch_over; ++prefetch_rounds) {
         auto pages = guest.harvest();
         if (!pages.empty()) {
           if (Status s = tx.send_pages(region.value().id, pages); !s.ok()) {
             prefetch_error = s.message();
+            prefetch_rounds = 1 << 30;  // nothing more to wait for
             return;
           }
           sh->prefetched += pages.size();
@@ -257,7 +270,12 @@ int primary_main(const HarnessConfig& cfg, Shared* sh, std::uint8_t* snapshot) {
         std::this_thread::sleep_for(2ms);
       }
     });
+    // The guest runs for an epoch: its length is the behaviour, not a wait.
+    // It also lasts until the prefetch thread has harvested twice, so that a
+    // loaded host that starves that thread still prefetches in every epoch.
     std::this_thread::sleep_for(std::chrono::milliseconds(cfg.epoch_ms));
+    for (auto until = Clock::now() + 10s; prefetch_rounds < 2 && Clock::now() < until;)
+      std::this_thread::sleep_for(1ms);
     epoch_over = true;
     prefetch.join();
     if (!prefetch_error.empty()) { rc = primary_fail(sh, prefetch_error); break; }
@@ -302,18 +320,22 @@ int primary_main(const HarnessConfig& cfg, Shared* sh, std::uint8_t* snapshot) {
       guest.stop = true;
       writer.join();
       (void)tx.begin(2);
+      // Once the backup says it read these pages, it is in the middle of
+      // checkpoint 2: the fault below meets it there.
       std::vector<PageRef> some{{0, 0}, {1, kPage}};
-      (void)tx.send_pages(region.value().id, some);
+      std::uint32_t seq = 0;
+      if (tx.send_pages(region.value().id, some, {}, true, &seq).ok()) (void)tx.wait_pulled(seq, 10s);
       auto bytes = encode_frame(StateMsg{2, std::vector<std::uint8_t>(1000, 7)}.to_frame());
       if (cfg.fault == Fault::kCorruptFrame) {
         bytes[kFrameHeaderSize + 500] ^= 0x10;
         (void)channel.send_encoded(bytes);
-        std::this_thread::sleep_for(500ms);  // let the backup read it before we go
+        (void)wait_backup_done(sh, 10s);  // it rejected the frame and stopped
       } else if (cfg.fault == Fault::kTruncatedFrame) {
         (void)channel.send_encoded(std::span<const std::uint8_t>(bytes).first(bytes.size() / 2));
-        std::this_thread::sleep_for(200ms);
+        // The backup cannot finish reading half a frame while we are here:
+        // close, which flushes what we sent to the backup before it goes.
+        channel.close();
       } else if (cfg.fault == Fault::kKillPrimary) {
-        std::this_thread::sleep_for(100ms);
         ::raise(SIGKILL);
       }
       ::_exit(0);  // leave without an orderly close, like a crash
@@ -326,8 +348,8 @@ int primary_main(const HarnessConfig& cfg, Shared* sh, std::uint8_t* snapshot) {
     sh->pause_p50_ms = pauses[pauses.size() / 2];
     sh->pause_max_ms = pauses.back();
   }
-  if (rc == 0) (void)channel.send(ByeMsg{}.to_frame());
-  std::this_thread::sleep_for(50ms);
+  // After Bye, the backup compares its image and leaves: close once it has.
+  if (rc == 0 && channel.send(ByeMsg{}.to_frame()).ok()) (void)wait_backup_done(sh, 10s);
   channel.close();
   return rc;
 }

@@ -18,7 +18,7 @@ enum class Fault {
   kWrongKey,           // primary holds another key
   kWrongMethod,        // primary uses another authentication method
   kCorruptFrame,       // after checkpoint 1: a State frame with a flipped payload byte
-  kTruncatedFrame,     // after checkpoint 1: half a State frame, then the primary exits
+  kTruncatedFrame,     // after checkpoint 1: half a State frame, then the primary closes and exits
   kBadCounts,          // after checkpoint 1: End claims one page more than sent
   kKillPrimary,        // after checkpoint 1: SIGKILL
 };

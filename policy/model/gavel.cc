@@ -1,4 +1,4 @@
-#include "policy/io/gavel.h"
+#include "policy/model/gavel.h"
 
 #include <cstdint>
 
