@@ -1,11 +1,11 @@
 #include "replay/sacct.h"
 
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 
 #include "policy/io/csv.h"
+#include "policy/util/text.h"
 
 namespace duet::replay {
 
@@ -43,11 +43,6 @@ std::vector<std::pair<std::string, int>> split_bar(const std::string& line) {
     b = e + 1;
   }
   return v;
-}
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 // "billing=4,cpu=4,gres/gpu:v100=2,gres/gpu=2,mem=1G,node=1"

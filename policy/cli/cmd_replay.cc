@@ -23,6 +23,7 @@
 #include "replay/emu_nodes.h"
 #include "replay/jobs_file.h"
 #include "replay/run_command.h"
+#include "policy/util/text.h"
 
 namespace duet::cli {
 namespace {
@@ -36,11 +37,6 @@ struct ReplayArgs {
   uint64_t seed = 1;
   bool no_wait = false;
 };
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string default_emujob() {
   std::error_code ec;

@@ -1,6 +1,5 @@
 #include "policy/model/cluster_model.h"
 
-#include <cctype>
 #include <cmath>
 #include <map>
 
@@ -8,15 +7,9 @@
 
 #include "policy/io/csv.h"
 #include "policy/io/limits.h"
+#include "policy/util/text.h"
 
 namespace duet {
-
-static bool iequal(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
-  return true;
-}
 
 int ClusterModel::find_type(std::string_view name) const {
   for (size_t i = 0; i < gpu_types.size(); ++i)

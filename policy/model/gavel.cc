@@ -23,16 +23,18 @@ bool parse_gavel_key(const std::string& key, std::string& name, int& scale) {
   return scale >= 1 && !name.empty();
 }
 
-ThroughputTable read_gavel(const std::string& path) {
+namespace {
+
+// The file as JSON; a syntax error names its line and column.
+nlohmann::json parse_json_file(const std::string& path) {
   std::string text;
   try {
     text = read_regular_file(path, kMaxJsonBytes, "throughput table (JSON)");
   } catch (const FileError& e) {
     throw InputError(path, 0, 0, e.reason());
   }
-  nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text);
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     int line = 1, col = 1;
     for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
@@ -40,35 +42,33 @@ ThroughputTable read_gavel(const std::string& path) {
     }
     throw InputError(path, line, col, std::string("invalid JSON: ") + e.what());
   }
-  auto bad = [&](const std::string& where, const std::string& what) -> InputError {
-    return InputError(path, 0, 0, "at " + where + ": expected " + what);
-  };
-  if (!j.is_object()) throw bad("top level", "an object keyed by GPU type");
+}
 
-  std::vector<std::string> gpus;
-  for (auto& [k, v] : j.items())
-    if (k.find("_unconsolidated") == std::string::npos) gpus.push_back(k);
-  int ref = -1;
-  for (size_t i = 0; i < gpus.size(); ++i)
-    if (gpus[i] == "v100") ref = static_cast<int>(i);
-  if (ref < 0) throw bad("top level", "the reference GPU type key \"v100\"");
+// The JSON parsed but is not shaped like Gavel's table.
+InputError shape_error(const std::string& path, const std::string& where, const std::string& what) {
+  return InputError(path, 0, 0, "at " + where + ": expected " + what);
+}
 
-  ThroughputTable t;
-  t.set_gpu_types(gpus, ref);
-  // Pass 1: job types and alone throughputs at scale 1.
+// Pass 1: job types and alone throughputs at scale 1.
+void read_alone(const std::string& path, nlohmann::json& j, const std::vector<std::string>& gpus, ThroughputTable& t) {
   for (size_t g = 0; g < gpus.size(); ++g) {
     const auto& tab = j[gpus[g]];
-    if (!tab.is_object()) throw bad("\"" + gpus[g] + "\"", "an object keyed by job type");
+    if (!tab.is_object()) throw shape_error(path, "\"" + gpus[g] + "\"", "an object keyed by job type");
     for (auto& [k, v] : tab.items()) {
       std::string name;
       int scale = 0;
-      if (!parse_gavel_key(k, name, scale)) throw bad("\"" + gpus[g] + "\"", "keys like \"('Model', 1)\", got \"" + k + "\"");
+      if (!parse_gavel_key(k, name, scale))
+        throw shape_error(path, "\"" + gpus[g] + "\"", "keys like \"('Model', 1)\", got \"" + k + "\"");
       if (!v.is_object() || !v.contains("null") || !v["null"].is_number())
-        throw bad("\"" + gpus[g] + "\"/\"" + k + "\"", "an object with a numeric \"null\" entry");
+        throw shape_error(path, "\"" + gpus[g] + "\"/\"" + k + "\"", "an object with a numeric \"null\" entry");
       if (scale == 1) t.set_alone(t.add_job_type(name), static_cast<int>(g), v["null"].get<double>());
     }
   }
-  // Pass 2: pairs at scale 1 and (un)consolidated throughput at larger scales.
+}
+
+// Pass 2: pairs at scale 1 and (un)consolidated throughput at larger scales.
+void read_pairs_and_scales(const std::string& path, nlohmann::json& j, const std::vector<std::string>& gpus,
+                           ThroughputTable& t) {
   for (size_t g = 0; g < gpus.size(); ++g) {
     const auto& tab = j[gpus[g]];
     const auto unc = j.contains(gpus[g] + "_unconsolidated") ? j[gpus[g] + "_unconsolidated"] : nlohmann::json::object();
@@ -82,7 +82,8 @@ ThroughputTable read_gavel(const std::string& path) {
         for (auto& [ok, ov] : v.items()) {
           if (ok == "null") continue;
           if (!parse_gavel_key(ok, oname, oscale) || !ov.is_array() || ov.size() != 2 || !ov[0].is_number())
-            throw bad("\"" + gpus[g] + "\"/\"" + k + "\"/\"" + ok + "\"", "a pair [throughput, other's throughput]");
+            throw shape_error(path, "\"" + gpus[g] + "\"/\"" + k + "\"/\"" + ok + "\"",
+                              "a pair [throughput, other's throughput]");
           int o = t.find_job_type(oname);
           if (o >= 0 && oscale == 1) t.set_pair(jt, o, static_cast<int>(g), ov[0].get<double>());
         }
@@ -92,6 +93,26 @@ ThroughputTable read_gavel(const std::string& path) {
       }
     }
   }
+}
+
+}  // namespace
+
+ThroughputTable read_gavel(const std::string& path) {
+  nlohmann::json j = parse_json_file(path);
+  if (!j.is_object()) throw shape_error(path, "top level", "an object keyed by GPU type");
+
+  std::vector<std::string> gpus;
+  for (auto& [k, v] : j.items())
+    if (k.find("_unconsolidated") == std::string::npos) gpus.push_back(k);
+  int ref = -1;
+  for (size_t i = 0; i < gpus.size(); ++i)
+    if (gpus[i] == "v100") ref = static_cast<int>(i);
+  if (ref < 0) throw shape_error(path, "top level", "the reference GPU type key \"v100\"");
+
+  ThroughputTable t;
+  t.set_gpu_types(gpus, ref);
+  read_alone(path, j, gpus, t);
+  read_pairs_and_scales(path, j, gpus, t);
   t.finish();
   return t;
 }

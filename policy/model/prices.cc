@@ -1,19 +1,12 @@
 #include "policy/model/prices.h"
 
-#include <cctype>
 #include <fstream>
 #include <stdexcept>
 
 #include "policy/io/csv.h"
+#include "policy/util/text.h"
 
 namespace duet {
-
-static bool iequal(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
-  return true;
-}
 
 PriceTable PriceTable::read(const std::string& path) {
   auto f = CsvReader::open(path);

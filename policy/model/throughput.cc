@@ -1,18 +1,13 @@
 #include "policy/model/throughput.h"
 
 #include <algorithm>
-#include <cctype>
+
+#include "policy/util/text.h"
 
 namespace duet {
 
 int ThroughputTable::scale_index(int gpus) {
   return gpus >= 8 ? 3 : gpus >= 4 ? 2 : gpus >= 2 ? 1 : 0;
-}
-
-static std::string lower(std::string_view s) {
-  std::string o(s);
-  for (char& c : o) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return o;
 }
 
 int ThroughputTable::find_gpu(std::string_view name) const {
