@@ -20,8 +20,7 @@ class EmuRegistry {
   explicit EmuRegistry(std::string state_dir) : dir_(std::move(state_dir)) {}
   const std::string& dir() const { return dir_; }
   // Registers this process (pid) on each node; throws std::runtime_error.
-  void enter(const std::vector<std::string>& nodes, const std::string& job_id, long pid,
-             const std::string& job_type);
+  void enter(const std::vector<std::string>& nodes, const std::string& job_id, long pid, const std::string& job_type);
   void leave();  // removes what enter() wrote; never throws
   // Live entries on `node`, except those of `self_pid`.
   std::vector<EmuEntry> on_node(const std::string& node, long self_pid) const;

@@ -30,9 +30,7 @@ namespace {
 volatile sig_atomic_t g_stop = 0;
 void on_signal(int sig) { g_stop = sig; }
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 void sleep_s(double s) {
   if (s <= 0) return;
@@ -70,7 +68,9 @@ int run(const Args& a) {
   using namespace duet;
   using namespace duet::replay;
   std::string tp = a.throughputs.empty() ? find_data("data/gavel/simulation_throughputs.json") : a.throughputs;
-  if (tp.empty()) throw std::runtime_error("cannot find data/gavel/simulation_throughputs.json; give --throughputs or set DUET_DATA_DIR");
+  if (tp.empty())
+    throw std::runtime_error(
+        "cannot find data/gavel/simulation_throughputs.json; give --throughputs or set DUET_DATA_DIR");
   std::string nodes_csv = a.nodes_csv.empty() ? nodes_csv_from_slurm_conf() : a.nodes_csv;
   if (nodes_csv.empty())
     throw std::runtime_error("no nodes.csv: give --nodes-csv or run in a test cluster ($SLURM_CONF/../nodes.csv)");
@@ -97,7 +97,9 @@ int run(const Args& a) {
   int jt;
   if (!a.job_type.empty()) {
     jt = table.find_job_type(a.job_type);
-    if (jt < 0) throw std::runtime_error("--job-type '" + a.job_type + "' is not in " + tp + " (e.g. 'ResNet-50 (batch size 32)')");
+    if (jt < 0)
+      throw std::runtime_error("--job-type '" + a.job_type + "' is not in " + tp +
+                               " (e.g. 'ResNet-50 (batch size 32)')");
   } else {
     JobSpec js;
     js.id = std::atoll(job_id.c_str());
@@ -107,10 +109,12 @@ int run(const Args& a) {
   const std::string type_name = table.job_type_name(jt);
   for (const EmuNode* n : placed)
     if (table.find_gpu(n->gpu_type) < 0 && !a.quiet)
-      std::cerr << fmt::format("duet-emujob: GPU type '{}' of {} is not in the throughput table; taken as the reference type\n",
-                               n->gpu_type, n->name);
+      std::cerr << fmt::format(
+          "duet-emujob: GPU type '{}' of {} is not in the throughput table; taken as the reference type\n", n->gpu_type,
+          n->name);
 
-  std::string state = a.state_dir.empty() ? (std::filesystem::path(nodes_csv).parent_path() / "emujob").string() : a.state_dir;
+  std::string state =
+      a.state_dir.empty() ? (std::filesystem::path(nodes_csv).parent_path() / "emujob").string() : a.state_dir;
   EmuRegistry reg(state);
   const long self = static_cast<long>(getpid());
   reg.enter(mine, job_id, self, type_name);
@@ -156,7 +160,8 @@ int run(const Args& a) {
     return 128 + g_stop;
   }
   std::string where;
-  for (const EmuNode* n : placed) where += fmt::format("{}{}({},speed={})", where.empty() ? "" : ",", n->name, n->gpu_type, n->speed);
+  for (const EmuNode* n : placed)
+    where += fmt::format("{}{}({},speed={})", where.empty() ? "" : ",", n->name, n->gpu_type, n->speed);
   const double measured = wall > 0 ? a.work / (wall * a.scale) : rate;
   std::cout << fmt::format(
       "duet-emujob: job {} type '{}' gpus {} on {}: work {} s at scale {}: {:.3f} s wall, measured rate {:.4f} "
@@ -169,25 +174,36 @@ int run(const Args& a) {
 
 int main(int argc, char** argv) {
   Args a;
-  CLI::App app{"duet-emujob: an emulated GPU training job for Slurm test clusters; it finishes when its progress, "
-               "at the performance model's rate on its nodes, reaches --work"};
+  CLI::App app{
+      "duet-emujob: an emulated GPU training job for Slurm test clusters; it finishes when its progress, "
+      "at the performance model's rate on its nodes, reaches --work"};
   app.set_version_flag("--version", std::string("duet-emujob ") + PACKAGE_VERSION);
-  app.add_option("--work", a.work, "work in reference seconds: the run time alone on one V100 machine (trace 'duration')")
+  app.add_option("--work", a.work,
+                 "work in reference seconds: the run time alone on one V100 machine (trace 'duration')")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--scale", a.scale, "time scale K: K reference seconds pass per wall second")->capture_default_str()
+  app.add_option("--scale", a.scale, "time scale K: K reference seconds pass per wall second")
+      ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--job-type", a.job_type, "Gavel job type, e.g. 'ResNet-50 (batch size 32)' (default: the simulator's rule from the job id and GPUs)");
+  app.add_option(
+      "--job-type", a.job_type,
+      "Gavel job type, e.g. 'ResNet-50 (batch size 32)' (default: the simulator's rule from the job id and GPUs)");
   app.add_option("--gpus", a.gpus, "GPUs of the job (default: SLURM_GPUS_ON_NODE x nodes)")->check(CLI::PositiveNumber);
   app.add_option("--nodes", a.nodes, "nodes it runs on, a Slurm hostlist (default: SLURM_JOB_NODELIST)");
-  app.add_option("--nodes-csv", a.nodes_csv, "per-node description node,gpu_type,num_gpus,speed (default: nodes.csv next to $SLURM_CONF or one directory up)");
-  app.add_option("--state-dir", a.state_dir, "live registry of running emulated jobs (default: emujob/ next to nodes.csv)");
+  app.add_option(
+      "--nodes-csv", a.nodes_csv,
+      "per-node description node,gpu_type,num_gpus,speed (default: nodes.csv next to $SLURM_CONF or one directory up)");
+  app.add_option("--state-dir", a.state_dir,
+                 "live registry of running emulated jobs (default: emujob/ next to nodes.csv)");
   app.add_option("--job-id", a.job_id, "id to register under (default: SLURM_JOB_ID)");
-  app.add_option("--interval", a.interval, "wall seconds between re-evaluations of the rate")->capture_default_str()
+  app.add_option("--interval", a.interval, "wall seconds between re-evaluations of the rate")
+      ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--interference-beta", a.beta, "co-location interference scale (as in duet-sim(1))")->capture_default_str()
+  app.add_option("--interference-beta", a.beta, "co-location interference scale (as in duet-sim(1))")
+      ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--throughputs", a.throughputs, "Gavel throughput JSON (default: the installed data/gavel copy)");
-  app.add_flag("--known-speeds", a.known_speeds, "print nodes.csv with each node's known speed (type mean x node factor) and exit");
+  app.add_flag("--known-speeds", a.known_speeds,
+               "print nodes.csv with each node's known speed (type mean x node factor) and exit");
   app.add_flag("--quiet", a.quiet, "no warnings on stderr");
   CLI11_PARSE(app, argc, argv);
   struct sigaction sa {};

@@ -32,7 +32,8 @@ JobsFile read_jobs_file(const std::string& path) {
       std::istringstream w(line.substr(1));
       std::string word;
       while (w >> word)
-        if (size_t eq = word.find('='); eq != std::string::npos && eq > 0) jf.meta[word.substr(0, eq)] = word.substr(eq + 1);
+        if (size_t eq = word.find('='); eq != std::string::npos && eq > 0)
+          jf.meta[word.substr(0, eq)] = word.substr(eq + 1);
       body << "\n";
     } else {
       body << line << "\n";
@@ -46,7 +47,8 @@ JobsFile read_jobs_file(const std::string& path) {
     r.expect_fields(h.names.size(), h.names.size());
     ReplayedJob j;
     j.job_id = r.text(ci, "job_id");
-    if (j.job_id.empty() || j.job_id.find_first_not_of("0123456789_+") != std::string::npos) r.fail(ci, "field 'job_id': expected a Slurm job id");
+    if (j.job_id.empty() || j.job_id.find_first_not_of("0123456789_+") != std::string::npos)
+      r.fail(ci, "field 'job_id': expected a Slurm job id");
     if (ct >= 0) j.trace_job = r.integer(ct, "trace_job");
     if (cs >= 0) j.submit_s = r.non_negative(cs, "submit_s");
     if (cw >= 0) j.work_s = r.non_negative(cw, "work_s");

@@ -16,8 +16,9 @@ bool parse_slurm_time(const std::string& s, double& out) {
   }
   std::tm tm{};
   int n = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-                  &tm.tm_min, &tm.tm_sec, &n) != 6 || static_cast<size_t>(n) != s.size())
+  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+                  &tm.tm_sec, &n) != 6 ||
+      static_cast<size_t>(n) != s.size())
     return false;
   if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 ||
       tm.tm_sec > 60)
@@ -62,8 +63,10 @@ void parse_tres(const std::string& tres, SacctJob& j, const std::string& name, i
       if (val.empty() || *endp || n < 0)
         throw InputError(name, line, col + static_cast<int>(b + eq + 1),
                          "AllocTRES: expected a GPU count after '" + key + "=', got '" + val + "'");
-      if (key == "gres/gpu") j.gpus = static_cast<int>(n);
-      else if (key.size() > 9 && key[8] == ':') j.gpus_by_type[lower(key.substr(9))] += static_cast<int>(n);
+      if (key == "gres/gpu")
+        j.gpus = static_cast<int>(n);
+      else if (key.size() > 9 && key[8] == ':')
+        j.gpus_by_type[lower(key.substr(9))] += static_cast<int>(n);
     }
     b = e + 1;
   }
@@ -84,7 +87,9 @@ std::vector<SacctJob> parse_sacct(std::istream& in, const std::string& name) {
     header = split_bar(line);
     break;
   }
-  if (header.empty()) throw InputError(name, lineno, 0, std::string("empty input: expected a header line with ") + kSacctFormat + " (sacct -P)");
+  if (header.empty())
+    throw InputError(name, lineno, 0,
+                     std::string("empty input: expected a header line with ") + kSacctFormat + " (sacct -P)");
   std::map<std::string, int> col;
   for (size_t i = 0; i < header.size(); ++i) {
     if (col.count(header[i].first))
@@ -93,8 +98,9 @@ std::vector<SacctJob> parse_sacct(std::istream& in, const std::string& name) {
   }
   for (const char* need : {"JobID", "Submit", "Start", "End", "NodeList", "AllocTRES", "State"})
     if (!col.count(need))
-      throw InputError(name, lineno, 0, std::string("header lacks column '") + need + "' (expected sacct -P --format=" +
-                                            kSacctFormat + ")");
+      throw InputError(
+          name, lineno, 0,
+          std::string("header lacks column '") + need + "' (expected sacct -P --format=" + kSacctFormat + ")");
   std::vector<SacctJob> jobs;
   while (std::getline(in, line)) {
     ++lineno;
@@ -102,18 +108,21 @@ std::vector<SacctJob> parse_sacct(std::istream& in, const std::string& name) {
     if (line.empty()) continue;
     auto f = split_bar(line);
     if (f.size() != header.size())
-      throw InputError(name, lineno, 0, "expected " + std::to_string(header.size()) + " '|'-separated fields, got " +
-                                            std::to_string(f.size()));
+      throw InputError(
+          name, lineno, 0,
+          "expected " + std::to_string(header.size()) + " '|'-separated fields, got " + std::to_string(f.size()));
     SacctJob j;
     j.line = lineno;
     j.job_id = f[col["JobID"]].first;
     if (j.job_id.empty()) throw InputError(name, lineno, f[col["JobID"]].second, "empty JobID");
     if (j.job_id.find('.') != std::string::npos)
-      throw InputError(name, lineno, f[col["JobID"]].second, "job step '" + j.job_id + "': run sacct with -X (allocations only)");
+      throw InputError(name, lineno, f[col["JobID"]].second,
+                       "job step '" + j.job_id + "': run sacct with -X (allocations only)");
     for (auto [key, dst] : {std::pair{"Submit", &j.submit}, {"Start", &j.start}, {"End", &j.end}}) {
       const auto& [text, c] = f[col[key]];
       if (!parse_slurm_time(text, *dst))
-        throw InputError(name, lineno, c, std::string(key) + ": expected YYYY-MM-DDTHH:MM:SS, Unknown or None, got '" + text + "'");
+        throw InputError(name, lineno, c,
+                         std::string(key) + ": expected YYYY-MM-DDTHH:MM:SS, Unknown or None, got '" + text + "'");
     }
     if (j.submit < 0) throw InputError(name, lineno, f[col["Submit"]].second, "Submit: a job needs a submit time");
     j.node_list = f[col["NodeList"]].first;

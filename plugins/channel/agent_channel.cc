@@ -45,9 +45,7 @@ bool AgentChannel::placement_message(std::vector<float>& out) const noexcept {
   std::lock_guard<std::mutex> lk(mu_);
   try {
     out.assign(placement_.begin(), placement_.end());
-  } catch (...) {
-    out.clear();
-  }
+  } catch (...) { out.clear(); }
   return !out.empty();
 }
 
@@ -61,7 +59,8 @@ void AgentChannel::publish_order_messages(std::span<const std::uint32_t> job_ids
     try {
       std::vector<std::size_t> order(job_ids.size());
       std::iota(order.begin(), order.end(), std::size_t{0});
-      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return job_ids[a] < job_ids[b]; });
+      std::stable_sort(order.begin(), order.end(),
+                       [&](std::size_t a, std::size_t b) { return job_ids[a] < job_ids[b]; });
       ids.reserve(order.size());
       rows.reserve(messages.size());
       for (std::size_t i : order) {
@@ -70,9 +69,7 @@ void AgentChannel::publish_order_messages(std::span<const std::uint32_t> job_ids
         rows.insert(rows.end(), messages.begin() + static_cast<std::ptrdiff_t>(i * width),
                     messages.begin() + static_cast<std::ptrdiff_t>((i + 1) * width));
       }
-    } catch (...) {
-      ok = false;
-    }
+    } catch (...) { ok = false; }
   }
   if (!ok) {
     ids.clear();
@@ -94,9 +91,7 @@ bool AgentChannel::order_message(std::uint32_t job_id, std::vector<float>& out) 
   try {
     out.assign(order_.begin() + static_cast<std::ptrdiff_t>(r * width_),
                order_.begin() + static_cast<std::ptrdiff_t>((r + 1) * width_));
-  } catch (...) {
-    out.clear();
-  }
+  } catch (...) { out.clear(); }
   return !out.empty();
 }
 

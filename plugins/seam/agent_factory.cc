@@ -84,8 +84,7 @@ PlacementAgent make_model_placement(const DuetConf& conf, std::vector<std::strin
   std::string err;
   PlacementAgent agent = g_placement_loader(conf.placement_model_path, conf, &err);
   if (!agent.ranker)
-    errors->push_back("PlacementModelPath " + conf.placement_model_path + ": " +
-                      (err.empty() ? "not loaded" : err));
+    errors->push_back("PlacementModelPath " + conf.placement_model_path + ": " + (err.empty() ? "not loaded" : err));
   return agent;
 }
 
@@ -103,9 +102,7 @@ std::unique_ptr<OrderScorer> make_order_scorer(const DuetConf& conf, std::string
     return make_model_scorer(conf, error);
   } catch (const std::exception& e) {
     *error = std::string("building scorer '") + conf.scorer + "': " + e.what();
-  } catch (...) {
-    *error = std::string("building scorer '") + conf.scorer + "': unknown exception";
-  }
+  } catch (...) { *error = std::string("building scorer '") + conf.scorer + "': unknown exception"; }
   return nullptr;
 }
 
@@ -128,9 +125,7 @@ PlacementAgent make_placement_agent(const DuetConf& conf, std::vector<std::strin
     if (!agent.observer && conf.observer == "node-stats") agent.observer = make_node_stats_observer();
   } catch (const std::exception& e) {
     errors->push_back(std::string("building placement agent: ") + e.what());
-  } catch (...) {
-    errors->push_back("building placement agent: unknown exception");
-  }
+  } catch (...) { errors->push_back("building placement agent: unknown exception"); }
   return agent;
 }
 

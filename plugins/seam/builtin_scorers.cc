@@ -9,8 +9,7 @@ namespace {
 class FallbackScorer final : public OrderScorer {
  public:
   explicit FallbackScorer(const DuetConf& c)
-      : age_w_(c.fallback_age_weight), size_w_(c.fallback_size_weight),
-        max_age_(std::max(1, c.fallback_max_age_s)) {}
+      : age_w_(c.fallback_age_weight), size_w_(c.fallback_size_weight), max_age_(std::max(1, c.fallback_max_age_s)) {}
   std::string name() const override { return "fallback(age+size)"; }
   bool score(std::span<const JobInfo> jobs, const ClusterInfo& cluster, std::span<double> scores,
              std::string*) override {
@@ -30,11 +29,9 @@ class FallbackScorer final : public OrderScorer {
 class SmallFirstScorer final : public OrderScorer {
  public:
   std::string name() const override { return "small-first"; }
-  bool score(std::span<const JobInfo> jobs, const ClusterInfo&, std::span<double> scores,
-             std::string*) override {
+  bool score(std::span<const JobInfo> jobs, const ClusterInfo&, std::span<double> scores, std::string*) override {
     // GPUs dominate; waiting time (capped at ~11 days) only breaks ties.
-    for (size_t i = 0; i < jobs.size(); ++i)
-      scores[i] = -1e6 * jobs[i].gpus + std::min(jobs[i].wait_s, 999999.0);
+    for (size_t i = 0; i < jobs.size(); ++i) scores[i] = -1e6 * jobs[i].gpus + std::min(jobs[i].wait_s, 999999.0);
     return true;
   }
 };
@@ -45,8 +42,6 @@ std::unique_ptr<OrderScorer> make_fallback_scorer(const DuetConf& conf) {
   return std::make_unique<FallbackScorer>(conf);
 }
 
-std::unique_ptr<OrderScorer> make_small_first_scorer() {
-  return std::make_unique<SmallFirstScorer>();
-}
+std::unique_ptr<OrderScorer> make_small_first_scorer() { return std::make_unique<SmallFirstScorer>(); }
 
 }  // namespace duet::plugin

@@ -33,8 +33,7 @@ std::string absolute(const std::string& value, const std::string& file) {
 
 // A setter stores the value, or returns false and sets *expected to what the
 // key takes ("an integer 1..3600").
-using Setter = std::function<bool(DuetConf&, const std::string& value, const std::string& file,
-                                  std::string* expected)>;
+using Setter = std::function<bool(DuetConf&, const std::string& value, const std::string& file, std::string* expected)>;
 
 bool expect(std::string* expected, std::string what) {
   *expected = std::move(what);
@@ -79,9 +78,12 @@ bool set_choice(std::string& out, const std::string& v, std::initializer_list<co
 
 bool set_bool(bool& out, const std::string& v, std::string* expected) {
   std::string lv = lower(v);
-  if (lv == "yes" || lv == "true" || lv == "1") out = true;
-  else if (lv == "no" || lv == "false" || lv == "0") out = false;
-  else return expect(expected, "yes or no");
+  if (lv == "yes" || lv == "true" || lv == "1")
+    out = true;
+  else if (lv == "no" || lv == "false" || lv == "0")
+    out = false;
+  else
+    return expect(expected, "yes or no");
   return true;
 }
 
@@ -94,9 +96,10 @@ bool set_path(std::string& out, const std::string& v, const std::string& file, s
 bool set_log_level(LogLevel& out, const std::string& v, std::string* expected) {
   std::string s;
   if (!set_choice(s, v, {"quiet", "info", "verbose", "debug"}, expected)) return false;
-  out = s == "quiet" ? LogLevel::kQuiet
-        : s == "info" ? LogLevel::kInfo
-        : s == "verbose" ? LogLevel::kVerbose : LogLevel::kDebug;
+  out = s == "quiet"     ? LogLevel::kQuiet
+        : s == "info"    ? LogLevel::kInfo
+        : s == "verbose" ? LogLevel::kVerbose
+                         : LogLevel::kDebug;
   return true;
 }
 
@@ -109,32 +112,29 @@ struct Key {
 const std::vector<Key>& keys() {
   using Text = const std::string&;
   static const std::vector<Key> table = {
-      {"Scorer", [](DuetConf& c, Text v, Text, std::string* e) {
+      {"Scorer",
+       [](DuetConf& c, Text v, Text, std::string* e) {
          return set_choice(c.scorer, v, {"model", "small-first", "fallback"}, e);
        }},
       {"ModelPath", [](DuetConf& c, Text v, Text f, std::string* e) { return set_path(c.model_path, v, f, e); }},
-      {"RescoreInterval", [](DuetConf& c, Text v, Text, std::string* e) {
-         return set_int(c.rescore_interval_s, v, 1, 3600, e);
-       }},
-      {"FallbackAgeWeight", [](DuetConf& c, Text v, Text, std::string* e) {
-         return set_weight(c.fallback_age_weight, v, e);
-       }},
-      {"FallbackSizeWeight", [](DuetConf& c, Text v, Text, std::string* e) {
-         return set_weight(c.fallback_size_weight, v, e);
-       }},
-      {"FallbackMaxAge", [](DuetConf& c, Text v, Text, std::string* e) {
-         return set_int(c.fallback_max_age_s, v, 1, 365 * 86400, e);
-       }},
-      {"Ranker", [](DuetConf& c, Text v, Text, std::string* e) {
+      {"RescoreInterval",
+       [](DuetConf& c, Text v, Text, std::string* e) { return set_int(c.rescore_interval_s, v, 1, 3600, e); }},
+      {"FallbackAgeWeight",
+       [](DuetConf& c, Text v, Text, std::string* e) { return set_weight(c.fallback_age_weight, v, e); }},
+      {"FallbackSizeWeight",
+       [](DuetConf& c, Text v, Text, std::string* e) { return set_weight(c.fallback_size_weight, v, e); }},
+      {"FallbackMaxAge",
+       [](DuetConf& c, Text v, Text, std::string* e) { return set_int(c.fallback_max_age_s, v, 1, 365 * 86400, e); }},
+      {"Ranker",
+       [](DuetConf& c, Text v, Text, std::string* e) {
          return set_choice(c.ranker, v, {"model", "prefer-fast", "none"}, e);
        }},
-      {"PlacementModelPath", [](DuetConf& c, Text v, Text f, std::string* e) {
-         return set_path(c.placement_model_path, v, f, e);
-       }},
-      {"NodeSpeedsFile", [](DuetConf& c, Text v, Text f, std::string* e) {
-         return set_path(c.node_speeds_file, v, f, e);
-       }},
-      {"Observer", [](DuetConf& c, Text v, Text, std::string* e) {
+      {"PlacementModelPath",
+       [](DuetConf& c, Text v, Text f, std::string* e) { return set_path(c.placement_model_path, v, f, e); }},
+      {"NodeSpeedsFile",
+       [](DuetConf& c, Text v, Text f, std::string* e) { return set_path(c.node_speeds_file, v, f, e); }},
+      {"Observer",
+       [](DuetConf& c, Text v, Text, std::string* e) {
          return set_choice(c.observer, v, {"node-stats", "none"}, e);
        }},
       {"Explain", [](DuetConf& c, Text v, Text, std::string* e) { return set_bool(c.explain, v, e); }},
@@ -193,8 +193,7 @@ void parse_setting(std::string_view line, Where at, std::vector<bool>& seen, Con
   while (vb < body.size() && is_space(body[vb])) ++vb;
   std::string value(body.substr(vb));
   auto it = std::find_if(keys().begin(), keys().end(), [&](const Key& k) { return lower(k.name) == lower(key); });
-  if (it == keys().end())
-    return add(b, "unknown key '" + std::string(key) + "' (known keys: " + known_keys() + ")");
+  if (it == keys().end()) return add(b, "unknown key '" + std::string(key) + "' (known keys: " + known_keys() + ")");
   size_t idx = static_cast<size_t>(it - keys().begin());
   if (seen[idx]) add(b, std::string("key ") + it->name + " given twice (the last wins)");
   seen[idx] = true;
@@ -212,10 +211,14 @@ std::string ConfError::text() const {
 
 std::string to_string(LogLevel level) {
   switch (level) {
-    case LogLevel::kQuiet: return "quiet";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kVerbose: return "verbose";
-    case LogLevel::kDebug: return "debug";
+    case LogLevel::kQuiet:
+      return "quiet";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kVerbose:
+      return "verbose";
+    case LogLevel::kDebug:
+      return "debug";
   }
   return "info";
 }
@@ -243,8 +246,7 @@ ConfResult parse_duet_conf(std::string_view text, const std::string& file) {
     parse_setting(line, {file, lineno}, seen, r);
   }
   if (r.conf.model_path.empty()) r.conf.model_path = absolute("duet-ordering.model", file);
-  if (r.conf.placement_model_path.empty())
-    r.conf.placement_model_path = absolute("duet-placement.model", file);
+  if (r.conf.placement_model_path.empty()) r.conf.placement_model_path = absolute("duet-placement.model", file);
   return r;
 }
 
@@ -270,8 +272,6 @@ ConfResult load_duet_conf(const std::string& path, std::optional<std::uint32_t> 
   return r;
 }
 
-std::string duet_conf_path_for(const std::string& slurm_conf_path) {
-  return dir_of(slurm_conf_path) + "/duet.conf";
-}
+std::string duet_conf_path_for(const std::string& slurm_conf_path) { return dir_of(slurm_conf_path) + "/duet.conf"; }
 
 }  // namespace duet::plugin

@@ -27,12 +27,12 @@ struct DuetConf {
   double fallback_size_weight = 1000;  // >= 0
   int fallback_max_age_s = 7 * 86400;  // age factor saturates here, >= 1
   // select/duet
-  std::string ranker = "model";        // model | prefer-fast | none
-  std::string placement_model_path;    // "" = <conf dir>/duet-placement.model
-  std::string node_speeds_file;        // CSV with columns node,...,speed
-  std::string observer = "node-stats"; // node-stats | none
+  std::string ranker = "model";         // model | prefer-fast | none
+  std::string placement_model_path;     // "" = <conf dir>/duet-placement.model
+  std::string node_speeds_file;         // CSV with columns node,...,speed
+  std::string observer = "node-stats";  // node-stats | none
   // both
-  bool explain = true;                 // write SystemComment "duet: ..."
+  bool explain = true;  // write SystemComment "duet: ..."
   LogLevel log_level = LogLevel::kInfo;
   // Not a key: set by load_duet_conf's caller (the plugins: SlurmUser's uid).
   // When set, the model and node speeds files must pass the trust check of
@@ -67,8 +67,7 @@ ConfResult parse_duet_conf(std::string_view text, const std::string& file);
 // regular file of at most kMaxDuetConfBytes. With `trusted_uid` (SlurmUser),
 // a file others could change (file_trust.h) is refused: one error, all
 // defaults, and conf.trusted_uid is set for the files the conf names.
-ConfResult load_duet_conf(const std::string& path,
-                          std::optional<std::uint32_t> trusted_uid = std::nullopt);
+ConfResult load_duet_conf(const std::string& path, std::optional<std::uint32_t> trusted_uid = std::nullopt);
 
 // duet.conf next to the given slurm.conf.
 std::string duet_conf_path_for(const std::string& slurm_conf_path);

@@ -18,8 +18,7 @@ std::string explain_rank(size_t rank, size_t count, double score, const std::str
   return std::string(kExplainPrefix) + buf + scorer;
 }
 
-std::string explain_placement(const char* current, const std::vector<std::string>& nodes,
-                              const std::string& reason) {
+std::string explain_placement(const char* current, const std::vector<std::string>& nodes, const std::string& reason) {
   std::string base = current && *current ? current : std::string(kExplainPrefix);
   if (auto cut = base.find("; nodes "); cut != std::string::npos) base.resize(cut);
   std::string list;

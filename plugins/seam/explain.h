@@ -1,7 +1,7 @@
 // The job's explanation, kept in its SystemComment (`scontrol show job`,
 // sacct --format=SystemComment): "duet: score S at submit by SCORER", then
-// "duet: rank R/N score S by SCORER" at each re-score while pending, then "; nodes LIST: REASON" once started. duet never overwrites a
-// SystemComment that it did not write (one not starting with "duet:").
+// "duet: rank R/N score S by SCORER" at each re-score while pending, then "; nodes LIST: REASON" once started. duet
+// never overwrites a SystemComment that it did not write (one not starting with "duet:").
 #pragma once
 
 #include <string>
@@ -18,7 +18,6 @@ bool explain_owned(const char* system_comment);  // NULL, "" or "duet:..."
 std::string explain_rank(size_t rank, size_t count, double score, const std::string& scorer);
 
 // `current` with its placement part replaced by the given nodes and reason.
-std::string explain_placement(const char* current, const std::vector<std::string>& nodes,
-                              const std::string& reason);
+std::string explain_placement(const char* current, const std::vector<std::string>& nodes, const std::string& reason);
 
 }  // namespace duet::plugin

@@ -42,8 +42,7 @@ bool file_cksum(const std::string& path, uint32_t* crc, std::string* error, uint
       return false;
     }
     if (n == 0) break;
-    for (ssize_t i = 0; i < n; ++i)
-      c = (c << 8) ^ table[((c >> 24) ^ static_cast<unsigned char>(buf[i])) & 0xff];
+    for (ssize_t i = 0; i < n; ++i) c = (c << 8) ^ table[((c >> 24) ^ static_cast<unsigned char>(buf[i])) & 0xff];
     length += static_cast<uint64_t>(n);
   }
   for (uint64_t n = length; n; n >>= 8) c = (c << 8) ^ table[((c >> 24) ^ (n & 0xff)) & 0xff];

@@ -18,7 +18,8 @@ std::string writers(const struct stat& st, std::uint32_t uid, bool dir) {
   if (st.st_uid != 0 && st.st_uid != uid) return "owned by uid " + std::to_string(st.st_uid);
   const bool sticky = dir && (st.st_mode & S_ISVTX);
   if ((st.st_mode & S_IWOTH) && !sticky) return "writable by others (mode " + mode_text(st.st_mode) + ")";
-  if ((st.st_mode & S_IWGRP) && !sticky) return "writable by group " + std::to_string(st.st_gid) + " (mode " + mode_text(st.st_mode) + ")";
+  if ((st.st_mode & S_IWGRP) && !sticky)
+    return "writable by group " + std::to_string(st.st_gid) + " (mode " + mode_text(st.st_mode) + ")";
   return "";
 }
 
@@ -44,7 +45,8 @@ bool file_trusted(const std::string& path, std::uint32_t uid, std::string* error
     return false;
   };
   char real[PATH_MAX];
-  if (!::realpath(path.c_str(), real)) return untrusted(std::string("cannot resolve the path: ") + std::strerror(errno));
+  if (!::realpath(path.c_str(), real))
+    return untrusted(std::string("cannot resolve the path: ") + std::strerror(errno));
   struct stat st {};
   if (::stat(real, &st) != 0) return untrusted(std::string("cannot stat: ") + std::strerror(errno));
   if (std::string w = writers(st, uid, false); !w.empty()) return untrusted("the file is " + w + tail);

@@ -16,8 +16,8 @@
 namespace duet::plugin {
 
 struct JobHints {
-  double ref_s = -1;     // < 0: unknown
-  std::string type;      // "": unknown
+  double ref_s = -1;  // < 0: unknown
+  std::string type;   // "": unknown
 };
 
 JobHints parse_job_hints(std::string_view comment);

@@ -40,8 +40,7 @@ class NodeRanker {
 // most kMaxNodeSpeedsBytes, lines of at most kMaxCsvLineBytes). Returns false
 // and sets *error ("file:line: what was expected").
 inline constexpr std::uint64_t kMaxNodeSpeedsBytes = std::uint64_t{16} << 20;  // 16 MiB
-bool read_node_speeds(const std::string& csv_path, std::map<std::string, double>* speeds,
-                      std::string* error);
+bool read_node_speeds(const std::string& csv_path, std::map<std::string, double>* speeds, std::string* error);
 // The same on the file's text; `name` is used in messages.
 bool parse_node_speeds(std::string_view text, const std::string& name, std::map<std::string, double>* speeds,
                        std::string* error);
@@ -49,7 +48,6 @@ bool parse_node_speeds(std::string_view text, const std::string& name, std::map<
 // Test hook: nodes by their speed factor from a CSV with a header row and
 // columns `node` and `speed` (the test cluster's nodes.csv). Fails (nullptr,
 // *error set) if the file cannot be read or parsed.
-std::unique_ptr<NodeRanker> make_prefer_fast_ranker(const std::string& csv_path,
-                                                    std::string* error);
+std::unique_ptr<NodeRanker> make_prefer_fast_ranker(const std::string& csv_path, std::string* error);
 
 }  // namespace duet::plugin

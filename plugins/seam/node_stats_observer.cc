@@ -58,9 +58,8 @@ class NodeStatsObserver final : public Observer {
     std::string out;
     for (const auto& [node, s] : stats_) {
       char buf[160];
-      std::snprintf(buf, sizeof buf, "%s%s:jobs=%llu,mean_run_s=%.3f", out.empty() ? "" : " ",
-                    node.c_str(), static_cast<unsigned long long>(s.jobs),
-                    s.jobs ? s.run_s / s.jobs : 0.0);
+      std::snprintf(buf, sizeof buf, "%s%s:jobs=%llu,mean_run_s=%.3f", out.empty() ? "" : " ", node.c_str(),
+                    static_cast<unsigned long long>(s.jobs), s.jobs ? s.run_s / s.jobs : 0.0);
       out += buf;
     }
     return out.empty() ? "(no observations)" : out;
@@ -72,8 +71,6 @@ class NodeStatsObserver final : public Observer {
 
 }  // namespace
 
-std::unique_ptr<Observer> make_node_stats_observer() {
-  return std::make_unique<NodeStatsObserver>();
-}
+std::unique_ptr<Observer> make_node_stats_observer() { return std::make_unique<NodeStatsObserver>(); }
 
 }  // namespace duet::plugin

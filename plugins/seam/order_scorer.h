@@ -69,8 +69,7 @@ std::unique_ptr<OrderScorer> make_order_scorer(const DuetConf& conf, std::string
 // priority_duet.la only (it may include LibTorch; this library never does):
 //   static const bool registered =
 //       (duet::plugin::register_order_model_loader(&load_ordering_agent), true);
-using OrderModelLoader = std::unique_ptr<OrderScorer> (*)(const std::string& model_path,
-                                                          const DuetConf& conf,
+using OrderModelLoader = std::unique_ptr<OrderScorer> (*)(const std::string& model_path, const DuetConf& conf,
                                                           std::string* error);
 void register_order_model_loader(OrderModelLoader loader);
 

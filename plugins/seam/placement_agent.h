@@ -12,8 +12,8 @@
 namespace duet::plugin {
 
 struct PlacementAgent {
-  std::shared_ptr<NodeRanker> ranker;    // nullptr = plain cons_tres order
-  std::shared_ptr<Observer> observer;    // nullptr = nothing learned
+  std::shared_ptr<NodeRanker> ranker;  // nullptr = plain cons_tres order
+  std::shared_ptr<Observer> observer;  // nullptr = nothing learned
 };
 
 // Builds what conf.ranker / conf.observer name. Errors (one line each, naming
@@ -25,8 +25,8 @@ PlacementAgent make_placement_agent(const DuetConf& conf, std::vector<std::strin
 // (ranker and, usually, the same object as observer) or sets *error. Register
 // from the adapter's .cc linked into select_duet.la, as for the ordering
 // agent (order_scorer.h).
-using PlacementModelLoader = PlacementAgent (*)(const std::string& model_path,
-                                                const DuetConf& conf, std::string* error);
+using PlacementModelLoader = PlacementAgent (*)(const std::string& model_path, const DuetConf& conf,
+                                                std::string* error);
 void register_placement_model_loader(PlacementModelLoader loader);
 
 }  // namespace duet::plugin

@@ -98,8 +98,7 @@ bool parse_node_speeds(std::string_view text, const std::string& name, std::map<
   return true;
 }
 
-bool read_node_speeds(const std::string& csv_path, std::map<std::string, double>* speeds,
-                      std::string* error) {
+bool read_node_speeds(const std::string& csv_path, std::map<std::string, double>* speeds, std::string* error) {
   if (csv_path.empty()) {
     if (error) *error = ":0: NodeSpeedsFile not set";
     return false;
@@ -114,8 +113,7 @@ bool read_node_speeds(const std::string& csv_path, std::map<std::string, double>
   return parse_node_speeds(text, csv_path, speeds, error);
 }
 
-std::unique_ptr<NodeRanker> make_prefer_fast_ranker(const std::string& csv_path,
-                                                    std::string* error) {
+std::unique_ptr<NodeRanker> make_prefer_fast_ranker(const std::string& csv_path, std::string* error) {
   std::map<std::string, double> speeds;
   std::string err;
   if (!read_node_speeds(csv_path, &speeds, &err)) {

@@ -9,8 +9,7 @@ std::vector<uint32_t> PriorityLadder::assign(std::span<const double> scores) {
   const size_t n = scores.size();
   std::vector<size_t> order(n);
   std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
   // Cap so the ladder stays far below Slurm's priority range for FIFO jobs.
   const uint64_t max_jobs = (UINT32_MAX / 2 - kLadderBase) / kLadderStep;
   std::vector<uint32_t> prio(n, kLadderBase);
@@ -27,8 +26,7 @@ std::vector<uint32_t> PriorityLadder::assign(std::span<const double> scores) {
 
 uint32_t PriorityLadder::slot(double score) const {
   if (rungs_.empty()) return kLadderBase;
-  auto it = std::find_if(rungs_.begin(), rungs_.end(),
-                         [&](const Rung& r) { return r.score < score; });
+  auto it = std::find_if(rungs_.begin(), rungs_.end(), [&](const Rung& r) { return r.score < score; });
   if (it == rungs_.begin()) return it->priority + kLadderStep / 2;
   uint32_t upper = std::prev(it)->priority;
   if (it == rungs_.end()) return upper > kLadderStep / 2 ? upper - kLadderStep / 2 : 1;

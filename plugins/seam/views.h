@@ -14,10 +14,10 @@ inline constexpr double kNoLimit = -1.0;
 struct JobInfo {
   uint32_t job_id = 0;
   uint32_t user_id = 0;
-  std::string name;       // job name (duet-emujob encodes its type there)
+  std::string name;  // job name (duet-emujob encodes its type there)
   std::string partition;
   std::string account;
-  std::string comment;    // user's --comment
+  std::string comment;      // user's --comment
   int64_t submit_time = 0;  // Unix seconds
   double wait_s = 0;        // now - eligible/submit time
   uint32_t gpus = 0;        // total GPUs asked for (all nodes)
@@ -30,12 +30,12 @@ struct JobInfo {
 // One node as the scheduler sees it now.
 struct NodeInfo {
   std::string name;
-  std::string gpu_type;    // first configured GPU type, "" if untyped
+  std::string gpu_type;  // first configured GPU type, "" if untyped
   uint32_t gpus_total = 0;
   uint32_t gpus_alloc = 0;
   uint32_t cpus_total = 0;
   uint32_t jobs_running = 0;  // jobs allocated on it now (co-location)
-  bool usable = true;      // not down, drained or failing
+  bool usable = true;         // not down, drained or failing
 };
 
 struct ClusterInfo {

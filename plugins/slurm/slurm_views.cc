@@ -24,11 +24,16 @@ bool job_gpu_request(const job_record_t* job, uint32_t* gpus, std::string* type)
     if (!is_gpu(g) || !g->gres_data) continue;
     auto* js = static_cast<gres_job_state_t*>(g->gres_data);
     uint64_t n = 0;
-    if (js->gres_per_job) n = js->gres_per_job;
-    else if (js->gres_per_node) n = js->gres_per_node * nodes;
-    else if (js->gres_per_task) n = js->gres_per_task * tasks;
-    else if (js->gres_per_socket) n = js->gres_per_socket * nodes;
-    else n = js->total_gres;
+    if (js->gres_per_job)
+      n = js->gres_per_job;
+    else if (js->gres_per_node)
+      n = js->gres_per_node * nodes;
+    else if (js->gres_per_task)
+      n = js->gres_per_task * tasks;
+    else if (js->gres_per_socket)
+      n = js->gres_per_socket * nodes;
+    else
+      n = js->total_gres;
     *gpus += static_cast<uint32_t>(n);
     if (js->type_name && type->empty()) *type = js->type_name;
     any = true;
@@ -47,14 +52,13 @@ JobInfo job_info(const job_record_t* job, int64_t now) {
   j.comment = str(job->comment);
   if (job->details) {
     j.submit_time = job->details->submit_time;
-    time_t since = job->details->begin_time > job->details->submit_time
-                       ? job->details->begin_time : job->details->submit_time;
+    time_t since =
+        job->details->begin_time > job->details->submit_time ? job->details->begin_time : job->details->submit_time;
     j.wait_s = now > since ? static_cast<double>(now - since) : 0.0;
     j.min_nodes = job->details->min_nodes ? job->details->min_nodes : 1;
     j.cpus = job->details->min_cpus ? job->details->min_cpus : 1;
   }
-  if (job->time_limit != NO_VAL && job->time_limit != INFINITE)
-    j.time_limit_s = 60.0 * job->time_limit;
+  if (job->time_limit != NO_VAL && job->time_limit != INFINITE) j.time_limit_s = 60.0 * job->time_limit;
   job_gpu_request(job, &j.gpus, &j.gpu_type);
   return j;
 }
@@ -68,8 +72,8 @@ ClusterInfo cluster_info(int64_t now) {
     n.name = str(node->name);
     n.cpus_total = node->cpus;
     n.jobs_running = node->run_job_cnt;
-    n.usable = !IS_NODE_DOWN(node) && !IS_NODE_DRAIN(node) && !IS_NODE_FAIL(node) &&
-               !IS_NODE_NO_RESPOND(node) && !IS_NODE_FUTURE(node);
+    n.usable = !IS_NODE_DOWN(node) && !IS_NODE_DRAIN(node) && !IS_NODE_FAIL(node) && !IS_NODE_NO_RESPOND(node) &&
+               !IS_NODE_FUTURE(node);
     if (node->gres_list) {
       ListIterator it = list_iterator_create(node->gres_list);
       while (auto* g = static_cast<gres_state_t*>(list_next(it))) {
@@ -77,8 +81,7 @@ ClusterInfo cluster_info(int64_t now) {
         auto* ns = static_cast<gres_node_state_t*>(g->gres_data);
         n.gpus_total += static_cast<uint32_t>(ns->gres_cnt_avail);
         n.gpus_alloc += static_cast<uint32_t>(ns->gres_cnt_alloc);
-        if (n.gpu_type.empty() && ns->type_cnt && ns->type_name && ns->type_name[0])
-          n.gpu_type = ns->type_name[0];
+        if (n.gpu_type.empty() && ns->type_cnt && ns->type_name && ns->type_name[0]) n.gpu_type = ns->type_name[0];
       }
       list_iterator_destroy(it);
     }

@@ -138,7 +138,9 @@ class FastestFirst : public PlacementPolicy {
 std::unique_ptr<PlacementPolicy> make_first_fit() { return std::make_unique<FirstFit>(); }
 std::unique_ptr<PlacementPolicy> make_best_fit() { return std::make_unique<BestFit>(); }
 std::unique_ptr<PlacementPolicy> make_least_loaded() { return std::make_unique<LeastLoaded>(); }
-std::unique_ptr<PlacementPolicy> make_random_placement(uint64_t seed) { return std::make_unique<RandomPlacement>(seed); }
+std::unique_ptr<PlacementPolicy> make_random_placement(uint64_t seed) {
+  return std::make_unique<RandomPlacement>(seed);
+}
 std::unique_ptr<PlacementPolicy> make_fastest_first() { return std::make_unique<FastestFirst>(); }
 
 }  // namespace duet

@@ -45,10 +45,12 @@ int64_t parse_when(const std::string& opt, const std::string& v) {
 void setup_convert(CLI::App* app) {
   app->require_subcommand(1);
   auto pa = std::make_shared<ConvertArgs>();
-  CLI::App* philly = app->add_subcommand("philly", "Philly jobs CSV (timestamp,duration,num_gpus,gpu_time,cluster) -> duet-trace(5)");
+  CLI::App* philly =
+      app->add_subcommand("philly", "Philly jobs CSV (timestamp,duration,num_gpus,gpu_time,cluster) -> duet-trace(5)");
   philly->add_option("IN", pa->in, "Philly CSV")->required();
   philly->add_option("-o,--output", pa->out, "output trace CSV ('-' = stdout)")->required();
-  philly->add_option("--from", pa->from, "keep jobs submitted at or after this UTC time (YYYY-MM-DD[ HH:MM:SS]); submit counts from it");
+  philly->add_option("--from", pa->from,
+                     "keep jobs submitted at or after this UTC time (YYYY-MM-DD[ HH:MM:SS]); submit counts from it");
   philly->add_option("--to", pa->to, "keep jobs submitted before this UTC time (YYYY-MM-DD[ HH:MM:SS])");
   philly->callback([pa] {
     TimeWindow w;
@@ -64,7 +66,8 @@ void setup_convert(CLI::App* app) {
   pai->add_option("IN", ca->in, "PAI machine spec CSV")->required();
   pai->add_option("-o,--output", ca->out, "output cluster CSV ('-' = stdout)")->required();
   pai->add_option("--fraction", ca->fraction, "keep this fraction of each GPU type's machines (seeded sample)")
-      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   pai->add_option("--seed", ca->seed, "seed of the sample")->capture_default_str();
   pai->callback([ca] {
     PaiResult r = read_pai(ca->in);

@@ -21,7 +21,8 @@ struct EvalArgs {
 };
 
 void run_protocol_command(const EvalArgs& a, const PolicyContext& ctx) {
-  if (a.protocol != "philly") throw std::invalid_argument("--protocol: the only protocol is 'philly', got '" + a.protocol + "'");
+  if (a.protocol != "philly")
+    throw std::invalid_argument("--protocol: the only protocol is 'philly', got '" + a.protocol + "'");
   if (!a.in.trace.empty() || !a.in.cluster.empty())
     throw std::invalid_argument("--protocol makes its own traces and clusters: leave out --trace and --cluster");
   ProtocolArgs p;
@@ -52,7 +53,8 @@ void setup_eval(CLI::App* app) {
                   "'philly': the evaluation protocol (Philly split, PAI clusters at --loads, --seeds; duet-eval(1))");
   app->add_option("--split", args->split, "protocol split: train (Sep-Oct), validate (Nov 1-15), test (Nov 16-)")
       ->capture_default_str();
-  app->add_option("--loads", args->loads, "protocol: offered loads in % of the cluster's capacity")->capture_default_str();
+  app->add_option("--loads", args->loads, "protocol: offered loads in % of the cluster's capacity")
+      ->capture_default_str();
   app->add_option("--seeds", args->seeds, "protocol: seeds (cluster sample, machine speeds, fluctuation)")
       ->capture_default_str();
   app->add_option("--philly", args->philly, "protocol: Philly CSV (default: the installed data/philly copy)");
@@ -81,8 +83,8 @@ void setup_eval(CLI::App* app) {
       o.period_s = args->in.period;
       o.drop_oversized = args->in.drop_oversized;
       o.progress_label = fmt::format("eval {}/{} {}", i + 1, pairs.size(), pairs[i].first);
-      rows.push_back(run_pair(l->trace, l->cluster, l->table, &l->prices, pairs[i].first, pairs[i].second, ctx, o,
-                              &meta.dropped));
+      rows.push_back(
+          run_pair(l->trace, l->cluster, l->table, &l->prices, pairs[i].first, pairs[i].second, ctx, o, &meta.dropped));
       meta.jobs = rows.back().jobs;
       std::cerr << fmt::format("duet eval: {}/{} mean JCT {:.2f} h ({:.1f} s)\n", rows.back().ordering,
                                rows.back().placement, rows.back().avg_jct_s / 3600, rows.back().wall_s);

@@ -24,14 +24,18 @@ void explain(const std::string& id) {
     }
     std::istringstream w(line);
     for (std::string word; w >> word;) {
-      if (word.rfind("JobState=", 0) == 0) state = word.substr(9);
-      else if (word.rfind("Priority=", 0) == 0) prio = word.substr(9);
-      else if (word.rfind("NodeList=", 0) == 0) nodes = word.substr(9);
+      if (word.rfind("JobState=", 0) == 0)
+        state = word.substr(9);
+      else if (word.rfind("Priority=", 0) == 0)
+        prio = word.substr(9);
+      else if (word.rfind("NodeList=", 0) == 0)
+        nodes = word.substr(9);
     }
   }
   std::cout << "job " << id << ": state " << state << ", priority " << prio << ", nodes " << nodes << "\n";
   if (comment.rfind("duet:", 0) != 0)
-    throw std::runtime_error("job " + id + " has no duet explanation (PriorityType=priority/duet or SelectType=select/duet "
+    throw std::runtime_error("job " + id +
+                             " has no duet explanation (PriorityType=priority/duet or SelectType=select/duet "
                              "with Explain=yes in duet.conf writes it)");
   std::cout << comment << "\n";
 }

@@ -27,7 +27,8 @@ struct ModelArgs {
 void setup_model(CLI::App* app) {
   auto args = std::make_shared<ModelArgs>();
   app->require_subcommand(1);
-  CLI::App* init = app->add_subcommand("init", "write an untrained model (seeded random weights, identity normalisation)");
+  CLI::App* init =
+      app->add_subcommand("init", "write an untrained model (seeded random weights, identity normalisation)");
   init->add_option("--out,-o", args->out, "model file to write")->required();
   init->add_option("--seed", args->seed, "seed for the initial weights")->capture_default_str();
   init->callback([args] {
@@ -42,10 +43,10 @@ void setup_model(CLI::App* app) {
     const learn::Model m = learn::load_model(args->in);
     size_t params = 0;
     for (const auto& w : m.weights) params += w.data.size();
-    std::cout << fmt::format("model        {}\nformat       {}\nparameters   {}\nkernel       {}\njob types    {}\n"
-                             "provenance   {}\n",
-                             args->in, learn::kModelVersion, params, learn::kernel_kind_name(m.gp.kind),
-                             m.job_types.size(), m.provenance);
+    std::cout << fmt::format(
+        "model        {}\nformat       {}\nparameters   {}\nkernel       {}\njob types    {}\n"
+        "provenance   {}\n",
+        args->in, learn::kModelVersion, params, learn::kernel_kind_name(m.gp.kind), m.job_types.size(), m.provenance);
   });
   CLI::App* comb = app->add_subcommand(
       "combine", "one model from the ordering agent of one file and the placement agent of another");
@@ -53,7 +54,8 @@ void setup_model(CLI::App* app) {
   comb->add_option("--place", args->place_from, "model whose placement agent (and GP) to take")->required();
   comb->add_option("--out,-o", args->out, "model file to write")->required();
   comb->callback([args] {
-    const learn::Model m = learn::combine_agents(learn::load_model(args->order_from), learn::load_model(args->place_from));
+    const learn::Model m =
+        learn::combine_agents(learn::load_model(args->order_from), learn::load_model(args->place_from));
     learn::save_model(m, args->out);
     std::cout << fmt::format("wrote {} (ordering from {}, placement from {})\n", args->out, args->order_from,
                              args->place_from);

@@ -76,7 +76,8 @@ bool gres_options(const JobSpec& j, const std::vector<EmuNode>& nodes, std::vect
     }
   }
   if (total < j.gpus) {
-    why = fmt::format("needs {} GPUs{}, the cluster has {}", j.gpus, j.gpu_type.empty() ? "" : " of " + j.gpu_type, total);
+    why = fmt::format("needs {} GPUs{}, the cluster has {}", j.gpus, j.gpu_type.empty() ? "" : " of " + j.gpu_type,
+                      total);
     return false;
   }
   // One type: a typed request. Several: untyped, other types' nodes excluded.
@@ -84,8 +85,10 @@ bool gres_options(const JobSpec& j, const std::vector<EmuNode>& nodes, std::vect
   if (want.size() > 1 && !exclude.empty()) opts.push_back("--exclude=" + exclude);
   const int k = (j.gpus + per_node - 1) / per_node;
   opts.push_back(fmt::format("--nodes={}", k));
-  if (j.gpus % k == 0) opts.push_back(fmt::format("--gres=gpu:{}{}", type, j.gpus / k));
-  else opts.push_back(fmt::format("--gpus={}{}", type, j.gpus));
+  if (j.gpus % k == 0)
+    opts.push_back(fmt::format("--gres=gpu:{}{}", type, j.gpus / k));
+  else
+    opts.push_back(fmt::format("--gpus={}{}", type, j.gpus));
   return true;
 }
 
@@ -101,12 +104,16 @@ std::set<std::string> queued_ids(const std::string& partition) {
 void run(const ReplayArgs& a) {
   Trace t = read_trace(a.trace);
   std::string tp = a.throughputs.empty() ? find_data("data/gavel/simulation_throughputs.json") : a.throughputs;
-  if (tp.empty()) throw std::runtime_error("cannot find data/gavel/simulation_throughputs.json; give --throughputs or set DUET_DATA_DIR");
+  if (tp.empty())
+    throw std::runtime_error(
+        "cannot find data/gavel/simulation_throughputs.json; give --throughputs or set DUET_DATA_DIR");
   ThroughputTable table = read_gavel(tp);
   std::string nodes_csv = a.nodes_csv.empty() ? nodes_csv_from_slurm_conf() : a.nodes_csv;
-  if (nodes_csv.empty()) throw std::runtime_error("no nodes.csv: give --nodes-csv or set SLURM_CONF to a test cluster's slurm.conf");
+  if (nodes_csv.empty())
+    throw std::runtime_error("no nodes.csv: give --nodes-csv or set SLURM_CONF to a test cluster's slurm.conf");
   std::vector<EmuNode> nodes = read_nodes_csv(nodes_csv);
-  if (a.skip >= t.jobs.size()) throw std::runtime_error(fmt::format("--skip {}: the trace has {} jobs", a.skip, t.jobs.size()));
+  if (a.skip >= t.jobs.size())
+    throw std::runtime_error(fmt::format("--skip {}: the trace has {} jobs", a.skip, t.jobs.size()));
   std::vector<JobSpec> slice(t.jobs.begin() + a.skip, t.jobs.end());
   std::stable_sort(slice.begin(), slice.end(), [](auto& x, auto& y) { return x.submit < y.submit; });
   if (a.limit && slice.size() > a.limit) slice.resize(a.limit);
@@ -114,8 +121,11 @@ void run(const ReplayArgs& a) {
 
   std::ofstream out(a.out, std::ios::trunc);
   if (!out) throw std::runtime_error("cannot write " + a.out);
-  write_jobs_header(out, {{"trace", a.trace}, {"scale", fmt::format("{}", a.scale)}, {"partition", a.partition},
-                          {"skip", std::to_string(a.skip)}, {"seed", std::to_string(a.seed)},
+  write_jobs_header(out, {{"trace", a.trace},
+                          {"scale", fmt::format("{}", a.scale)},
+                          {"partition", a.partition},
+                          {"skip", std::to_string(a.skip)},
+                          {"seed", std::to_string(a.seed)},
                           {"max_duration", fmt::format("{}", a.max_duration)}});
   const double first = slice.front().submit;
   const auto t0 = std::chrono::steady_clock::now();
@@ -137,11 +147,13 @@ void run(const ReplayArgs& a) {
     }
     const int jt = assign_job_type(j, table, a.seed, t.source);
     if (a.time_limit_factor > 0)
-      argv.push_back(fmt::format("--time={}", std::max(1L, std::lround(std::ceil(j.duration / a.scale * a.time_limit_factor / 60.0)))));
+      argv.push_back(fmt::format(
+          "--time={}", std::max(1L, std::lround(std::ceil(j.duration / a.scale * a.time_limit_factor / 60.0)))));
     // What select/duet's learned agent compares the measured run time with
     // (plugins/seam/job_hints.h): wall seconds alone on a reference machine.
     argv.push_back(fmt::format("--comment=duet:ref={:.6g};type={}", j.duration / a.scale, table.job_type_name(jt)));
-    argv.push_back("--wrap=exec " + quote_sh(emujob) + fmt::format(" --work {} --scale {} --gpus {} --job-type ", j.duration, a.scale, j.gpus) +
+    argv.push_back("--wrap=exec " + quote_sh(emujob) +
+                   fmt::format(" --work {} --scale {} --gpus {} --job-type ", j.duration, a.scale, j.gpus) +
                    quote_sh(table.job_type_name(jt)));
     std::this_thread::sleep_until(t0 + std::chrono::duration<double>((j.submit - first) / a.scale));
     CommandResult r = run_command(argv, 30);
@@ -158,10 +170,13 @@ void run(const ReplayArgs& a) {
     ids.push_back(id);
     write_job_row(out, {id, j.id, j.submit - first, j.duration, j.gpus, j.gpu_type, table.job_type_name(jt)});
     out.flush();
-    if (ids.size() % 10 == 0) std::cerr << fmt::format("duet replay: {} of {} jobs submitted\n", ids.size(), slice.size());
+    if (ids.size() % 10 == 0)
+      std::cerr << fmt::format("duet replay: {} of {} jobs submitted\n", ids.size(), slice.size());
   }
-  if (capped) std::cerr << fmt::format("duet replay: {} jobs' work capped at --max-duration {} s\n", capped, a.max_duration);
-  std::cerr << fmt::format("duet replay: {} jobs submitted, {} left out, {} failed; ids in {}\n", ids.size(), skipped, failed, a.out);
+  if (capped)
+    std::cerr << fmt::format("duet replay: {} jobs' work capped at --max-duration {} s\n", capped, a.max_duration);
+  std::cerr << fmt::format("duet replay: {} jobs submitted, {} left out, {} failed; ids in {}\n", ids.size(), skipped,
+                           failed, a.out);
   if (a.no_wait || ids.empty()) return;
   const std::set<std::string> mine(ids.begin(), ids.end());
   const auto limit = std::chrono::steady_clock::now() + std::chrono::duration<double>(a.wait_timeout);
@@ -170,7 +185,8 @@ void run(const ReplayArgs& a) {
     for (const auto& q : queued_ids(a.partition)) left += mine.count(q);
     if (left == 0) break;
     if (std::chrono::steady_clock::now() > limit)
-      throw std::runtime_error(fmt::format("{} jobs still queued or running after --wait-timeout {} s", left, a.wait_timeout));
+      throw std::runtime_error(
+          fmt::format("{} jobs still queued or running after --wait-timeout {} s", left, a.wait_timeout));
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -183,23 +199,30 @@ void run(const ReplayArgs& a) {
 void setup_replay(CLI::App* app) {
   auto a = std::make_shared<ReplayArgs>();
   app->add_option("--trace", a->trace, "job trace CSV (duet-trace(5))")->required();
-  app->add_option("--scale", a->scale, "time scale K: trace seconds per wall second")->required()->check(CLI::PositiveNumber);
+  app->add_option("--scale", a->scale, "time scale K: trace seconds per wall second")
+      ->required()
+      ->check(CLI::PositiveNumber);
   app->add_option("--partition", a->partition, "Slurm partition")->required();
   app->add_option("--limit", a->limit, "at most N jobs (the first by submit time)");
   app->add_option("--skip", a->skip, "leave out the first N jobs of the trace (file order)");
   app->add_option("--out", a->out, "job-id file to write (CSV, read by duet report --jobs)")->capture_default_str();
   app->add_option("--seed", a->seed, "seed of the job-type rule (as duet sim --seed)")->capture_default_str();
-  app->add_option("--nodes-csv", a->nodes_csv, "the cluster's nodes.csv (default: next to $SLURM_CONF or one directory up)");
+  app->add_option("--nodes-csv", a->nodes_csv,
+                  "the cluster's nodes.csv (default: next to $SLURM_CONF or one directory up)");
   app->add_option("--emujob", a->emujob, "duet-emujob program (default: next to duet, else on PATH)");
-  app->add_option("--job-output", a->job_output, "sbatch --output of each job (e.g. DIR/%j.out)")->capture_default_str();
+  app->add_option("--job-output", a->job_output, "sbatch --output of each job (e.g. DIR/%j.out)")
+      ->capture_default_str();
   app->add_option("--time-limit-factor", a->time_limit_factor,
-                  "give each job --time = F x its scaled work (minutes, at least 1); 0 = no limit")->capture_default_str()
+                  "give each job --time = F x its scaled work (minutes, at least 1); 0 = no limit")
+      ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   app->add_option("--max-duration", a->max_duration,
                   "cap each job's work at this many trace seconds (0 = no cap), so a slice with week-long jobs "
                   "replays in minutes; the job-id file records the capped work")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
-  app->add_option("--wait-timeout", a->wait_timeout, "give up waiting after this many seconds")->capture_default_str()
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app->add_option("--wait-timeout", a->wait_timeout, "give up waiting after this many seconds")
+      ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app->add_flag("--no-wait", a->no_wait, "return once every job is submitted");
   app->add_option("--throughputs", a->throughputs, "Gavel throughput JSON (default: the installed data/gavel copy)");

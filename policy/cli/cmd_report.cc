@@ -81,7 +81,9 @@ void report_sacct(const ReportArgs& a) {
     for (const auto& j : jobs) seen.insert(j.job_id);
     int missing = 0;
     for (const auto& j : jf.jobs) missing += !seen.count(j.job_id);
-    if (missing) std::cerr << fmt::format("duet report: {} of the {} jobs in {} are not in accounting\n", missing, jf.jobs.size(), a.jobs);
+    if (missing)
+      std::cerr << fmt::format("duet report: {} of the {} jobs in {} are not in accounting\n", missing, jf.jobs.size(),
+                               a.jobs);
   }
 
   std::string pr = a.prices.empty() ? find_etc("gpu-prices.csv") : a.prices;
@@ -123,22 +125,23 @@ void report_sacct(const ReportArgs& a) {
   write_summary_json(a.out + "/summary.json", meta, {r});
   std::string gp = DUET_GNUPLOT;
   auto pngs = write_plots(a.out, {r}, a.no_plots ? "" : gp);
-  std::cerr << fmt::format("duet report: {} jobs finished ({} not COMPLETED), {} never started, {} still running; "
-                           "mean JCT {:.1f} s, times x{}\n",
-                           c.finished, c.non_completed, c.not_started, c.not_ended, r.avg_jct_s, scale);
+  std::cerr << fmt::format(
+      "duet report: {} jobs finished ({} not COMPLETED), {} never started, {} still running; "
+      "mean JCT {:.1f} s, times x{}\n",
+      c.finished, c.non_completed, c.not_started, c.not_ended, r.avg_jct_s, scale);
   std::cout << a.out << "/summary.md\n" << a.out << "/summary.json\n";
   for (const auto& p : pngs) std::cout << p << "\n";
 }
 
 nlohmann::json read_summary(const std::string& dir) {
   std::ifstream f(dir + "/summary.json");
-  if (!f) throw std::runtime_error("cannot read " + dir + "/summary.json (a directory written by duet report --sacct or duet eval)");
+  if (!f)
+    throw std::runtime_error("cannot read " + dir +
+                             "/summary.json (a directory written by duet report --sacct or duet eval)");
   nlohmann::json j;
   try {
     f >> j;
-  } catch (const std::exception& e) {
-    throw std::runtime_error(dir + "/summary.json: " + e.what());
-  }
+  } catch (const std::exception& e) { throw std::runtime_error(dir + "/summary.json: " + e.what()); }
   if (!j.contains("results") || j["results"].empty()) throw std::runtime_error(dir + "/summary.json: no results");
   return j;
 }
@@ -178,18 +181,24 @@ void setup_report(CLI::App* app) {
   app->add_flag("--sacct", a->sacct, "read Slurm accounting (sacct -X -P)");
   app->add_option("--jobs", a->jobs, "job-id file written by duet replay (its scale is used unless --scale)");
   app->add_option("--since", a->since, "all jobs submitted since TIME (sacct --starttime)");
-  app->add_option("--input", a->input, "saved output of sacct -X -P --format=" + std::string(kSacctFormat) + " instead of running sacct");
-  app->add_option("--prices", a->prices, "GPU price/power CSV (duet-prices(5); default: the installed etc/gpu-prices.csv)");
-  app->add_option("--nodes-csv", a->nodes_csv, "the cluster's nodes.csv: total GPUs, types of untyped GPUs (default: next to $SLURM_CONF)");
-  app->add_option("--scale", a->scale, "multiply times by K (the replay's time scale) to get trace seconds")->check(CLI::PositiveNumber);
-  app->add_option("--label", a->label, "ORDER/PLACE name of the run (default: PriorityType/SelectType from scontrol show config)");
+  app->add_option("--input", a->input,
+                  "saved output of sacct -X -P --format=" + std::string(kSacctFormat) + " instead of running sacct");
+  app->add_option("--prices", a->prices,
+                  "GPU price/power CSV (duet-prices(5); default: the installed etc/gpu-prices.csv)");
+  app->add_option("--nodes-csv", a->nodes_csv,
+                  "the cluster's nodes.csv: total GPUs, types of untyped GPUs (default: next to $SLURM_CONF)");
+  app->add_option("--scale", a->scale, "multiply times by K (the replay's time scale) to get trace seconds")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--label", a->label,
+                  "ORDER/PLACE name of the run (default: PriorityType/SelectType from scontrol show config)");
   app->add_option("--out", a->out, "output directory (summary.md, summary.json, plots; compare.md for A B)");
   app->add_flag("--no-plots", a->no_plots, "skip gnuplot (still writes the plot data and script)");
   app->add_option("runs", a->runs, "two run directories to compare (A B)");
   app->callback([a] {
     if (a->sacct == !a->runs.empty()) throw std::runtime_error("give either --sacct or two run directories A B");
     if (a->sacct) return report_sacct(*a);
-    if (a->runs.size() != 2) throw std::runtime_error("compare needs exactly two run directories, got " + std::to_string(a->runs.size()));
+    if (a->runs.size() != 2)
+      throw std::runtime_error("compare needs exactly two run directories, got " + std::to_string(a->runs.size()));
     compare(*a);
   });
 }

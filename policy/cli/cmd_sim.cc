@@ -25,8 +25,8 @@ void print_text(const SimResult& r, int64_t dropped) {
                            r.p95_jct_s, r.p99_jct_s);
   std::cout << fmt::format("queue s      mean {:.1f}  max {:.1f}\nmakespan s   {:.1f}\n", r.avg_queue_s, r.max_wait_s,
                            r.makespan_s);
-  std::cout << fmt::format("GPU util     {:.4f}\nfees USD     {:.2f}\nenergy kWh   {:.2f}\npreemptions  {}\n", r.gpu_util,
-                           r.fees_usd, r.energy_kwh, r.preemptions);
+  std::cout << fmt::format("GPU util     {:.4f}\nfees USD     {:.2f}\nenergy kWh   {:.2f}\npreemptions  {}\n",
+                           r.gpu_util, r.fees_usd, r.energy_kwh, r.preemptions);
   std::cout << fmt::format("events       {}  ({:.3f} s, {:.0f} events/s)\n", r.events, r.wall_s,
                            r.wall_s > 0 ? r.events / r.wall_s : 0.0);
 }

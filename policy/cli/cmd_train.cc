@@ -79,7 +79,7 @@ void setup_train(CLI::App* app) {
     a->t.seed = a->in.seed;
     a->t.ideal = a->in.ideal;
     a->t.messages = a->in.messages;  // --no-messages (Inputs)
-    policy_context(a->in);            // a --model that does not load fails here, as in sim and eval
+    policy_context(a->in);           // a --model that does not load fails here, as in sim and eval
     auto l = load(a->in);
     a->t.progress = progress_bar("duet train");
     learn::TrainReport r = learn::train(l->trace, l->cluster, l->table, &l->prices, a->t);
@@ -88,7 +88,8 @@ void setup_train(CLI::App* app) {
     const std::string png = a->png.empty() ? a->t.out + ".png" : a->png;
     plot_curve(csv, png);
     std::cout << fmt::format(
-        "model        {}\nepisodes     {}\nmean JCT s   untrained {:.1f}  best {:.1f}  saved {:.1f}\ncurve        {}, {}\n"
+        "model        {}\nepisodes     {}\nmean JCT s   untrained {:.1f}  best {:.1f}  saved {:.1f}\ncurve        {}, "
+        "{}\n"
         "wall s       {:.1f}\n",
         a->t.out, r.episodes_done, r.initial_jct_s, r.best_jct_s, r.final_jct_s, csv, png, r.wall_s);
   });

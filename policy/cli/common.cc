@@ -13,17 +13,22 @@
 namespace duet::cli {
 
 void Inputs::add_options(CLI::App& app, bool required) {
-  app.add_option("--trace", trace, "job trace CSV (duet-trace(5); convert Philly with 'duet convert philly')")->required(required);
-  app.add_option("--cluster", cluster, "cluster CSV (duet-cluster(5); convert PAI with 'duet convert pai')")->required(required);
-  app.add_option("--seed", seed, "seed for job types, machine speeds, fluctuation, random placement")->capture_default_str();
+  app.add_option("--trace", trace, "job trace CSV (duet-trace(5); convert Philly with 'duet convert philly')")
+      ->required(required);
+  app.add_option("--cluster", cluster, "cluster CSV (duet-cluster(5); convert PAI with 'duet convert pai')")
+      ->required(required);
+  app.add_option("--seed", seed, "seed for job types, machine speeds, fluctuation, random placement")
+      ->capture_default_str();
   app.add_flag("--ideal", ideal, "every speed effect off: a job runs exactly its duration, preemption is free");
-  app.add_option("--period", period, "decision period in seconds for preemptive policies")->capture_default_str()
+  app.add_option("--period", period, "decision period in seconds for preemptive policies")
+      ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_flag("--drop-oversized", drop_oversized, "leave out (and count) jobs larger than the GPUs they may use");
   app.add_option("--throughputs", throughputs, "Gavel throughput JSON (default: the installed data/gavel copy)");
   app.add_option("--prices", prices, "GPU price/power CSV (duet-prices(5); default: the installed etc/gpu-prices.csv)");
   app.add_option("--model", model, "model file for the learned policies --order duet / --place duet (duet-model(5))");
-  app.add_flag_callback("--no-messages", [this] { messages = false; },
+  app.add_flag_callback(
+      "--no-messages", [this] { messages = false; },
       "the learned agents exchange zeros instead of their messages (for models trained with duet train --no-messages)");
 }
 
@@ -38,7 +43,9 @@ PolicyContext policy_context(const Inputs& in) {
 std::unique_ptr<Loaded> load(const Inputs& in) {
   auto l = std::make_unique<Loaded>();
   std::string tp = in.throughputs.empty() ? find_data("data/gavel/simulation_throughputs.json") : in.throughputs;
-  if (tp.empty()) throw std::runtime_error("cannot find data/gavel/simulation_throughputs.json; give --throughputs or set DUET_DATA_DIR");
+  if (tp.empty())
+    throw std::runtime_error(
+        "cannot find data/gavel/simulation_throughputs.json; give --throughputs or set DUET_DATA_DIR");
   std::string pr = in.prices.empty() ? find_etc("gpu-prices.csv") : in.prices;
   if (pr.empty()) throw std::runtime_error("cannot find gpu-prices.csv; give --prices or set DUET_ETC_DIR");
   l->table = read_gavel(tp);

@@ -34,8 +34,7 @@ constexpr Split kSplits[] = {{"train", "2017-09-01 00:00:00", "2017-11-01 00:00:
 
 // Every baseline ordering with first-fit and fastest-first, the other
 // placements under QSSF; with a model, the learned rows and the ablations.
-const char* kBaselinePairs =
-    "*/first-fit,*/fastest-first,qssf/best-fit,qssf/least-loaded,qssf/random";
+const char* kBaselinePairs = "*/first-fit,*/fastest-first,qssf/best-fit,qssf/least-loaded,qssf/random";
 const char* kLearnedPairs =
     "duet/duet,duet/best-fit,duet/fastest-first,fifo/duet,qssf/duet,duet/duet-rbf,duet/duet-nogp";
 
@@ -76,9 +75,7 @@ struct LoadResult {
   std::map<uint64_t, std::vector<SimResult>> runs;  // per seed, in pair order
 };
 
-std::string pm(const Stat& s, int digits) {
-  return fmt::format("{:.{}f} ± {:.{}f}", s.mean(), digits, s.sd(), digits);
-}
+std::string pm(const Stat& s, int digits) { return fmt::format("{:.{}f} ± {:.{}f}", s.mean(), digits, s.sd(), digits); }
 
 // Index of the non-oracle, non-learned pair with the lowest mean JCT.
 int best_baseline(const LoadResult& r) {
@@ -115,9 +112,10 @@ void write_md(const std::string& path, const ProtocolArgs& a, size_t jobs, doubl
               const std::vector<LoadResult>& loads) {
   std::ofstream f(path);
   f << "# duet eval --protocol philly\n\n";
-  f << fmt::format("Split **{}**: {} Philly jobs, offered load {:.1f} reference GPUs (V100-equivalent). "
-                   "Seeds: {}. Values are mean ± sd over seeds; times in hours, fees in USD, energy in kWh.\n\n",
-                   a.split, jobs, offered, a.seeds.size());
+  f << fmt::format(
+      "Split **{}**: {} Philly jobs, offered load {:.1f} reference GPUs (V100-equivalent). "
+      "Seeds: {}. Values are mean ± sd over seeds; times in hours, fees in USD, energy in kWh.\n\n",
+      a.split, jobs, offered, a.seeds.size());
   f << "*oracle* rows see true durations (a bound, not a competitor); rows with `duet` are learned "
        "(`duet-rbf`: GP with an RBF kernel on machine features; `duet-nogp`: no GP). "
        "**best** = the baseline with the lowest mean JCT.\n\n";
@@ -196,9 +194,7 @@ std::vector<double> parse_loads(const std::string& s) {
     double x = 0;
     try {
       x = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
+    } catch (const std::exception&) { used = 0; }
     if (used != item.size() || item.empty() || !(x > 0) || x > 1000)
       throw std::invalid_argument("--loads: expected percentages in (0, 1000] like 70,90,110, got '" + item + "'");
     v.push_back(x);
@@ -299,8 +295,8 @@ void run_protocol(const ProtocolArgs& a) {
         ro.drop_oversized = true;
         ro.progress_label = fmt::format("L{:.0f} s{} {}", load, seed, pairs[i].first);
         int64_t dropped = 0;
-        rows.push_back(run_pair(trace, cluster, table, &prices, pairs[i].first, pairs[i].second, a.context, ro,
-                                &dropped));
+        rows.push_back(
+            run_pair(trace, cluster, table, &prices, pairs[i].first, pairs[i].second, a.context, ro, &dropped));
         meta.dropped = dropped;
         meta.jobs = rows.back().jobs;
         const SimResult& s = rows.back();

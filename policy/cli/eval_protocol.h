@@ -13,8 +13,8 @@
 namespace duet::cli {
 
 struct ProtocolArgs {
-  std::string philly, pai;          // "" = the installed data/ copies
-  std::string split = "test";       // train | validate | test
+  std::string philly, pai;                    // "" = the installed data/ copies
+  std::string split = "test";                 // train | validate | test
   std::vector<double> loads = {70, 90, 110};  // offered load, % of capacity
   std::vector<uint64_t> seeds = {1, 2, 3};
   std::string policies;             // "" = the protocol's default pairs

@@ -25,8 +25,7 @@ const Command kCommands[] = {
     {"bench", "simulator speed: events/s at 1x and k x the trace (default: full Philly on full PAI)",
      duet::cli::setup_bench},
     {"model", "create and inspect learned-scheduler model files (duet-model(5))", duet::cli::setup_model},
-    {"replay", "submit a trace slice to Slurm as duet-emujob jobs at its scaled submit times",
-     duet::cli::setup_replay},
+    {"replay", "submit a trace slice to Slurm as duet-emujob jobs at its scaled submit times", duet::cli::setup_replay},
     {"report",
      "metrics of a real Slurm run from sacct (as duet eval writes them), or compare two runs: duet report A B",
      duet::cli::setup_report},
@@ -43,9 +42,7 @@ int main(int argc, char** argv) {
   for (const Command& c : kCommands) c.setup(app.add_subcommand(c.name, c.help));
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  } catch (const std::exception& e) {
+  } catch (const CLI::ParseError& e) { return app.exit(e); } catch (const std::exception& e) {
     duet::cli::progress_done();
     std::fprintf(stderr, "duet: %s\n", e.what());
     return 1;

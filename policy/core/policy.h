@@ -24,8 +24,8 @@ struct JobView {
   int gpus = 0;
   // Allowed GPU types: bit i set = ClusterView::gpu_types[i] allowed; 0 = any.
   uint64_t type_mask = 0;
-  double submit_s = 0;        // submit time, seconds from trace start
-  double wait_s = 0;          // time spent pending so far (excludes run time)
+  double submit_s = 0;  // submit time, seconds from trace start
+  double wait_s = 0;    // time spent pending so far (excludes run time)
   std::string_view user, vc, job_type;
   double attained_gpu_s = 0;  // GPU-seconds of service received so far
   double run_s = 0;           // wall seconds run so far (all attempts)
@@ -40,12 +40,12 @@ struct JobView {
 
 struct MachineView {
   std::string_view name;
-  int gpu_type = 0;   // index into ClusterView::gpu_types
+  int gpu_type = 0;  // index into ClusterView::gpu_types
   int total_gpus = 0;
   int free_gpus = 0;
   int rack = 0;
-  double speed = 1;   // known persistent speed vs the reference GPU (type x machine)
-  int jobs = 0;       // jobs running on it now (co-location)
+  double speed = 1;  // known persistent speed vs the reference GPU (type x machine)
+  int jobs = 0;      // jobs running on it now (co-location)
 };
 
 struct ClusterView {
@@ -81,8 +81,7 @@ class OrderingPolicy {
  public:
   virtual ~OrderingPolicy() = default;
   virtual std::string name() const = 0;
-  virtual void rank(std::span<const JobView> jobs, const ClusterView& cluster,
-                    std::vector<size_t>& order) = 0;
+  virtual void rank(std::span<const JobView> jobs, const ClusterView& cluster, std::vector<size_t>& order) = 0;
   // Strict head-of-line blocking: stop at the first ranked job that cannot start.
   virtual bool blocking() const { return false; }
   // Running jobs are ranked with pending ones and may be preempted.
@@ -119,8 +118,7 @@ class JointPolicy {
   virtual ~JointPolicy() = default;
   virtual std::string name() const = 0;
   // Jobs to start now; decisions are applied in order, each must fit.
-  virtual std::vector<Decision> decide(std::span<const JobView> pending,
-                                       const ClusterView& cluster) = 0;
+  virtual std::vector<Decision> decide(std::span<const JobView> pending, const ClusterView& cluster) = 0;
   virtual void on_finish(const JobView& /*job*/, double /*run_s*/) {}
 };
 

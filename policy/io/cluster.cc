@@ -25,8 +25,8 @@ ClusterSpec read_cluster(const std::string& path) {
 ClusterSpec read_cluster(std::istream& in, const std::string& name) {
   CsvReader r(in, name);
   CsvHeader h = read_header(r, {"machine", "gpu_type", "num_gpus"}, {"rack", "speed"});
-  const int c_m = h.find("machine"), c_t = h.find("gpu_type"), c_n = h.find("num_gpus"),
-            c_r = h.find("rack"), c_s = h.find("speed");
+  const int c_m = h.find("machine"), c_t = h.find("gpu_type"), c_n = h.find("num_gpus"), c_r = h.find("rack"),
+            c_s = h.find("speed");
   ClusterSpec c;
   c.source = name;
   std::unordered_map<std::string, int> seen;
@@ -43,9 +43,11 @@ ClusterSpec read_cluster(std::istream& in, const std::string& name) {
     if (m.gpu_type.empty() || m.gpu_type.find_first_of("| \t") != std::string::npos)
       r.fail(c_t, "field 'gpu_type': expected a GPU type name without spaces or '|', got '" + m.gpu_type + "'");
     if (types.insert(m.gpu_type).second && types.size() > kMaxGpuTypes)
-      r.fail(c_t, fmt::format("GPU type '{}' is one more than the {} GPU types a cluster may have", m.gpu_type, kMaxGpuTypes));
+      r.fail(c_t, fmt::format("GPU type '{}' is one more than the {} GPU types a cluster may have", m.gpu_type,
+                              kMaxGpuTypes));
     int64_t g = r.positive_integer(c_n, "num_gpus");
-    if (g > kMaxMachineGpus) r.fail(c_n, fmt::format("field 'num_gpus': expected at most {} GPUs per machine", kMaxMachineGpus));
+    if (g > kMaxMachineGpus)
+      r.fail(c_n, fmt::format("field 'num_gpus': expected at most {} GPUs per machine", kMaxMachineGpus));
     m.gpus = static_cast<int>(g);
     if (c_r >= 0) m.rack = r.fields()[c_r].text;
     if (c_s >= 0 && !r.fields()[c_s].text.empty()) {
@@ -62,8 +64,7 @@ void write_cluster(std::ostream& out, const ClusterSpec& c) {
   out << "machine,gpu_type,num_gpus,rack,speed\n";
   for (const auto& m : c.machines) {
     std::string s = m.speed > 0 ? fmt::format("{}", m.speed) : "";
-    out << fmt::format("{},{},{},{},{}\n", csv_escape(m.name), m.gpu_type, m.gpus,
-                       csv_escape(m.rack), s);
+    out << fmt::format("{},{},{},{},{}\n", csv_escape(m.name), m.gpu_type, m.gpus, csv_escape(m.rack), s);
   }
 }
 

@@ -21,16 +21,16 @@ static std::string where(const std::string& file, int line, int column) {
 
 InputError::InputError(std::string file, int line, int column, const std::string& message)
     : std::runtime_error(where(file, line, column) + ": " + printable(message)),
-      file_(std::move(file)), line_(line), column_(column) {}
+      file_(std::move(file)),
+      line_(line),
+      column_(column) {}
 
 CsvReader::CsvReader(std::istream& in, std::string name) : in_(in), name_(std::move(name)) {}
 
 std::unique_ptr<std::istream> CsvReader::open(const std::string& path) {
   try {
     return std::make_unique<FileInput>(path, kMaxCsvFileBytes, "CSV file");
-  } catch (const FileError& e) {
-    throw InputError(path, 0, 0, e.reason());
-  }
+  } catch (const FileError& e) { throw InputError(path, 0, 0, e.reason()); }
 }
 
 // One line into buf_, without its '\n'; false at the end of input. Reads
@@ -69,7 +69,11 @@ bool CsvReader::next() {
         for (;;) {
           if (i >= n) throw InputError(name_, line_, f.column, "unterminated quoted field");
           if (buf_[i] == '"') {
-            if (i + 1 < n && buf_[i + 1] == '"') { f.text += '"'; i += 2; continue; }
+            if (i + 1 < n && buf_[i + 1] == '"') {
+              f.text += '"';
+              i += 2;
+              continue;
+            }
             ++i;
             break;
           }
@@ -90,7 +94,10 @@ bool CsvReader::next() {
       fields_.push_back(std::move(f));
       if (i >= n) break;
       ++i;  // skip ','
-      if (i == n) { fields_.push_back(CsvField{"", static_cast<int>(i) + 1}); break; }
+      if (i == n) {
+        fields_.push_back(CsvField{"", static_cast<int>(i) + 1});
+        break;
+      }
     }
     return true;
   }
@@ -131,7 +138,8 @@ double CsvReader::number(size_t i, std::string_view what) const {
 
 double CsvReader::non_negative(size_t i, std::string_view what) const {
   double v = number(i, what);
-  if (v < 0) fail(i, "field '" + std::string(what) + "': expected a number >= 0, got '" + trimmed(fields_[i].text) + "'");
+  if (v < 0)
+    fail(i, "field '" + std::string(what) + "': expected a number >= 0, got '" + trimmed(fields_[i].text) + "'");
   return v;
 }
 
@@ -155,8 +163,7 @@ int64_t CsvReader::integer(size_t i, std::string_view what) const {
     // Accept integral values written as decimals ("8.0"), as real traces do.
     double d = 0;
     auto [q, ec2] = std::from_chars(t.data(), t.data() + t.size(), d);
-    if (t.empty() || ec2 != std::errc() || q != t.data() + t.size() || d != std::floor(d) ||
-        std::fabs(d) > 9e15)
+    if (t.empty() || ec2 != std::errc() || q != t.data() + t.size() || d != std::floor(d) || std::fabs(d) > 9e15)
       fail(i, "field '" + std::string(what) + "': expected an integer, got '" + t + "'");
     v = static_cast<int64_t>(d);
   }
@@ -165,7 +172,8 @@ int64_t CsvReader::integer(size_t i, std::string_view what) const {
 
 int64_t CsvReader::positive_integer(size_t i, std::string_view what) const {
   int64_t v = integer(i, what);
-  if (v < 1) fail(i, "field '" + std::string(what) + "': expected an integer >= 1, got '" + trimmed(fields_[i].text) + "'");
+  if (v < 1)
+    fail(i, "field '" + std::string(what) + "': expected an integer >= 1, got '" + trimmed(fields_[i].text) + "'");
   return v;
 }
 
@@ -182,8 +190,7 @@ CsvHeader read_header(CsvReader& r, const std::vector<std::string_view>& require
     for (auto x : v) s += (s.empty() ? "" : ",") + std::string(x);
     return s;
   };
-  if (!r.next())
-    throw InputError(r.name(), 1, 0, "empty file: expected a header line '" + list(required) + "'");
+  if (!r.next()) throw InputError(r.name(), 1, 0, "empty file: expected a header line '" + list(required) + "'");
   CsvHeader h;
   for (size_t i = 0; i < r.fields().size(); ++i) {
     std::string n = trimmed(r.fields()[i].text);
@@ -198,14 +205,18 @@ CsvHeader read_header(CsvReader& r, const std::vector<std::string_view>& require
   }
   for (auto x : required)
     if (h.find(x) < 0)
-      throw InputError(r.name(), r.line(), 0, "header lacks required column '" + std::string(x) + "' (required: " + list(required) + ")");
+      throw InputError(r.name(), r.line(), 0,
+                       "header lacks required column '" + std::string(x) + "' (required: " + list(required) + ")");
   return h;
 }
 
 std::string csv_escape(std::string_view s) {
   if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
   std::string o = "\"";
-  for (char c : s) { if (c == '"') o += '"'; o += c; }
+  for (char c : s) {
+    if (c == '"') o += '"';
+    o += c;
+  }
   return o + "\"";
 }
 

@@ -56,14 +56,14 @@ class CsvReader {
 
   // Typed field access with errors that say what was expected.
   const std::string& text(size_t i, std::string_view what) const;
-  double number(size_t i, std::string_view what) const;           // finite
-  double non_negative(size_t i, std::string_view what) const;     // >= 0
+  double number(size_t i, std::string_view what) const;        // finite
+  double non_negative(size_t i, std::string_view what) const;  // >= 0
   // lo <= v <= hi; `unit` is added to the message ("seconds (10 years)").
   double in_range(size_t i, std::string_view what, double lo, double hi, std::string_view unit = {}) const;
   // A duration or time in seconds: 0..kMaxTraceSeconds (policy/io/limits.h).
   double seconds(size_t i, std::string_view what) const;
   int64_t integer(size_t i, std::string_view what) const;
-  int64_t positive_integer(size_t i, std::string_view what) const; // >= 1
+  int64_t positive_integer(size_t i, std::string_view what) const;  // >= 1
 
  private:
   bool read_line();

@@ -29,8 +29,8 @@ static std::string env_join(const char* var, const std::string& rel) {
 }
 
 std::string find_data(const std::string& rel) {
-  return first_existing({env_join("DUET_DATA_DIR", rel), std::string(DUET_PKGDATADIR) + "/" + rel,
-                         std::string(DUET_SRCDIR) + "/" + rel});
+  return first_existing(
+      {env_join("DUET_DATA_DIR", rel), std::string(DUET_PKGDATADIR) + "/" + rel, std::string(DUET_SRCDIR) + "/" + rel});
 }
 
 std::string find_etc(const std::string& name) {

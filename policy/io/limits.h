@@ -21,8 +21,8 @@ inline constexpr double kMaxSpeed = 1e3;
 // GPU types in one cluster: job type masks are 64-bit.
 inline constexpr int kMaxGpuTypes = 64;
 // CSV input: enforced while reading, so an endless line is never held in memory.
-inline constexpr std::size_t kMaxCsvLineBytes = std::size_t{1} << 20;   // 1 MiB
-inline constexpr std::size_t kMaxCsvFieldBytes = std::size_t{64} << 10; // 64 KiB
+inline constexpr std::size_t kMaxCsvLineBytes = std::size_t{1} << 20;      // 1 MiB
+inline constexpr std::size_t kMaxCsvFieldBytes = std::size_t{64} << 10;    // 64 KiB
 inline constexpr std::uint64_t kMaxCsvFileBytes = std::uint64_t{4} << 30;  // 4 GiB
 
 }  // namespace duet

@@ -10,8 +10,8 @@ namespace duet {
 
 struct MinibatchSample {
   int worker = 0;
-  int time = 0;        // iteration index
-  double value = 0;    // normalised mini-batch time
+  int time = 0;      // iteration index
+  double value = 0;  // normalised mini-batch time
 };
 
 struct MinibatchJob {

@@ -50,12 +50,17 @@ PaiResult read_pai(std::istream& in, const std::string& path) {
     r.non_negative(2, "cap_cpu");
     r.non_negative(3, "cap_mem");
     int64_t g = r.integer(4, "cap_gpu");
-    if (g < 0 || g > kMaxMachineGpus) r.fail(4, fmt::format("field 'cap_gpu': expected an integer from 0 to {}", kMaxMachineGpus));
-    if (g == 0) { ++res.cpu_only_machines; continue; }
+    if (g < 0 || g > kMaxMachineGpus)
+      r.fail(4, fmt::format("field 'cap_gpu': expected an integer from 0 to {}", kMaxMachineGpus));
+    if (g == 0) {
+      ++res.cpu_only_machines;
+      continue;
+    }
     m.gpus = static_cast<int>(g);
     if (!per_type.count(m.gpu_type) && per_type.size() >= kMaxGpuTypes)
       r.fail(1, fmt::format("GPU type '{}' is one more than the {} GPU types a duet cluster may have "
-                            "(duet-cluster(5)); leave some machines out or merge types", m.gpu_type, kMaxGpuTypes));
+                            "(duet-cluster(5)); leave some machines out or merge types",
+                            m.gpu_type, kMaxGpuTypes));
     int k = per_type[m.gpu_type]++;
     m.rack = fmt::format("{}-r{:03}", m.gpu_type, k / kPaiRackSize);
     m.speed = pai_type_speed(m.gpu_type);

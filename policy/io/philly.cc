@@ -33,7 +33,8 @@ bool parse_timestamp(const std::string& s, int64_t& out) {
     return true;
   };
   int y, mo, d, h, mi, se;
-  if (!num(0, 4, y) || !num(5, 2, mo) || !num(8, 2, d) || !num(11, 2, h) || !num(14, 2, mi) || !num(17, 2, se)) return false;
+  if (!num(0, 4, y) || !num(5, 2, mo) || !num(8, 2, d) || !num(11, 2, h) || !num(14, 2, mi) || !num(17, 2, se))
+    return false;
   static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 || se > 60) return false;
   out = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400 + h * 3600 + mi * 60 + se;
@@ -48,9 +49,12 @@ Trace read_philly(const std::string& path, const TimeWindow& window) {
 Trace read_philly(std::istream& in, const std::string& path, const TimeWindow& window) {
   CsvReader r(in, path);
   CsvHeader h = read_header(r, {"timestamp", "duration", "num_gpus", "gpu_time", "cluster"}, {});
-  const int c_ts = h.find("timestamp"), c_d = h.find("duration"), c_g = h.find("num_gpus"),
-            c_gt = h.find("gpu_time"), c_c = h.find("cluster");
-  struct Row { int64_t ts; JobSpec j; };
+  const int c_ts = h.find("timestamp"), c_d = h.find("duration"), c_g = h.find("num_gpus"), c_gt = h.find("gpu_time"),
+            c_c = h.find("cluster");
+  struct Row {
+    int64_t ts;
+    JobSpec j;
+  };
   std::vector<Row> rows;
   int64_t n = 0;
   while (r.next()) {
@@ -71,7 +75,8 @@ Trace read_philly(std::istream& in, const std::string& path, const TimeWindow& w
     rows.push_back(std::move(row));
   }
   if (rows.empty())
-    throw InputError(path, r.line(), 0, window.whole() ? "no jobs in the Philly trace" : "no jobs in the Philly trace in the time window");
+    throw InputError(path, r.line(), 0,
+                     window.whole() ? "no jobs in the Philly trace" : "no jobs in the Philly trace in the time window");
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.ts < b.ts; });
   const int64_t t0 = window.from != INT64_MIN ? window.from : rows.front().ts;
   Trace t;

@@ -17,11 +17,9 @@ Trace read_trace(const std::string& path) {
 
 Trace read_trace(std::istream& in, const std::string& name) {
   CsvReader r(in, name);
-  CsvHeader h = read_header(r, {"job_id", "submit", "duration", "num_gpus"},
-                            {"gpu_type", "job_type", "user", "vc"});
-  const int c_id = h.find("job_id"), c_sub = h.find("submit"), c_dur = h.find("duration"),
-            c_gpu = h.find("num_gpus"), c_type = h.find("gpu_type"), c_jt = h.find("job_type"),
-            c_user = h.find("user"), c_vc = h.find("vc");
+  CsvHeader h = read_header(r, {"job_id", "submit", "duration", "num_gpus"}, {"gpu_type", "job_type", "user", "vc"});
+  const int c_id = h.find("job_id"), c_sub = h.find("submit"), c_dur = h.find("duration"), c_gpu = h.find("num_gpus"),
+            c_type = h.find("gpu_type"), c_jt = h.find("job_type"), c_user = h.find("user"), c_vc = h.find("vc");
   Trace t;
   t.source = name;
   std::unordered_map<int64_t, int> seen;
@@ -62,9 +60,8 @@ Trace read_trace(std::istream& in, const std::string& name) {
 void write_trace(std::ostream& out, const Trace& t) {
   out << "job_id,submit,duration,num_gpus,gpu_type,job_type,user,vc\n";
   for (const JobSpec& j : t.jobs)
-    out << fmt::format("{},{},{},{},{},{},{},{}\n", j.id, j.submit, j.duration, j.gpus,
-                       csv_escape(j.gpu_type), csv_escape(j.job_type), csv_escape(j.user),
-                       csv_escape(j.vc));
+    out << fmt::format("{},{},{},{},{},{},{},{}\n", j.id, j.submit, j.duration, j.gpus, csv_escape(j.gpu_type),
+                       csv_escape(j.job_type), csv_escape(j.user), csv_escape(j.vc));
 }
 
 }  // namespace duet

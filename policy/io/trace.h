@@ -17,7 +17,7 @@ struct JobSpec {
   std::string gpu_type;  // constraint: "" (any), "V100" or "V100|P100"
   std::string job_type;  // Gavel job type name, or "" (assigned by the model)
   std::string user, vc;
-  int line = 0;          // source line, for messages
+  int line = 0;  // source line, for messages
 };
 
 struct Trace {

@@ -115,15 +115,20 @@ int main(int argc, char** argv) {
   // one likelihood evaluation as hyper-parameter fitting does it (400 observations)
   std::vector<GpObservation> fit_obs;
   for (int i = 0; i < 400; ++i)
-    fit_obs.push_back({static_cast<std::uint32_t>(rng() % machines), static_cast<std::uint32_t>(rng() % (types + 1)), resid(rng)});
-  Stats lml = time_us(std::max(3, reps / 10), [&] { (void)log_marginal_likelihood(*gp.kernel(), gp.hyper(), fit_obs); });
+    fit_obs.push_back(
+        {static_cast<std::uint32_t>(rng() % machines), static_cast<std::uint32_t>(rng() % (types + 1)), resid(rng)});
+  Stats lml =
+      time_us(std::max(3, reps / 10), [&] { (void)log_marginal_likelihood(*gp.kernel(), gp.hyper(), fit_obs); });
 
   // placement: rank all M machines for one 4-GPU job
   PlacementHead head(model);
   std::vector<MachineState> state(machines);
   for (std::size_t i = 0; i < machines; ++i)
-    state[i] = {static_cast<std::uint32_t>(i), static_cast<std::uint16_t>(rng() % 9), 8,
-                static_cast<std::uint16_t>(rng() % 3), 1.0f + 0.1f * static_cast<float>(rng() % 10),
+    state[i] = {static_cast<std::uint32_t>(i),
+                static_cast<std::uint16_t>(rng() % 9),
+                8,
+                static_cast<std::uint16_t>(rng() % 3),
+                1.0f + 0.1f * static_cast<float>(rng() % 10),
                 static_cast<float>(rng() % 2)};
   std::vector<float> rows, mscores, omsg(cfg.ordering.order_message, 0.1f);
   std::vector<std::uint32_t> order;
@@ -158,8 +163,9 @@ int main(int argc, char** argv) {
   std::printf("  placement: message over %zu machines median %8.3f ms  (once per ordering pass)\n", machines,
               msg.median / 1e3);
   std::printf("  GP: build %zu machines x %u types   %8.1f ms\n", machines, types + 1, build_ms);
-  std::printf("  GP: online update, window %zu        %8.3f ms per observation (add + drop oldest, refresh every %zu)\n",
-              window, update_us / 1e3, opt.refresh_every);
+  std::printf(
+      "  GP: online update, window %zu        %8.3f ms per observation (add + drop oldest, refresh every %zu)\n",
+      window, update_us / 1e3, opt.refresh_every);
   std::printf("  GP: exact refresh, window %zu        median %8.1f ms\n", window, refresh.median / 1e3);
   std::printf("  GP: log marginal likelihood, 400 obs  median %8.1f ms (one fitting evaluation)\n", lml.median / 1e3);
   return 0;

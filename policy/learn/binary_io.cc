@@ -11,8 +11,7 @@
 
 namespace duet::learn {
 
-static_assert(std::endian::native == std::endian::little,
-              "learn file formats assume a little-endian host");
+static_assert(std::endian::native == std::endian::little, "learn file formats assume a little-endian host");
 
 std::uint64_t fnv1a64(const std::uint8_t* data, std::size_t size) {
   std::uint64_t h = 1469598103934665603ULL;
@@ -56,8 +55,8 @@ void ByteReader::error(const std::string& msg) const {
 
 void ByteReader::need(std::size_t n, const char* what) {
   if (buf_.size() - pos_ < n)
-    error(std::string("truncated while reading ") + what + " (need " + std::to_string(n) +
-         " bytes, " + std::to_string(buf_.size() - pos_) + " left)");
+    error(std::string("truncated while reading ") + what + " (need " + std::to_string(n) + " bytes, " +
+          std::to_string(buf_.size() - pos_) + " left)");
 }
 
 namespace {
@@ -70,11 +69,26 @@ T get(const std::vector<std::uint8_t>& b, std::size_t& pos) {
 }
 }  // namespace
 
-std::uint8_t ByteReader::u8(const char* what) { need(1, what); return buf_[pos_++]; }
-std::uint32_t ByteReader::u32(const char* what) { need(4, what); return get<std::uint32_t>(buf_, pos_); }
-std::uint64_t ByteReader::u64(const char* what) { need(8, what); return get<std::uint64_t>(buf_, pos_); }
-float ByteReader::f32(const char* what) { need(4, what); return get<float>(buf_, pos_); }
-double ByteReader::f64(const char* what) { need(8, what); return get<double>(buf_, pos_); }
+std::uint8_t ByteReader::u8(const char* what) {
+  need(1, what);
+  return buf_[pos_++];
+}
+std::uint32_t ByteReader::u32(const char* what) {
+  need(4, what);
+  return get<std::uint32_t>(buf_, pos_);
+}
+std::uint64_t ByteReader::u64(const char* what) {
+  need(8, what);
+  return get<std::uint64_t>(buf_, pos_);
+}
+float ByteReader::f32(const char* what) {
+  need(4, what);
+  return get<float>(buf_, pos_);
+}
+double ByteReader::f64(const char* what) {
+  need(8, what);
+  return get<double>(buf_, pos_);
+}
 
 std::string ByteReader::str(const char* what, std::size_t max_len) {
   std::uint32_t n = u32(what);
@@ -103,7 +117,7 @@ std::uint64_t ByteReader::count(const char* what, std::size_t item_bytes) {
   std::uint64_t n = u64(what);
   if (item_bytes > 0 && n > (buf_.size() - pos_) / item_bytes)
     error(std::string(what) + ": count " + std::to_string(n) + " does not fit in the " +
-         std::to_string(buf_.size() - pos_) + " bytes left (truncated or corrupt)");
+          std::to_string(buf_.size() - pos_) + " bytes left (truncated or corrupt)");
   return n;
 }
 
@@ -129,27 +143,24 @@ void write_container(const std::string& path, std::string_view magic8, std::uint
     throw FormatError(path + ": cannot rename " + tmp + " into place: " + std::strerror(errno));
 }
 
-std::vector<std::uint8_t> read_container(const std::string& path, std::string_view magic8,
-                                         std::uint32_t version, const char* kind, std::uint64_t max_bytes) {
+std::vector<std::uint8_t> read_container(const std::string& path, std::string_view magic8, std::uint32_t version,
+                                         const char* kind, std::uint64_t max_bytes) {
   std::string all;
   try {
     all = read_regular_file(path, max_bytes, kind);
-  } catch (const FileError& e) {
-    throw FormatError(e.what());
-  }
+  } catch (const FileError& e) { throw FormatError(e.what()); }
   return decode_container(all, path, magic8, version, kind);
 }
 
-std::vector<std::uint8_t> decode_container(std::string_view all, const std::string& name,
-                                           std::string_view magic8, std::uint32_t version, const char* kind) {
+std::vector<std::uint8_t> decode_container(std::string_view all, const std::string& name, std::string_view magic8,
+                                           std::uint32_t version, const char* kind) {
   const std::string path = printable(name);
   constexpr std::size_t kHeader = 32;
   if (all.size() < kHeader)
     throw FormatError(path + ": truncated: " + std::to_string(all.size()) +
                       " bytes, shorter than the 32-byte header of a " + kind);
   if (std::memcmp(all.data(), magic8.data(), 8) != 0)
-    throw FormatError(path + ": not a " + std::string(kind) + " (bad magic; expected \"" +
-                      std::string(magic8) + "\")");
+    throw FormatError(path + ": not a " + std::string(kind) + " (bad magic; expected \"" + std::string(magic8) + "\")");
   std::uint32_t file_version;
   std::memcpy(&file_version, all.data() + 8, 4);
   if (file_version != version)
@@ -159,9 +170,8 @@ std::vector<std::uint8_t> decode_container(std::string_view all, const std::stri
   std::memcpy(&len, all.data() + 16, 8);
   std::memcpy(&sum, all.data() + 24, 8);
   if (all.size() - kHeader != len)
-    throw FormatError(path + ": " + (all.size() - kHeader < len ? "truncated" : "trailing bytes") +
-                      ": header says " + std::to_string(len) + " payload bytes, file has " +
-                      std::to_string(all.size() - kHeader));
+    throw FormatError(path + ": " + (all.size() - kHeader < len ? "truncated" : "trailing bytes") + ": header says " +
+                      std::to_string(len) + " payload bytes, file has " + std::to_string(all.size() - kHeader));
   std::vector<std::uint8_t> payload(all.begin() + kHeader, all.end());
   if (fnv1a64(payload.data(), payload.size()) != sum)
     throw FormatError(path + ": checksum mismatch: the " + std::string(kind) + " is corrupt");

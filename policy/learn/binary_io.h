@@ -49,8 +49,7 @@ class ByteWriter {
 // names the source, the byte offset and the field being read.
 class ByteReader {
  public:
-  ByteReader(const std::vector<std::uint8_t>& bytes, std::string source)
-      : buf_(bytes), source_(std::move(source)) {}
+  ByteReader(const std::vector<std::uint8_t>& bytes, std::string source) : buf_(bytes), source_(std::move(source)) {}
   std::uint8_t u8(const char* what);
   std::uint32_t u32(const char* what);
   std::uint64_t u64(const char* what);
@@ -75,8 +74,8 @@ class ByteReader {
 };
 
 // Writes header + payload atomically (temporary file, then rename).
-void write_container(const std::string& path, std::string_view magic8,
-                     std::uint32_t version, const std::vector<std::uint8_t>& payload);
+void write_container(const std::string& path, std::string_view magic8, std::uint32_t version,
+                     const std::vector<std::uint8_t>& payload);
 
 // The largest container file read_container reads by default (256 MiB).
 inline constexpr std::uint64_t kMaxContainerBytes = std::uint64_t{256} << 20;
@@ -85,11 +84,10 @@ inline constexpr std::uint64_t kMaxContainerBytes = std::uint64_t{256} << 20;
 // `kind` names the file kind in messages ("duet model file"). The file must
 // be a regular file of at most max_bytes (checked before reading; opened
 // non-blocking, so a FIFO or a device is refused at once: safe_file.h).
-std::vector<std::uint8_t> read_container(const std::string& path, std::string_view magic8,
-                                         std::uint32_t version, const char* kind,
-                                         std::uint64_t max_bytes = kMaxContainerBytes);
+std::vector<std::uint8_t> read_container(const std::string& path, std::string_view magic8, std::uint32_t version,
+                                         const char* kind, std::uint64_t max_bytes = kMaxContainerBytes);
 // The same checks on a whole file already in memory; `name` is used in messages.
-std::vector<std::uint8_t> decode_container(std::string_view file, const std::string& name,
-                                           std::string_view magic8, std::uint32_t version, const char* kind);
+std::vector<std::uint8_t> decode_container(std::string_view file, const std::string& name, std::string_view magic8,
+                                           std::uint32_t version, const char* kind);
 
 }  // namespace duet::learn

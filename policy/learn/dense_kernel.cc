@@ -14,10 +14,9 @@ namespace {
 #ifdef DUET_HAVE_AVX2_KERNEL
 // Four rows by sixteen columns at a time: eight accumulators stay in
 // registers while the k loop streams two weight vectors per step.
-__attribute__((target("avx2,fma"))) void dense_avx2(const float* x, std::size_t rows, std::size_t in,
-                                                    std::size_t ldx, const float* wt, std::size_t out,
-                                                    const float* b, float* y, std::size_t ldy,
-                                                    std::size_t relu_cols) {
+__attribute__((target("avx2,fma"))) void dense_avx2(const float* x, std::size_t rows, std::size_t in, std::size_t ldx,
+                                                    const float* wt, std::size_t out, const float* b, float* y,
+                                                    std::size_t ldy, std::size_t relu_cols) {
   const __m256 zero = _mm256_setzero_ps();
   for (std::size_t r = 0; r < rows; r += 4) {
     const std::size_t nr = std::min<std::size_t>(4, rows - r);
@@ -67,8 +66,8 @@ v4f load4(const float* p) {
 }
 void store4(float* p, v4f v) { __builtin_memcpy(p, &v, sizeof v); }
 
-void dense_portable(const float* x, std::size_t rows, std::size_t in, std::size_t ldx, const float* wt,
-                    std::size_t out, const float* b, float* y, std::size_t ldy, std::size_t relu_cols) {
+void dense_portable(const float* x, std::size_t rows, std::size_t in, std::size_t ldx, const float* wt, std::size_t out,
+                    const float* b, float* y, std::size_t ldy, std::size_t relu_cols) {
   const v4f zero = {0, 0, 0, 0};
   for (std::size_t r = 0; r < rows; r += 2) {
     const bool two = r + 1 < rows;

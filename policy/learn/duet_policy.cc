@@ -19,9 +19,7 @@
 namespace duet::learn {
 namespace {
 
-void check_model(const Model& m) {
-  m.check_inputs(kJobFeatures, kClusterFeatures, kPlacementFeatures);
-}
+void check_model(const Model& m) { m.check_inputs(kJobFeatures, kClusterFeatures, kPlacementFeatures); }
 
 class DuetPlacement : public PlacementPolicy {
  public:
@@ -56,7 +54,8 @@ class DuetPlacement : public PlacementPolicy {
     head_.message(rows_, all_.size(), out);
   }
   bool messages_fit(const NetConfig& o) const {
-    return head_.order_message() == o.ordering.order_message && head_.placement_message() == o.placement.placement_message;
+    return head_.order_message() == o.ordering.order_message &&
+           head_.placement_message() == o.placement.placement_message;
   }
   void set_order_messages(std::span<const JobView> jobs, const std::vector<float>& msgs) {
     const size_t w = head_.order_message();

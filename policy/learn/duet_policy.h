@@ -43,9 +43,7 @@ struct DuetPolicyOptions {
   std::optional<KernelKind> kernel;
 };
 
-std::unique_ptr<OrderingPolicy> make_duet_ordering(std::shared_ptr<const Model> m,
-                                                   const DuetPolicyOptions& o = {});
-std::unique_ptr<PlacementPolicy> make_duet_placement(std::shared_ptr<const Model> m,
-                                                     const DuetPolicyOptions& o = {});
+std::unique_ptr<OrderingPolicy> make_duet_ordering(std::shared_ptr<const Model> m, const DuetPolicyOptions& o = {});
+std::unique_ptr<PlacementPolicy> make_duet_placement(std::shared_ptr<const Model> m, const DuetPolicyOptions& o = {});
 
 }  // namespace duet::learn

@@ -33,7 +33,8 @@ struct Codec {
     if (h.kind == KernelKind::random_walk) {
       t.push_back(logit(h.beta / 0.5));
       const double w0 = std::max(h.walk_weights[0], 1e-6);
-      for (std::size_t p = 1; p < h.walk_weights.size(); ++p) t.push_back(std::log(std::max(h.walk_weights[p], 1e-6) / w0));
+      for (std::size_t p = 1; p < h.walk_weights.size(); ++p)
+        t.push_back(std::log(std::max(h.walk_weights[p], 1e-6) / w0));
       if (graph) {
         t.push_back(safe_log(h.graph.same_type));
         t.push_back(safe_log(h.graph.same_rack));
@@ -105,14 +106,22 @@ std::vector<double> nelder_mead(const std::function<double(const std::vector<dou
     if (fr < val[lo]) {
       auto xe = along(-2.0);
       double fe = eval(xe);
-      if (fe < fr) { pts[hi] = xe; val[hi] = fe; } else { pts[hi] = xr; val[hi] = fr; }
+      if (fe < fr) {
+        pts[hi] = xe;
+        val[hi] = fe;
+      } else {
+        pts[hi] = xr;
+        val[hi] = fr;
+      }
     } else if (fr < val[nh]) {
-      pts[hi] = xr; val[hi] = fr;
+      pts[hi] = xr;
+      val[hi] = fr;
     } else {
       auto xc = along(fr < val[hi] ? -0.5 : 0.5);
       double fc = eval(xc);
       if (fc < std::min(fr, val[hi])) {
-        pts[hi] = xc; val[hi] = fc;
+        pts[hi] = xc;
+        val[hi] = fc;
       } else {
         for (std::size_t i = 0; i <= d; ++i) {
           if (i == lo) continue;

@@ -13,9 +13,9 @@ class PerformanceGp;
 struct GpObservation;
 
 struct FitOptions {
-  std::size_t max_obs = 400;    // use the most recent max_obs observations
-  std::size_t max_evals = 300;  // likelihood evaluations
-  double tolerance = 1e-6;      // stop when the simplex spread in LML is below
+  std::size_t max_obs = 400;      // use the most recent max_obs observations
+  std::size_t max_evals = 300;    // likelihood evaluations
+  double tolerance = 1e-6;        // stop when the simplex spread in LML is below
   bool fit_graph_weights = true;  // random walk: also fit w_type, w_rack, w_sim
 };
 

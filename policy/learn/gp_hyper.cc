@@ -10,20 +10,24 @@ namespace duet::learn {
 
 const char* kernel_kind_name(KernelKind k) {
   switch (k) {
-    case KernelKind::random_walk: return "random_walk";
-    case KernelKind::rbf: return "rbf";
-    case KernelKind::none: return "none";
+    case KernelKind::random_walk:
+      return "random_walk";
+    case KernelKind::rbf:
+      return "rbf";
+    case KernelKind::none:
+      return "none";
   }
   return "?";
 }
 
 void GpHyper::validate() const {
   auto bad = [](const char* f, double v, const char* want) {
-    throw std::invalid_argument(std::string("GP hyper-parameter ") + f + " = " + std::to_string(v) +
-                                ": expected " + want);
+    throw std::invalid_argument(std::string("GP hyper-parameter ") + f + " = " + std::to_string(v) + ": expected " +
+                                want);
   };
   if (!(beta > 0 && beta <= 0.5)) bad("beta", beta, "0 < beta <= 0.5");
-  if (walk_weights.empty() || walk_weights.size() > 16) bad("walk_weights.size", double(walk_weights.size()), "1..16 terms");
+  if (walk_weights.empty() || walk_weights.size() > 16)
+    bad("walk_weights.size", double(walk_weights.size()), "1..16 terms");
   double sum = 0;
   for (double v : walk_weights) {
     if (!(v >= 0) || !std::isfinite(v)) bad("walk_weights[p]", v, ">= 0");
@@ -83,9 +87,7 @@ GpHyper read_hyper(ByteReader& r) {
   h.sim_min_obs = r.u32("gp.sim_min_obs");
   try {
     h.validate();
-  } catch (const std::invalid_argument& e) {
-    r.error(e.what());
-  }
+  } catch (const std::invalid_argument& e) { r.error(e.what()); }
   return h;
 }
 

@@ -27,14 +27,14 @@ struct GpHyper {
   // RBF kernel on MachineDesc::features: exp(-|xi - xj|^2 / (2 l^2)).
   double lengthscale = 1.0;
   // Shared by all kernels. Units: log(measured speed / expected speed).
-  double signal_var = 0.01;  // sigma_f^2: prior variance of f
-  double noise_var = 0.0025; // sigma_n^2: per-observation fluctuation
-  double type_corr = 0.5;    // rho: correlation of f between two job types
-  double prior_mean = 0.0;   // mu_0
+  double signal_var = 0.01;   // sigma_f^2: prior variance of f
+  double noise_var = 0.0025;  // sigma_n^2: per-observation fluctuation
+  double type_corr = 0.5;     // rho: correlation of f between two job types
+  double prior_mean = 0.0;    // mu_0
   // Learned similarity edges (random walk only).
-  std::uint32_t sim_k = 8;           // nearest neighbours per machine
-  double sim_lengthscale = 0.05;     // l in exp(-d^2 / 2 l^2), log-speed units
-  std::uint32_t sim_min_obs = 3;     // observations before a machine gets edges
+  std::uint32_t sim_k = 8;        // nearest neighbours per machine
+  double sim_lengthscale = 0.05;  // l in exp(-d^2 / 2 l^2), log-speed units
+  std::uint32_t sim_min_obs = 3;  // observations before a machine gets edges
 
   // Throws std::invalid_argument naming the first bad field.
   void validate() const;

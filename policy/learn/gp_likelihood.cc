@@ -38,7 +38,8 @@ double log_marginal_likelihood(const MachineKernel& k, const GpHyper& h, std::sp
   if (llt.info() != Eigen::Success) return -std::numeric_limits<double>::infinity();
   const Eigen::VectorXd z = llt.matrixL().solve(r);
   const double logdet = 2.0 * llt.matrixLLT().diagonal().array().log().sum();
-  const double v = -0.5 * z.squaredNorm() - 0.5 * logdet - 0.5 * static_cast<double>(n) * std::log(2 * std::numbers::pi);
+  const double v =
+      -0.5 * z.squaredNorm() - 0.5 * logdet - 0.5 * static_cast<double>(n) * std::log(2 * std::numbers::pi);
   return std::isfinite(v) ? v : -std::numeric_limits<double>::infinity();
 }
 

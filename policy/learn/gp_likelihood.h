@@ -15,7 +15,6 @@ struct GpObservation;
 // K = sigma_f^2 (K_m o K_t) + sigma_n^2 I over the observations. job_type
 // values must already be type slots (PerformanceGp::type_slot). Returns -inf
 // when K is not numerically positive definite.
-double log_marginal_likelihood(const MachineKernel& k, const GpHyper& h,
-                               std::span<const GpObservation> obs);
+double log_marginal_likelihood(const MachineKernel& k, const GpHyper& h, std::span<const GpObservation> obs);
 
 }  // namespace duet::learn

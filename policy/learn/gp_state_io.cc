@@ -52,7 +52,10 @@ PerformanceGp load_gp_state(const std::string& path, std::vector<MachineDesc> ma
   rep.saved_machines = saved;
   for (std::uint64_t i = 0; i < saved; ++i) {
     auto it = now.find(r.str("machine name", 4096));
-    if (it == now.end()) ++rep.machines_missing; else map[i] = it->second;
+    if (it == now.end())
+      ++rep.machines_missing;
+    else
+      map[i] = it->second;
   }
   const auto nobs = r.count("window size", 16);
   std::deque<GpObservation> window;
@@ -61,10 +64,15 @@ PerformanceGp load_gp_state(const std::string& path, std::vector<MachineDesc> ma
     const auto m = r.u32("observation machine");
     o.job_type = r.u32("observation job type");
     o.value = r.f64("observation value");
-    if (m >= saved) r.error("observation machine " + std::to_string(m) + " >= saved machine count " + std::to_string(saved));
-    if (o.job_type > types) r.error("observation job type slot " + std::to_string(o.job_type) + " > " + std::to_string(types));
+    if (m >= saved)
+      r.error("observation machine " + std::to_string(m) + " >= saved machine count " + std::to_string(saved));
+    if (o.job_type > types)
+      r.error("observation job type slot " + std::to_string(o.job_type) + " > " + std::to_string(types));
     if (!std::isfinite(o.value)) r.error("observation value is not finite");
-    if (map[m] < 0) { ++rep.observations_dropped; continue; }
+    if (map[m] < 0) {
+      ++rep.observations_dropped;
+      continue;
+    }
     o.machine = static_cast<std::uint32_t>(map[m]);
     window.push_back(o);
   }

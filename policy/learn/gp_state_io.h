@@ -15,8 +15,8 @@ inline constexpr std::uint32_t kGpStateVersion = 1;
 
 struct GpStateLoadReport {
   std::size_t saved_machines = 0;
-  std::size_t machines_missing = 0;       // saved machines absent from the new list
-  std::size_t observations_dropped = 0;   // window entries on missing machines
+  std::size_t machines_missing = 0;      // saved machines absent from the new list
+  std::size_t observations_dropped = 0;  // window entries on missing machines
 };
 
 // Writes atomically (temporary file + rename). Throws FormatError on I/O errors.

@@ -55,8 +55,8 @@ void MachineGraph::update_degrees() {
   }
 }
 
-void MachineGraph::set_similarity(const Eigen::MatrixXd& emb, const std::vector<bool>& valid,
-                                  int k, double lengthscale) {
+void MachineGraph::set_similarity(const Eigen::MatrixXd& emb, const std::vector<bool>& valid, int k,
+                                  double lengthscale) {
   const std::size_t n = size();
   if (static_cast<std::size_t>(emb.rows()) != n || valid.size() != n)
     throw std::invalid_argument("similarity embedding must have one row per machine");

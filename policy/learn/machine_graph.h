@@ -20,10 +20,10 @@ namespace duet::learn {
 // One machine as the GP sees it. Plain data; the caller fills it from the
 // cluster description (simulator or Slurm node table).
 struct MachineDesc {
-  std::string name;               // unique; used to remap saved GP state
-  std::string gpu_type;           // e.g. "V100"; any string, unknown types fine
-  std::string rack;               // empty: no rack edges for this machine
-  std::vector<double> features;   // for the RBF variant (e.g. relative speed)
+  std::string name;              // unique; used to remap saved GP state
+  std::string gpu_type;          // e.g. "V100"; any string, unknown types fine
+  std::string rack;              // empty: no rack edges for this machine
+  std::vector<double> features;  // for the RBF variant (e.g. relative speed)
 };
 
 struct GraphWeights {
@@ -44,8 +44,7 @@ class MachineGraph {
   // Replace the learned-similarity edges: each valid machine (row of emb)
   // links to its k nearest valid machines, weight exp(-|zi-zj|^2 / 2 l^2),
   // symmetrised by taking the larger weight. Invalid rows get no edges.
-  void set_similarity(const Eigen::MatrixXd& emb, const std::vector<bool>& valid,
-                      int k, double lengthscale);
+  void set_similarity(const Eigen::MatrixXd& emb, const std::vector<bool>& valid, int k, double lengthscale);
   std::size_t similarity_edges() const { return sim_edges_; }
 
   // out = Â * in, for a block of column vectors (size() rows).

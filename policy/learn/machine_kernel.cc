@@ -72,7 +72,8 @@ RbfKernel::RbfKernel(const std::vector<MachineDesc>& machines, double lengthscal
       throw std::invalid_argument("rbf kernel: machine " + machines[i].name + " has " +
                                   std::to_string(machines[i].features.size()) + " features, expected " +
                                   std::to_string(r));
-    for (std::size_t f = 0; f < r; ++f) x_(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(f)) = machines[i].features[f];
+    for (std::size_t f = 0; f < r; ++f)
+      x_(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(f)) = machines[i].features[f];
   }
   inv_2l2_ = 1.0 / (2 * lengthscale * lengthscale);
 }
@@ -91,16 +92,21 @@ Eigen::MatrixXd RbfKernel::submatrix(const std::vector<std::uint32_t>& idx) cons
   Eigen::MatrixXd out(k, k);
   for (Eigen::Index a = 0; a < k; ++a)
     for (Eigen::Index b = 0; b < k; ++b)
-      out(a, b) = std::exp(-(x_.row(idx[static_cast<std::size_t>(a)]) - x_.row(idx[static_cast<std::size_t>(b)])).squaredNorm() * inv_2l2_);
+      out(a, b) = std::exp(
+          -(x_.row(idx[static_cast<std::size_t>(a)]) - x_.row(idx[static_cast<std::size_t>(b)])).squaredNorm() *
+          inv_2l2_);
   return out;
 }
 
 std::unique_ptr<MachineKernel> make_machine_kernel(const GpHyper& h, const MachineGraph& g,
                                                    const std::vector<MachineDesc>& machines) {
   switch (h.kind) {
-    case KernelKind::random_walk: return std::make_unique<RandomWalkKernel>(g, h.beta, h.walk_weights);
-    case KernelKind::rbf: return std::make_unique<RbfKernel>(machines, h.lengthscale);
-    case KernelKind::none: return nullptr;
+    case KernelKind::random_walk:
+      return std::make_unique<RandomWalkKernel>(g, h.beta, h.walk_weights);
+    case KernelKind::rbf:
+      return std::make_unique<RbfKernel>(machines, h.lengthscale);
+    case KernelKind::none:
+      return nullptr;
   }
   return nullptr;
 }

@@ -9,11 +9,10 @@ Model combine_agents(const Model& order_from, const Model& place_from) {
   const auto a = all_param_shapes(order_from.nets), b = all_param_shapes(place_from.nets);
   for (std::size_t i = 0; i < a.size() || i < b.size(); ++i) {
     if (i >= a.size() || i >= b.size() || a[i].name != b[i].name || a[i].shape != b[i].shape)
-      throw std::invalid_argument("cannot combine: the models declare different networks (" +
-                                  (i < a.size() ? a[i].name + " " + shape_string(a[i].shape) : std::string("none")) +
-                                  " vs " +
-                                  (i < b.size() ? b[i].name + " " + shape_string(b[i].shape) : std::string("none")) +
-                                  ")");
+      throw std::invalid_argument(
+          "cannot combine: the models declare different networks (" +
+          (i < a.size() ? a[i].name + " " + shape_string(a[i].shape) : std::string("none")) + " vs " +
+          (i < b.size() ? b[i].name + " " + shape_string(b[i].shape) : std::string("none")) + ")");
   }
   Model m = order_from;
   m.machine_norm = place_from.machine_norm;
@@ -25,8 +24,8 @@ Model combine_agents(const Model& order_from, const Model& place_from) {
     if (w.name.rfind("placement.", 0) != 0) m.weights.push_back(w);
   for (const NamedArray& w : place_from.weights)
     if (w.name.rfind("placement.", 0) == 0) m.weights.push_back(w);
-  m.provenance = "combined: ordering from [" + order_from.provenance + "], placement from [" +
-                 place_from.provenance + "]";
+  m.provenance =
+      "combined: ordering from [" + order_from.provenance + "], placement from [" + place_from.provenance + "]";
   m.validate();
   return m;
 }

@@ -64,8 +64,8 @@ void Model::validate() const {
     for (auto d : a.shape)
       if (!checked_mul(count, d, &count)) throw std::invalid_argument("weights " + want.name + ": too many values");
     if (static_cast<std::int64_t>(a.data.size()) != count)
-      throw std::invalid_argument("weights " + want.name + ": " + std::to_string(a.data.size()) +
-                                  " values for shape " + shape_string(a.shape));
+      throw std::invalid_argument("weights " + want.name + ": " + std::to_string(a.data.size()) + " values for shape " +
+                                  shape_string(a.shape));
     for (float v : a.data)
       if (!std::isfinite(v)) throw std::invalid_argument("weights " + want.name + " contain a non-finite value");
     have.erase(it);
@@ -148,7 +148,8 @@ Model decode_payload(const std::vector<std::uint8_t>& payload, const std::string
     std::int64_t count = 1;
     for (std::uint32_t d = 0; d < rank; ++d) {
       const auto dim = r.i64("weight dimension");
-      if (dim < 1 || dim > (1 << 20)) r.error("weights " + a.name + ": dimension " + std::to_string(dim) + " out of range");
+      if (dim < 1 || dim > (1 << 20))
+        r.error("weights " + a.name + ": dimension " + std::to_string(dim) + " out of range");
       a.shape.push_back(dim);
       if (!checked_mul(count, dim, &count) || count > kMaxWeightValues)
         r.error("weights " + a.name + ": shape " + shape_string(a.shape) + "... holds more than " +
@@ -165,9 +166,7 @@ Model decode_payload(const std::vector<std::uint8_t>& payload, const std::string
   if (!r.at_end()) r.error("trailing bytes after the last weight array");
   try {
     m.validate();
-  } catch (const std::invalid_argument& e) {
-    throw FormatError(printable(path) + ": " + printable(e.what()));
-  }
+  } catch (const std::invalid_argument& e) { throw FormatError(printable(path) + ": " + printable(e.what())); }
   return m;
 }
 
@@ -179,8 +178,8 @@ Model load_model(const std::string& path) {
 }
 
 Model decode_model(std::string_view file, const std::string& name) {
-  return decode_payload(decode_container(file, name, std::string_view(kModelMagic, 8), kModelVersion, "duet model file"),
-                        name);
+  return decode_payload(
+      decode_container(file, name, std::string_view(kModelMagic, 8), kModelVersion, "duet model file"), name);
 }
 
 }  // namespace duet::learn

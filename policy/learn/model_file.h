@@ -33,8 +33,7 @@ struct Model {
   const NamedArray& weight(const std::string& name) const;  // throws if absent
   // Throws std::invalid_argument if the model's input widths differ from
   // what the caller's feature extractors produce.
-  void check_inputs(std::uint32_t job_features, std::uint32_t cluster_features,
-                    std::uint32_t machine_features) const;
+  void check_inputs(std::uint32_t job_features, std::uint32_t cluster_features, std::uint32_t machine_features) const;
 };
 
 // Writes atomically; throws FormatError on I/O errors or an invalid model.

@@ -8,6 +8,6 @@
 namespace duet::learn {
 
 inline constexpr std::uint64_t kMaxModelBytes = std::uint64_t{256} << 20;  // 256 MiB, refused before reading
-inline constexpr std::int64_t kMaxWeightValues = std::int64_t{1} << 26;   // values in one weight array
+inline constexpr std::int64_t kMaxWeightValues = std::int64_t{1} << 26;    // values in one weight array
 
 }  // namespace duet::learn

@@ -7,7 +7,8 @@ namespace duet::learn {
 void NetConfig::validate() const {
   auto check = [](const char* name, std::uint32_t v) {
     if (v < 1 || v > 4096)
-      throw std::invalid_argument(std::string("network size ") + name + " = " + std::to_string(v) + ": expected 1..4096");
+      throw std::invalid_argument(std::string("network size ") + name + " = " + std::to_string(v) +
+                                  ": expected 1..4096");
   };
   check("ordering.job_features", ordering.job_features);
   check("ordering.cluster_features", ordering.cluster_features);

@@ -11,18 +11,18 @@
 namespace duet::learn {
 
 struct OrderingNetConfig {
-  std::uint32_t job_features = 16;       // raw features per pending job
-  std::uint32_t cluster_features = 8;    // cluster summary
-  std::uint32_t hidden = 48;             // encoder hidden width
-  std::uint32_t embed = 32;              // job embedding width
-  std::uint32_t head_hidden = 32;        // scoring head width
-  std::uint32_t order_message = 4;       // ordering -> placement, per job
+  std::uint32_t job_features = 16;     // raw features per pending job
+  std::uint32_t cluster_features = 8;  // cluster summary
+  std::uint32_t hidden = 48;           // encoder hidden width
+  std::uint32_t embed = 32;            // job embedding width
+  std::uint32_t head_hidden = 32;      // scoring head width
+  std::uint32_t order_message = 4;     // ordering -> placement, per job
 };
 
 struct PlacementNetConfig {
-  std::uint32_t machine_features = 9;    // see placement_features.h
+  std::uint32_t machine_features = 9;  // see placement_features.h
   std::uint32_t hidden = 32;
-  std::uint32_t placement_message = 4;   // placement -> ordering
+  std::uint32_t placement_message = 4;  // placement -> ordering
 };
 
 struct CriticNetConfig {

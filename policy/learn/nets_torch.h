@@ -23,10 +23,10 @@ namespace duet::learn {
 // as E W_e^T + (W_g [ctx ; cluster ; msg_p] + b): the shared part once.
 struct OrderingNetImpl : torch::nn::Module {
   explicit OrderingNetImpl(const NetConfig& c);
-  torch::Tensor embed(const torch::Tensor& jobs) const;       // [n, embed]
-  static torch::Tensor squeeze(const torch::Tensor& e);       // [2 embed]
+  torch::Tensor embed(const torch::Tensor& jobs) const;  // [n, embed]
+  static torch::Tensor squeeze(const torch::Tensor& e);  // [2 embed]
   torch::Tensor scores(const torch::Tensor& e, const torch::Tensor& ctx, const torch::Tensor& cluster,
-                       const torch::Tensor& placement_msg) const;  // [n] logits
+                       const torch::Tensor& placement_msg) const;                  // [n] logits
   torch::Tensor messages(const torch::Tensor& e, const torch::Tensor& ctx) const;  // [n, order_message]
   torch::Tensor forward(const torch::Tensor& jobs, const torch::Tensor& cluster, const torch::Tensor& placement_msg);
 

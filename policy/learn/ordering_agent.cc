@@ -32,8 +32,8 @@ struct OrderingAgent::Impl {
   std::vector<float> w3;       // head2 weights (hhp, zero padded)
   float b3 = 0;
 
-  void run(std::span<const float> jobs, std::size_t n, std::span<const float> cluster,
-           std::span<const float> pmsg, std::vector<float>& scores, std::vector<float>* messages) const;
+  void run(std::span<const float> jobs, std::size_t n, std::span<const float> cluster, std::span<const float> pmsg,
+           std::vector<float>& scores, std::vector<float>* messages) const;
 };
 
 namespace {
@@ -83,11 +83,13 @@ OrderingAgent::Impl::Impl(const Model& m, bool use_avx2)
   const std::size_t g = static_cast<std::size_t>(head1.shape[1]) - emb;
   wg.resize(hh * g);
   for (std::size_t r = 0; r < hh; ++r)
-    std::copy_n(head1.data.begin() + static_cast<std::ptrdiff_t>(r * (emb + g) + emb), g, wg.begin() + static_cast<std::ptrdiff_t>(r * g));
+    std::copy_n(head1.data.begin() + static_cast<std::ptrdiff_t>(r * (emb + g) + emb), g,
+                wg.begin() + static_cast<std::ptrdiff_t>(r * g));
   bh = m.weight("ordering.head1.bias").data;
   wc.resize(om * 2 * emb);
   for (std::size_t r = 0; r < om; ++r)
-    std::copy_n(msg.data.begin() + static_cast<std::ptrdiff_t>(r * 3 * emb + emb), 2 * emb, wc.begin() + static_cast<std::ptrdiff_t>(r * 2 * emb));
+    std::copy_n(msg.data.begin() + static_cast<std::ptrdiff_t>(r * 3 * emb + emb), 2 * emb,
+                wc.begin() + static_cast<std::ptrdiff_t>(r * 2 * emb));
   bm = m.weight("ordering.msg.bias").data;
   w3 = padded_copy(m.weight("ordering.head2.weight"), hhp);
   b3 = m.weight("ordering.head2.bias").data.at(0);
@@ -129,7 +131,8 @@ void OrderingAgent::Impl::run(std::span<const float> jobs, std::size_t n, std::s
   std::vector<float> g;
   for (std::size_t c = 0; c < emb; ++c) g.push_back(static_cast<float>(sum[c] / static_cast<double>(n)));
   g.insert(g.end(), mx.begin(), mx.end());
-  for (std::size_t f = 0; f < cluster.size(); ++f) g.push_back((cluster[f] - cluster_norm.mean[f]) * cluster_norm.scale[f]);
+  for (std::size_t f = 0; f < cluster.size(); ++f)
+    g.push_back((cluster[f] - cluster_norm.mean[f]) * cluster_norm.scale[f]);
   for (std::size_t k = 0; k < cfg.placement.placement_message; ++k) g.push_back(pmsg.empty() ? 0.0f : pmsg[k]);
   const std::size_t width = messages ? hhp + omp : hhp;
   std::vector<float> shared(width, 0.0f);
@@ -148,15 +151,16 @@ void OrderingAgent::Impl::run(std::span<const float> jobs, std::size_t n, std::s
   out.resize(kBlock * width);
   for (std::size_t i = 0; i < n; i += kBlock) {
     const std::size_t b = std::min(kBlock, n - i);
-    kernel::dense(e.data() + i * embp, b, emb, embp, messages ? wjt.data() : wst.data(), width, shared.data(), out.data(), width, hhp, avx2);
+    kernel::dense(e.data() + i * embp, b, emb, embp, messages ? wjt.data() : wst.data(), width, shared.data(),
+                  out.data(), width, hhp, avx2);
     for (std::size_t r = 0; r < b; ++r) {
       float s = b3;
       for (std::size_t c = 0; c < hhp; ++c) s += out[r * width + c] * w3[c];
       scores[i + r] = s;
     }
     if (messages) {
-      using Strided = Eigen::Map<Eigen::Array<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0,
-                                 Eigen::OuterStride<>>;
+      using Strided =
+          Eigen::Map<Eigen::Array<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0, Eigen::OuterStride<>>;
       Strided pre(out.data() + hhp, static_cast<Eigen::Index>(b), static_cast<Eigen::Index>(om),
                   Eigen::OuterStride<>(static_cast<Eigen::Index>(width)));
       Eigen::Map<Eigen::Array<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> to(

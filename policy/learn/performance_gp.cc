@@ -9,8 +9,7 @@
 
 namespace duet::learn {
 
-PerformanceGp::PerformanceGp(std::vector<MachineDesc> machines, std::uint32_t num_job_types,
-                             GpHyper hyper, Options opt)
+PerformanceGp::PerformanceGp(std::vector<MachineDesc> machines, std::uint32_t num_job_types, GpHyper hyper, Options opt)
     : machines_(std::move(machines)), num_types_(num_job_types), hyper_(std::move(hyper)), opt_(opt) {
   hyper_.validate();
   if (machines_.empty()) throw std::invalid_argument("performance GP: no machines");
@@ -123,8 +122,8 @@ void PerformanceGp::observe(std::span<const GpObservation> obs) {
 
 void PerformanceGp::observe(const GpObservation& in) {
   if (in.machine >= machines_.size())
-    throw std::out_of_range("performance GP: observation for machine " + std::to_string(in.machine) +
-                            ", only " + std::to_string(machines_.size()) + " machines");
+    throw std::out_of_range("performance GP: observation for machine " + std::to_string(in.machine) + ", only " +
+                            std::to_string(machines_.size()) + " machines");
   if (!std::isfinite(in.value)) throw std::invalid_argument("performance GP: observation value is not finite");
   GpObservation o = in;
   o.job_type = type_slot(in.job_type);
@@ -142,9 +141,7 @@ void PerformanceGp::add(const GpObservation& o) {
   const std::uint32_t s_new = acquire_slot(o.machine);
   Eigen::VectorXd kx(n);
   Eigen::Index a = 0;
-  for (const auto& w : window_) {
-    kx[a++] = sf2 * kcols_(w.machine, s_new) * kt(w.job_type, o.job_type);
-  }
+  for (const auto& w : window_) { kx[a++] = sf2 * kcols_(w.machine, s_new) * kt(w.job_type, o.job_type); }
   Eigen::VectorXd beta = cinv_ * kx;
   const double s = std::max(sf2 + hyper_.noise_var - kx.dot(beta), 1e-12);
   // posterior covariance of every grid point with the new point
@@ -241,7 +238,8 @@ void PerformanceGp::refresh() {
     Eigen::MatrixXd kt_obs(mean_.rows(), nt), ctt(nt, nt);
     for (Eigen::Index i = 0; i < nt; ++i) {
       kt_obs.col(i) = kobs.col(ix[static_cast<std::size_t>(i)]);
-      for (Eigen::Index j = 0; j < nt; ++j) ctt(i, j) = cinv_(ix[static_cast<std::size_t>(i)], ix[static_cast<std::size_t>(j)]);
+      for (Eigen::Index j = 0; j < nt; ++j)
+        ctt(i, j) = cinv_(ix[static_cast<std::size_t>(i)], ix[static_cast<std::size_t>(j)]);
     }
     quad.col(t) += ((1 - rho) * (1 - rho)) * (kt_obs * ctt).cwiseProduct(kt_obs).rowwise().sum();
   }

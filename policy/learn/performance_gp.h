@@ -41,14 +41,13 @@ struct GpObservation {
 class PerformanceGp {
  public:
   struct Options {
-    std::size_t window = 256;         // observations kept (FIFO)
-    std::size_t refresh_every = 1024; // exact recompute period (updates)
+    std::size_t window = 256;          // observations kept (FIFO)
+    std::size_t refresh_every = 1024;  // exact recompute period (updates)
   };
 
   // num_job_types known types; one extra slot (index num_job_types) pools
   // observations and queries of unknown types.
-  PerformanceGp(std::vector<MachineDesc> machines, std::uint32_t num_job_types, GpHyper hyper,
-                Options opt);
+  PerformanceGp(std::vector<MachineDesc> machines, std::uint32_t num_job_types, GpHyper hyper, Options opt);
   PerformanceGp(std::vector<MachineDesc> machines, std::uint32_t num_job_types, GpHyper hyper)
       : PerformanceGp(std::move(machines), num_job_types, std::move(hyper), Options{}) {}
   ~PerformanceGp();
@@ -63,12 +62,8 @@ class PerformanceGp {
   std::uint32_t type_slot(std::uint32_t job_type) const { return job_type < num_types_ ? job_type : num_types_; }
 
   // Posterior of f (noise excluded). O(1); spans hold one value per machine.
-  double mean(std::uint32_t machine, std::uint32_t job_type) const {
-    return mean_(machine, type_slot(job_type));
-  }
-  double var(std::uint32_t machine, std::uint32_t job_type) const {
-    return var_(machine, type_slot(job_type));
-  }
+  double mean(std::uint32_t machine, std::uint32_t job_type) const { return mean_(machine, type_slot(job_type)); }
+  double var(std::uint32_t machine, std::uint32_t job_type) const { return var_(machine, type_slot(job_type)); }
   std::span<const double> means(std::uint32_t job_type) const;
   std::span<const double> vars(std::uint32_t job_type) const;
 
@@ -118,10 +113,10 @@ class PerformanceGp {
   Eigen::MatrixXd cinv_;              // (K_xx + sigma_n^2 I)^-1, window order
   // Kernel columns of the machines in the window: kcols_.col(slot).
   Eigen::MatrixXd kcols_;
-  std::vector<std::int32_t> slot_of_;      // per machine, -1 if none
+  std::vector<std::int32_t> slot_of_;  // per machine, -1 if none
   std::vector<std::uint32_t> slot_machine_, slot_refs_, free_slots_;
-  std::uint32_t slots_used_ = 0;           // high-water mark
-  Eigen::MatrixXd mean_, var_;             // M x (num_types_ + 1)
+  std::uint32_t slots_used_ = 0;  // high-water mark
+  Eigen::MatrixXd mean_, var_;    // M x (num_types_ + 1)
   Eigen::MatrixXd lt_sum_, lt_cnt_;
   std::size_t since_refresh_ = 0;
 };

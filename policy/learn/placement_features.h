@@ -12,31 +12,31 @@ class PerformanceGp;
 // Feature row layout: kPlacementFeatures floats per candidate machine, one
 // column per PlacementFeature. Code names the columns, never their numbers.
 enum PlacementFeature : std::uint32_t {
-  kGpMean = 0,     // GP posterior mean of log(speed / expected) for the job's type
-  kGpSd,           // GP posterior standard deviation (risk)
-  kRelSpeed,       // relative speed of the machine's GPU type (reference type = 1)
-  kPredLogSpeed,   // predicted log speed: log(relative speed) + GP mean
-  kFreeShare,      // free GPUs / total GPUs
-  kJobShare,       // min(free GPUs, GPUs asked) / GPUs asked (share of the job this machine can hold)
-  kLeftOver,       // (free GPUs - GPUs asked) / total GPUs (negative: needs other machines;
-                   // small non-negative: a tight, best-fit placement)
-  kColocated,      // jobs already running on the machine (co-location)
-  kLocality,       // in [0, 1] (1: same rack as the job's other machines / data)
+  kGpMean = 0,    // GP posterior mean of log(speed / expected) for the job's type
+  kGpSd,          // GP posterior standard deviation (risk)
+  kRelSpeed,      // relative speed of the machine's GPU type (reference type = 1)
+  kPredLogSpeed,  // predicted log speed: log(relative speed) + GP mean
+  kFreeShare,     // free GPUs / total GPUs
+  kJobShare,      // min(free GPUs, GPUs asked) / GPUs asked (share of the job this machine can hold)
+  kLeftOver,      // (free GPUs - GPUs asked) / total GPUs (negative: needs other machines;
+                  // small non-negative: a tight, best-fit placement)
+  kColocated,     // jobs already running on the machine (co-location)
+  kLocality,      // in [0, 1] (1: same rack as the job's other machines / data)
   kPlacementFeatures
 };
 
 // One candidate machine's current state, as the scheduler sees it.
 struct MachineState {
-  std::uint32_t machine = 0;        // index into the GP's machine list
+  std::uint32_t machine = 0;  // index into the GP's machine list
   std::uint16_t free_gpus = 0;
   std::uint16_t total_gpus = 1;
   std::uint16_t colocated_jobs = 0;
-  float rel_speed = 1.0f;           // GPU type speed; unknown types: cluster `speed`
+  float rel_speed = 1.0f;  // GPU type speed; unknown types: cluster `speed`
   float locality = 0.0f;
 };
 
 struct PlacementJob {
-  std::uint32_t job_type = 0;       // GP job-type index (unknown: any value >= count)
+  std::uint32_t job_type = 0;  // GP job-type index (unknown: any value >= count)
   std::uint16_t gpus = 1;
 };
 

@@ -19,7 +19,8 @@ Eigen::VectorXf vec(const NamedArray& a) {
 PlacementHead::PlacementHead(const Model& m) {
   const auto f = static_cast<Eigen::Index>(m.nets.placement.machine_features);
   Eigen::MatrixXf w1 = matrix(m.weight("placement.l1.weight"));
-  if (w1.cols() != f + m.nets.ordering.order_message) throw std::invalid_argument("placement.l1.weight has the wrong shape");
+  if (w1.cols() != f + m.nets.ordering.order_message)
+    throw std::invalid_argument("placement.l1.weight has the wrong shape");
   w1x_ = w1.leftCols(f);
   w1m_ = w1.rightCols(w1.cols() - f);
   b1_ = vec(m.weight("placement.l1.bias"));
@@ -72,7 +73,9 @@ void PlacementHead::message(std::span<const float> rows, std::size_t k, std::vec
 void PlacementHead::rank(std::span<const float> scores, std::vector<std::uint32_t>& order, std::size_t top_k) {
   order.resize(scores.size());
   std::iota(order.begin(), order.end(), 0u);
-  auto better = [&](std::uint32_t a, std::uint32_t b) { return scores[a] > scores[b] || (scores[a] == scores[b] && a < b); };
+  auto better = [&](std::uint32_t a, std::uint32_t b) {
+    return scores[a] > scores[b] || (scores[a] == scores[b] && a < b);
+  };
   if (top_k < order.size())
     std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(top_k), order.end(), better);
   else

@@ -36,8 +36,7 @@ class PlacementHead {
 
   // Indices sorted by descending score; ties keep the lower index first.
   // Only the first top_k positions are ordered (all by default).
-  static void rank(std::span<const float> scores, std::vector<std::uint32_t>& order,
-                   std::size_t top_k = SIZE_MAX);
+  static void rank(std::span<const float> scores, std::vector<std::uint32_t>& order, std::size_t top_k = SIZE_MAX);
 
  private:
   using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;

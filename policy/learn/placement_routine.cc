@@ -27,22 +27,23 @@ void machine_states(std::span<const MachineView> machines, std::span<const std::
   states.resize(idx.size());
   for (std::size_t k = 0; k < idx.size(); ++k) {
     const MachineView& mv = machines[idx[k]];
-    states[k] = MachineState{idx[k], static_cast<std::uint16_t>(std::clamp(mv.free_gpus, 0, 65535)),
+    states[k] = MachineState{idx[k],
+                             static_cast<std::uint16_t>(std::clamp(mv.free_gpus, 0, 65535)),
                              static_cast<std::uint16_t>(std::clamp(mv.total_gpus, 1, 65535)),
                              static_cast<std::uint16_t>(std::clamp(mv.jobs, 0, 65535)),
-                             static_cast<float>(mv.speed), rack >= 0 && mv.rack == rack ? 1.f : 0.f};
+                             static_cast<float>(mv.speed),
+                             rack >= 0 && mv.rack == rack ? 1.f : 0.f};
   }
 }
 
-void candidate_rows(const PerformanceGp& gp, std::span<const MachineView> machines,
-                    std::span<const std::uint32_t> idx, const PlacementJob& job, int rack,
-                    std::vector<MachineState>& states, std::vector<float>& rows) {
+void candidate_rows(const PerformanceGp& gp, std::span<const MachineView> machines, std::span<const std::uint32_t> idx,
+                    const PlacementJob& job, int rack, std::vector<MachineState>& states, std::vector<float>& rows) {
   machine_states(machines, idx, rack, states);
   placement_features(gp, job, states, rows);
 }
 
-void score_candidates(const PerformanceGp& gp, std::span<const MachineView> machines, const PlacementJob& job,
-                      int rack, PlacementScorer& scorer, const PriorWeights& w, PlacementScores& s) {
+void score_candidates(const PerformanceGp& gp, std::span<const MachineView> machines, const PlacementJob& job, int rack,
+                      PlacementScorer& scorer, const PriorWeights& w, PlacementScores& s) {
   candidate_rows(gp, machines, s.machines, job, rack, s.states, s.rows);
   const std::size_t k = s.machines.size();
   scorer.score(s.rows, k, s.learned);
@@ -58,9 +59,8 @@ namespace {
 
 // A job no machine holds alone: `first`, then the other candidates re-scored
 // with locality to it (same rack), best first, until the job is held.
-Placement machine_set(const PerformanceGp& gp, std::span<const MachineView> machines, int gpus,
-                      const PlacementJob& pj, std::uint32_t first, PlacementScorer& scorer, const PriorWeights& w,
-                      PlacementScores& s) {
+Placement machine_set(const PerformanceGp& gp, std::span<const MachineView> machines, int gpus, const PlacementJob& pj,
+                      std::uint32_t first, PlacementScorer& scorer, const PriorWeights& w, PlacementScores& s) {
   score_candidates(gp, machines, pj, machines[first].rack, scorer, w, s);
   std::vector<std::size_t> ord(s.machines.size());
   std::iota(ord.begin(), ord.end(), std::size_t{0});
@@ -116,8 +116,8 @@ std::vector<MachineDesc> machine_descs(const ClusterView& c) {
     const std::string type = m.gpu_type >= 0 && static_cast<std::size_t>(m.gpu_type) < c.gpu_types.size()
                                  ? c.gpu_types[m.gpu_type]
                                  : std::string("?");
-    d.push_back(MachineDesc{std::string(m.name), type, "r" + std::to_string(m.rack),
-                            {std::log(std::max(1e-3, m.speed))}});
+    d.push_back(
+        MachineDesc{std::string(m.name), type, "r" + std::to_string(m.rack), {std::log(std::max(1e-3, m.speed))}});
   }
   return d;
 }

@@ -91,13 +91,12 @@ int placement_candidates(std::span<const MachineView> machines, Allowed allowed,
 void machine_states(std::span<const MachineView> machines, std::span<const std::uint32_t> idx, int rack,
                     std::vector<MachineState>& states);
 // machine_states, then their feature rows for `job`.
-void candidate_rows(const PerformanceGp& gp, std::span<const MachineView> machines,
-                    std::span<const std::uint32_t> idx, const PlacementJob& job, int rack,
-                    std::vector<MachineState>& states, std::vector<float>& rows);
+void candidate_rows(const PerformanceGp& gp, std::span<const MachineView> machines, std::span<const std::uint32_t> idx,
+                    const PlacementJob& job, int rack, std::vector<MachineState>& states, std::vector<float>& rows);
 
 // The score step over s.machines: fills states, rows, learned, prior, total.
-void score_candidates(const PerformanceGp& gp, std::span<const MachineView> machines, const PlacementJob& job,
-                      int rack, PlacementScorer& scorer, const PriorWeights& w, PlacementScores& s);
+void score_candidates(const PerformanceGp& gp, std::span<const MachineView> machines, const PlacementJob& job, int rack,
+                      PlacementScorer& scorer, const PriorWeights& w, PlacementScores& s);
 
 // The whole routine for one job (job.gpus GPUs, its type constraint; pj its
 // GP type). nullopt when the machines it may use cannot hold it now.

@@ -36,14 +36,17 @@ ClusterModel build_cluster(const ClusterSpec& spec, const ThroughputTable& table
       if (g.table_gpu < 0 && ms.speed <= 0) {
         std::string known;
         for (auto& k : table.gpu_types()) known += (known.empty() ? "" : ", ") + k;
-        throw InputError(spec.source, ms.line, 0,
-                         fmt::format("GPU type '{}' is not in the throughput table (known: {}); give its 'speed' column", ms.gpu_type, known));
+        throw InputError(
+            spec.source, ms.line, 0,
+            fmt::format("GPU type '{}' is not in the throughput table (known: {}); give its 'speed' column",
+                        ms.gpu_type, known));
       }
       if (c.gpu_types.size() >= kMaxGpuTypes)
         throw InputError(spec.source, ms.line, 0, fmt::format("more than {} GPU types in one cluster", kMaxGpuTypes));
       if (g.table_gpu >= 0) {
         double lg = 0;
-        for (int jt = 0; jt < table.job_types(); ++jt) lg += std::log(std::max(1e-6, table.speed_ratio(jt, g.table_gpu)));
+        for (int jt = 0; jt < table.job_types(); ++jt)
+          lg += std::log(std::max(1e-6, table.speed_ratio(jt, g.table_gpu)));
         g.mean_speed = table.job_types() ? std::exp(lg / table.job_types()) : 1.0;
       } else {
         g.mean_speed = g.flat_speed;
@@ -53,7 +56,8 @@ ClusterModel build_cluster(const ClusterSpec& spec, const ThroughputTable& table
       type_line.push_back(ms.line);
     } else if (c.gpu_types[t].flat_speed != ms.speed) {
       throw InputError(spec.source, ms.line, 0,
-                       fmt::format("machine '{}': speed differs from other {} machines (line {}); a type has one speed", ms.name, ms.gpu_type, type_line[t]));
+                       fmt::format("machine '{}': speed differs from other {} machines (line {}); a type has one speed",
+                                   ms.name, ms.gpu_type, type_line[t]));
     }
     Machine m;
     m.name = ms.name;

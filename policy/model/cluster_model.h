@@ -12,16 +12,16 @@ namespace duet {
 
 struct Machine {
   std::string name;
-  int type = 0;         // index into ClusterModel::gpu_types
+  int type = 0;  // index into ClusterModel::gpu_types
   int gpus = 0;
-  int rack = 0;         // index into ClusterModel::racks
+  int rack = 0;  // index into ClusterModel::racks
 };
 
 struct GpuType {
-  std::string name;     // as written in the cluster file
-  int table_gpu = -1;   // index in the throughput table, -1 = flat speed
-  double flat_speed = -1;   // speed for every job type when table_gpu < 0
-  double mean_speed = 1;    // geometric mean over job types (what a policy "knows")
+  std::string name;        // as written in the cluster file
+  int table_gpu = -1;      // index in the throughput table, -1 = flat speed
+  double flat_speed = -1;  // speed for every job type when table_gpu < 0
+  double mean_speed = 1;   // geometric mean over job types (what a policy "knows")
 };
 
 struct ClusterModel {

@@ -30,15 +30,16 @@ nlohmann::json parse_json_file(const std::string& path) {
   std::string text;
   try {
     text = read_regular_file(path, kMaxJsonBytes, "throughput table (JSON)");
-  } catch (const FileError& e) {
-    throw InputError(path, 0, 0, e.reason());
-  }
+  } catch (const FileError& e) { throw InputError(path, 0, 0, e.reason()); }
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     int line = 1, col = 1;
     for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') ++line, col = 1; else ++col;
+      if (text[i] == '\n')
+        ++line, col = 1;
+      else
+        ++col;
     }
     throw InputError(path, line, col, std::string("invalid JSON: ") + e.what());
   }
@@ -71,7 +72,8 @@ void read_pairs_and_scales(const std::string& path, nlohmann::json& j, const std
                            ThroughputTable& t) {
   for (size_t g = 0; g < gpus.size(); ++g) {
     const auto& tab = j[gpus[g]];
-    const auto unc = j.contains(gpus[g] + "_unconsolidated") ? j[gpus[g] + "_unconsolidated"] : nlohmann::json::object();
+    const auto unc =
+        j.contains(gpus[g] + "_unconsolidated") ? j[gpus[g] + "_unconsolidated"] : nlohmann::json::object();
     for (auto& [k, v] : tab.items()) {
       std::string name, oname;
       int scale = 0, oscale = 0;

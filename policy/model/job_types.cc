@@ -5,13 +5,13 @@
 
 namespace duet {
 
-int assign_job_type(const JobSpec& job, const ThroughputTable& table, uint64_t seed,
-                    const std::string& source) {
+int assign_job_type(const JobSpec& job, const ThroughputTable& table, uint64_t seed, const std::string& source) {
   if (!job.job_type.empty()) {
     int jt = table.find_job_type(job.job_type);
     if (jt < 0)
-      throw InputError(source, job.line, 0, "job " + std::to_string(job.id) + ": job_type '" + job.job_type +
-                                                "' is not in the throughput table (e.g. 'ResNet-50 (batch size 32)')");
+      throw InputError(source, job.line, 0,
+                       "job " + std::to_string(job.id) + ": job_type '" + job.job_type +
+                           "' is not in the throughput table (e.g. 'ResNet-50 (batch size 32)')");
     return jt;
   }
   int s = ThroughputTable::scale_index(job.gpus);

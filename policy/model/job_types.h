@@ -14,8 +14,7 @@
 
 namespace duet {
 
-int assign_job_type(const JobSpec& job, const ThroughputTable& table, uint64_t seed,
-                    const std::string& source = "");
+int assign_job_type(const JobSpec& job, const ThroughputTable& table, uint64_t seed, const std::string& source = "");
 std::vector<int> assign_job_types(const Trace& trace, const ThroughputTable& table, uint64_t seed);
 
 }  // namespace duet

@@ -26,9 +26,7 @@ double PerfModel::normal(uint64_t step, uint64_t m) const {
   return normals_[splitmix64(step_base(step) + m) & (kNormals - 1)];
 }
 
-uint64_t PerfModel::step_base(uint64_t step) const {
-  return mix_seed(opt_.seed, 0x666c756374ULL /* "fluct" */, step);
-}
+uint64_t PerfModel::step_base(uint64_t step) const { return mix_seed(opt_.seed, 0x666c756374ULL /* "fluct" */, step); }
 
 double PerfModel::known_speed(int m) const {
   return cluster_.gpu_types[cluster_.machines[m].type].mean_speed * speed_[m];
@@ -46,7 +44,10 @@ void PerfModel::advance_fluctuation() {
 void PerfModel::remove_job(int m, int jt) {
   auto& v = on_[m];
   auto it = std::find(v.begin(), v.end(), jt);
-  if (it != v.end()) { *it = v.back(); v.pop_back(); }
+  if (it != v.end()) {
+    *it = v.back();
+    v.pop_back();
+  }
 }
 
 int PerfModel::table_gpu(int m) const {
@@ -68,7 +69,10 @@ double PerfModel::rate(int jt, int gpus, std::span<const PlacementPart> parts) c
     double x = type_speed(jt, m) * speed_[m] * std::exp(x_[m]);
     bool self_seen = false;
     for (int k : on_[m]) {
-      if (k == jt && !self_seen) { self_seen = true; continue; }  // this job itself
+      if (k == jt && !self_seen) {
+        self_seen = true;
+        continue;
+      }  // this job itself
       x *= 1 - opt_.interference_beta * (1 - table_.colocation(jt, k, table_gpu(m)));
     }
     r = std::min(r, x);

@@ -6,9 +6,7 @@
 
 namespace duet {
 
-int ThroughputTable::scale_index(int gpus) {
-  return gpus >= 8 ? 3 : gpus >= 4 ? 2 : gpus >= 2 ? 1 : 0;
-}
+int ThroughputTable::scale_index(int gpus) { return gpus >= 8 ? 3 : gpus >= 4 ? 2 : gpus >= 2 ? 1 : 0; }
 
 int ThroughputTable::find_gpu(std::string_view name) const {
   std::string l = lower(name);
@@ -58,9 +56,7 @@ int ThroughputTable::add_job_type(const std::string& name) {
 }
 
 void ThroughputTable::set_alone(int jt, int gpu, double tp) { alone_[jt * G() + gpu] = tp; }
-void ThroughputTable::set_pair(int jt, int other, int gpu, double tp) {
-  pair_[(jt * J() + other) * G() + gpu] = tp;
-}
+void ThroughputTable::set_pair(int jt, int other, int gpu, double tp) { pair_[(jt * J() + other) * G() + gpu] = tp; }
 void ThroughputTable::set_scaled(int jt, int s, int gpu, double c, double u) {
   cons_[(jt * kScales + s) * G() + gpu] = c;
   uncons_[(jt * kScales + s) * G() + gpu] = u;

@@ -45,8 +45,8 @@ class ThroughputTable {
   std::vector<std::string> gpus_;
   int ref_ = 0;
   std::vector<std::string> names_;
-  std::vector<double> alone_;       // [jt * G + g]
-  std::vector<double> pair_;        // [(jt * J + other) * G + g], -1 = not measured
+  std::vector<double> alone_;          // [jt * G + g]
+  std::vector<double> pair_;           // [(jt * J + other) * G + g], -1 = not measured
   std::vector<double> cons_, uncons_;  // [(jt * kScales + s) * G + g], -1 = not measured
   std::vector<int> at_scale_[kScales];
   size_t G() const { return gpus_.size(); }

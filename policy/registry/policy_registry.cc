@@ -25,7 +25,8 @@ struct Entry {
 };
 
 std::shared_ptr<const learn::Model> need_model(const PolicyContext& c) {
-  if (!c.model) throw std::invalid_argument("policy 'duet' needs a model file: give --model FILE (duet model init writes one)");
+  if (!c.model)
+    throw std::invalid_argument("policy 'duet' needs a model file: give --model FILE (duet model init writes one)");
   return c.model;
 }
 
@@ -86,7 +87,8 @@ T find(const Entry<T> (&table)[N], std::string_view name, const char* kind) {
     if (e.name == name) return e.make;
   std::string known;
   for (const auto& e : table) known += (known.empty() ? "" : ", ") + std::string(e.name);
-  throw std::invalid_argument("unknown " + std::string(kind) + " policy '" + std::string(name) + "' (known: " + known + ")");
+  throw std::invalid_argument("unknown " + std::string(kind) + " policy '" + std::string(name) + "' (known: " + known +
+                              ")");
 }
 
 }  // namespace

@@ -24,8 +24,8 @@ struct PolicyContext {
   // The learned policies' model (--model); null: none given, and a learned
   // policy then throws naming --model.
   std::shared_ptr<const learn::Model> model;
-  uint64_t seed = 1;      // random and learned placement
-  bool messages = true;   // learned ordering exchanges messages with a learned placement (--no-messages)
+  uint64_t seed = 1;     // random and learned placement
+  bool messages = true;  // learned ordering exchanges messages with a learned placement (--no-messages)
 };
 
 // Throw std::invalid_argument naming the known policies on an unknown name.

@@ -53,9 +53,11 @@ std::vector<std::string> write_plots(const std::string& dir, const std::vector<S
        "set ylabel 'fraction of jobs'\nset logscale x\nset yrange [0:1]\n";
   g << "plot " << plot_all("jct_{}.dat", "1:2");
   g << "unset logscale x\nset autoscale y\nset yrange [0:*]\n";
-  g << "set output 'queue.png'\nset title 'Queue length over time'\nset xlabel 'time (hours)'\nset ylabel 'pending jobs'\n";
+  g << "set output 'queue.png'\nset title 'Queue length over time'\nset xlabel 'time (hours)'\nset ylabel 'pending "
+       "jobs'\n";
   g << "plot " << plot_all("samples_{}.dat", "1:3");
-  g << "set output 'gpu_util.png'\nset title 'GPU utilisation over time'\nset ylabel 'busy GPUs / all GPUs'\nset yrange [0:1]\n";
+  g << "set output 'gpu_util.png'\nset title 'GPU utilisation over time'\nset ylabel 'busy GPUs / all GPUs'\nset "
+       "yrange [0:1]\n";
   g << "plot " << plot_all("samples_{}.dat", "1:5");
   g.close();
   if (gnuplot.empty()) return {};

@@ -11,7 +11,10 @@ namespace duet {
 class CompletionQueue {
  public:
   explicit CompletionQueue(size_t jobs = 0) : pos_(jobs, kNone) {}
-  void resize(size_t jobs) { pos_.assign(jobs, kNone); heap_.clear(); }
+  void resize(size_t jobs) {
+    pos_.assign(jobs, kNone);
+    heap_.clear();
+  }
 
   bool empty() const { return heap_.empty(); }
   size_t size() const { return heap_.size(); }
@@ -30,7 +33,10 @@ class CompletionQueue {
     }
     double old = heap_[p].t;
     heap_[p].t = t;
-    if (t < old) up(p); else down(p);
+    if (t < old)
+      up(p);
+    else
+      down(p);
   }
 
   void remove(uint32_t job) {
@@ -55,7 +61,10 @@ class CompletionQueue {
     uint32_t job;
     bool before(const Entry& o) const { return t != o.t ? t < o.t : job < o.job; }
   };
-  void place(uint32_t p, const Entry& e) { heap_[p] = e; pos_[e.job] = p; }
+  void place(uint32_t p, const Entry& e) {
+    heap_[p] = e;
+    pos_[e.job] = p;
+  }
   void up(uint32_t p) {
     Entry e = heap_[p];
     while (p > 0) {

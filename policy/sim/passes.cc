@@ -25,8 +25,10 @@ void Scheduler::schedule(bool timer) {
   } else if (pol.ordering->preemptive()) {
     if (s_.freed || timer || !arrivals_.empty()) preemptive_pass();
   } else if (s_.freed || !stalled_) {
-    if (pol.ordering->arrival_order()) fifo_pass();
-    else ranked_pass(std::vector<uint32_t>(s_.q.pending.begin(), s_.q.pending.end()));
+    if (pol.ordering->arrival_order())
+      fifo_pass();
+    else
+      ranked_pass(std::vector<uint32_t>(s_.q.pending.begin(), s_.q.pending.end()));
   } else if (!arrivals_.empty() && !pol.ordering->blocking()) {
     // Nothing was freed since the last full pass left every older job
     // unplaceable, so only the new arrivals can start.
@@ -125,8 +127,10 @@ void Scheduler::fifo_pass() {
   for (size_t k = 0; k < pending.size() && s_.cluster.free_total() > 0; ++k) {
     uint32_t i = pending[k];
     cv.free_gpus = s_.cluster.free_total();
-    if (try_start(i, cv, s_.view(i))) any = true;
-    else if (blocking) break;
+    if (try_start(i, cv, s_.view(i)))
+      any = true;
+    else if (blocking)
+      break;
   }
   if (!any) return;
   while (!pending.empty() && s_.jobs[pending.front()].st != JobState::Pending) pending.pop_front();

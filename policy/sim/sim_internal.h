@@ -119,7 +119,10 @@ class DirtySet {
     jobs_.push_back(i);
   }
   const std::vector<uint32_t>& jobs() const { return jobs_; }
-  void clear() { jobs_.clear(); ++stamp_; }
+  void clear() {
+    jobs_.clear();
+    ++stamp_;
+  }
 
  private:
   std::vector<uint32_t> jobs_;

@@ -49,8 +49,7 @@ bool Simulator::step() {
 
 SimResult Simulator::run() {
   auto t0 = std::chrono::steady_clock::now();
-  while (step()) {
-  }
+  while (step()) {}
   SimResult r = result();
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;

@@ -31,9 +31,9 @@
 namespace duet {
 
 struct SimOptions {
-  ModelOptions model;           // seed, ideal mode, model constants
-  double period_s = 300;        // decision period for preemptive/joint policies
-  double sample_period_s = 0;   // cluster-state samples for plots; 0 = span/1000
+  ModelOptions model;          // seed, ideal mode, model constants
+  double period_s = 300;       // decision period for preemptive/joint policies
+  double sample_period_s = 0;  // cluster-state samples for plots; 0 = span/1000
   // Jobs larger than the GPUs they may use can never start: error (default)
   // or leave them out and count them in SimResult (never silently).
   bool drop_oversized = false;
@@ -54,8 +54,8 @@ class Simulator {
   // may be null (fees and energy are then 0). Throws InputError for a job
   // whose gpu_type or job_type the cluster/table lack, or (unless
   // drop_oversized) that asks more GPUs than it may use.
-  Simulator(const Trace& trace, const ClusterModel& cluster, const ThroughputTable& table,
-            const PriceTable* prices, const SimOptions& options);
+  Simulator(const Trace& trace, const ClusterModel& cluster, const ThroughputTable& table, const PriceTable* prices,
+            const SimOptions& options);
   ~Simulator();
   Simulator(const Simulator&) = delete;
   Simulator& operator=(const Simulator&) = delete;

@@ -42,14 +42,21 @@ class UniqueFd {
   explicit UniqueFd(int fd = -1) : fd_(fd) {}
   UniqueFd(UniqueFd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
   UniqueFd& operator=(UniqueFd&& o) noexcept {
-    if (this != &o) { reset(); fd_ = o.fd_; o.fd_ = -1; }
+    if (this != &o) {
+      reset();
+      fd_ = o.fd_;
+      o.fd_ = -1;
+    }
     return *this;
   }
   UniqueFd(const UniqueFd&) = delete;
   UniqueFd& operator=(const UniqueFd&) = delete;
   ~UniqueFd() { reset(); }
   int get() const { return fd_; }
-  void reset() { if (fd_ >= 0) ::close(fd_); fd_ = -1; }
+  void reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
 
  private:
   int fd_;
@@ -69,8 +76,8 @@ inline const char* file_type_name(mode_t m) {
 // Opens `path` read-only, non-blocking, close-on-exec; throws FileError
 // unless it is a regular file of at most max_bytes. `what` names the
 // expected content ("duet model file"). The size goes to *size.
-inline UniqueFd open_regular_file(const std::string& path, std::uint64_t max_bytes,
-                                  std::string_view what, std::uint64_t* size = nullptr) {
+inline UniqueFd open_regular_file(const std::string& path, std::uint64_t max_bytes, std::string_view what,
+                                  std::uint64_t* size = nullptr) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
   if (fd.get() < 0) {
     const int err = errno;
@@ -83,8 +90,8 @@ inline UniqueFd open_regular_file(const std::string& path, std::uint64_t max_byt
                               std::string(what) + ")");
   const auto n = static_cast<std::uint64_t>(st.st_size);
   if (n > max_bytes)
-    throw FileError(path, std::to_string(n) + " bytes, more than the " + std::to_string(max_bytes) +
-                              " bytes a " + std::string(what) + " may have");
+    throw FileError(path, std::to_string(n) + " bytes, more than the " + std::to_string(max_bytes) + " bytes a " +
+                              std::string(what) + " may have");
   if (size) *size = n;
   return fd;
 }

@@ -20,8 +20,8 @@
 namespace {
 
 constexpr std::size_t kPage = 4096;
-constexpr std::uint64_t kImagePages = 16;     // backup image
-constexpr std::size_t kRemotePages = 24;      // primary region (more than the image)
+constexpr std::uint64_t kImagePages = 16;  // backup image
+constexpr std::size_t kRemotePages = 24;   // primary region (more than the image)
 
 class InputChannel final : public vmha::Channel {
  public:

@@ -14,7 +14,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)c.total_gpus();
     std::ostringstream out;
     duet::write_cluster(out, c);
-  } catch (const duet::InputError&) {
-  }
+  } catch (const duet::InputError&) {}
   return 0;
 }

@@ -25,33 +25,65 @@ void decode_as(const vmha::Frame& f) {
 void decode_by_type(const vmha::Frame& f) {
   using namespace vmha;
   switch (f.type) {
-    case MessageType::kHello: decode_as<HelloMsg>(f); break;
-    case MessageType::kChallenge: decode_as<ChallengeMsg>(f); break;
-    case MessageType::kResponse: decode_as<ResponseMsg>(f); break;
-    case MessageType::kAuthResult: decode_as<AuthResultMsg>(f); break;
-    case MessageType::kRegions: decode_as<RegionsMsg>(f); break;
-    case MessageType::kWorkerAddress: decode_as<WorkerAddressMsg>(f); break;
-    case MessageType::kBegin: decode_as<BeginMsg>(f); break;
-    case MessageType::kPageList: decode_as<PageListMsg>(f); break;
-    case MessageType::kPagesPulled: decode_as<PagesPulledMsg>(f); break;
-    case MessageType::kState: decode_as<StateMsg>(f); break;
-    case MessageType::kEnd: decode_as<EndMsg>(f); break;
-    case MessageType::kAck: decode_as<AckMsg>(f); break;
-    case MessageType::kNack: decode_as<NackMsg>(f); break;
-    case MessageType::kHeartbeat: decode_as<HeartbeatMsg>(f); break;
-    case MessageType::kError: decode_as<ErrorMsg>(f); break;
-    case MessageType::kBye: decode_as<ByeMsg>(f); break;
+    case MessageType::kHello:
+      decode_as<HelloMsg>(f);
+      break;
+    case MessageType::kChallenge:
+      decode_as<ChallengeMsg>(f);
+      break;
+    case MessageType::kResponse:
+      decode_as<ResponseMsg>(f);
+      break;
+    case MessageType::kAuthResult:
+      decode_as<AuthResultMsg>(f);
+      break;
+    case MessageType::kRegions:
+      decode_as<RegionsMsg>(f);
+      break;
+    case MessageType::kWorkerAddress:
+      decode_as<WorkerAddressMsg>(f);
+      break;
+    case MessageType::kBegin:
+      decode_as<BeginMsg>(f);
+      break;
+    case MessageType::kPageList:
+      decode_as<PageListMsg>(f);
+      break;
+    case MessageType::kPagesPulled:
+      decode_as<PagesPulledMsg>(f);
+      break;
+    case MessageType::kState:
+      decode_as<StateMsg>(f);
+      break;
+    case MessageType::kEnd:
+      decode_as<EndMsg>(f);
+      break;
+    case MessageType::kAck:
+      decode_as<AckMsg>(f);
+      break;
+    case MessageType::kNack:
+      decode_as<NackMsg>(f);
+      break;
+    case MessageType::kHeartbeat:
+      decode_as<HeartbeatMsg>(f);
+      break;
+    case MessageType::kError:
+      decode_as<ErrorMsg>(f);
+      break;
+    case MessageType::kBye:
+      decode_as<ByeMsg>(f);
+      break;
   }
   if (f.type != MessageType::kBye && ByeMsg::from(f).ok()) std::abort();
 }
 
 constexpr vmha::MessageType kTypes[] = {
-    vmha::MessageType::kHello,     vmha::MessageType::kChallenge,   vmha::MessageType::kResponse,
-    vmha::MessageType::kAuthResult, vmha::MessageType::kRegions,    vmha::MessageType::kBegin,
-    vmha::MessageType::kWorkerAddress,
-    vmha::MessageType::kPageList,  vmha::MessageType::kPagesPulled, vmha::MessageType::kState,
-    vmha::MessageType::kEnd,       vmha::MessageType::kAck,         vmha::MessageType::kNack,
-    vmha::MessageType::kHeartbeat, vmha::MessageType::kError,       vmha::MessageType::kBye,
+    vmha::MessageType::kHello,         vmha::MessageType::kChallenge, vmha::MessageType::kResponse,
+    vmha::MessageType::kAuthResult,    vmha::MessageType::kRegions,   vmha::MessageType::kBegin,
+    vmha::MessageType::kWorkerAddress, vmha::MessageType::kPageList,  vmha::MessageType::kPagesPulled,
+    vmha::MessageType::kState,         vmha::MessageType::kEnd,       vmha::MessageType::kAck,
+    vmha::MessageType::kNack,          vmha::MessageType::kHeartbeat, vmha::MessageType::kError,
+    vmha::MessageType::kBye,
 };
 
 }  // namespace

@@ -40,7 +40,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     duet::learn::Model m = duet::learn::load_model(file.set(bytes, n));
     for (const auto& w : m.weights) (void)m.weight(w.name);
-  } catch (const duet::learn::FormatError&) {
-  }
+  } catch (const duet::learn::FormatError&) {}
   return 0;
 }

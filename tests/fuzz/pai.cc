@@ -11,7 +11,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     duet::PaiResult r = duet::read_pai(file.set(data, size));
     (void)duet::sample_cluster(r.cluster, 0.5, 1);
-  } catch (const duet::InputError&) {
-  }
+  } catch (const duet::InputError&) {}
   return 0;
 }

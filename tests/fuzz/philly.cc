@@ -11,12 +11,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string& path = file.set(data, size);
   try {
     (void)duet::read_philly(path);
-  } catch (const duet::InputError&) {
-  }
+  } catch (const duet::InputError&) {}
   try {
     // 2017-10-01 .. 2017-11-01 UTC: inside the published trace's span.
     (void)duet::read_philly(path, duet::TimeWindow{1506816000, 1509494400});
-  } catch (const duet::InputError&) {
-  }
+  } catch (const duet::InputError&) {}
   return 0;
 }

@@ -68,8 +68,7 @@ void on_terminate() {
     } catch (const std::exception& x) {
       say(": ");
       say(x.what());
-    } catch (...) {
-    }
+    } catch (...) {}
   }
   say("\n");
   std::abort();
@@ -120,8 +119,10 @@ int main(int argc, char** argv) {
   bool verbose = false;
   std::vector<fs::path> roots;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "-v") == 0) verbose = true;
-    else roots.emplace_back(argv[i]);
+    if (std::strcmp(argv[i], "-v") == 0)
+      verbose = true;
+    else
+      roots.emplace_back(argv[i]);
   }
   if (roots.empty()) {
     const char* env = std::getenv("top_srcdir");

@@ -14,7 +14,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // What the reader accepted must survive the writer too.
     std::ostringstream out;
     duet::write_trace(out, t);
-  } catch (const duet::InputError&) {
-  }
+  } catch (const duet::InputError&) {}
   return 0;
 }

@@ -18,8 +18,8 @@
 #include "tests/unit/run_suite.h"
 
 using duet::plugin::ConfResult;
-using duet::plugin::LogLevel;
 using duet::plugin::load_duet_conf;
+using duet::plugin::LogLevel;
 using duet::plugin::parse_duet_conf;
 
 START_TEST(test_defaults) {
@@ -104,7 +104,8 @@ START_TEST(test_bad_values_keep_defaults) {
   for (auto& e : r.errors) {
     std::string t = e.text();
     if (t.rfind("d.conf:1:17: RescoreInterval: expected an integer 1..3600, got '0'", 0) == 0) saw_range = true;
-    if (t.find("d.conf:4:8: Scorer: expected one of model | small-first | fallback, got 'magic'") == 0) saw_choice = true;
+    if (t.find("d.conf:4:8: Scorer: expected one of model | small-first | fallback, got 'magic'") == 0)
+      saw_choice = true;
     if (t.find("d.conf:8:1: expected Key=Value") == 0) saw_kv = true;
   }
   ck_assert(saw_range);
@@ -192,12 +193,12 @@ START_TEST(test_strict_values) {
   using namespace std::string_literals;
   const std::string text = std::string("FallbackAgeWeight=0x10\n") +  // 1
                            "FallbackSizeWeight=5\0junk\n"s +          // 2
-                           "RescoreInterval=0x10\n" +                  // 3
-                           "RescoreInterval=+7\n" +                    // 4
-                           "FallbackMaxAge=010\n" +                    // 5: decimal 10
+                           "RescoreInterval=0x10\n" +                 // 3
+                           "RescoreInterval=+7\n" +                   // 4
+                           "FallbackMaxAge=010\n" +                   // 5: decimal 10
                            "ModelPath=/srv/a\0/evil\n"s +             // 6
-                           "FallbackAgeWeight= 1e3\n" +                // 7: fine
-                           "FallbackSizeWeight=inf\n";                 // 8
+                           "FallbackAgeWeight= 1e3\n" +               // 7: fine
+                           "FallbackSizeWeight=inf\n";                // 8
   ConfResult r = parse_duet_conf(text, "d.conf");
   ck_assert(r.conf.fallback_age_weight == 1000);
   ck_assert(r.conf.fallback_size_weight == 1000);  // default kept
@@ -222,7 +223,8 @@ START_TEST(test_errors_escape_control_characters) {
   ck_assert_int_eq(r.errors.size(), 2);
   for (auto& e : r.errors) {
     std::string t = e.text();
-    for (char ch : t) ck_assert_msg(static_cast<unsigned char>(ch) >= 0x20 && static_cast<unsigned char>(ch) < 0x7f, "%s", t.c_str());
+    for (char ch : t)
+      ck_assert_msg(static_cast<unsigned char>(ch) >= 0x20 && static_cast<unsigned char>(ch) < 0x7f, "%s", t.c_str());
   }
   const std::string t0 = r.errors[0].text();
   ck_assert_str_eq(t0.c_str(), "e.conf:1:8: control character 0x1b in the line (line ignored)");
@@ -255,8 +257,9 @@ START_TEST(test_load_refuses_special_and_huge_files) {
   ck_assert_int_eq(ftruncate(fd, 2 << 20), 0);
   close(fd);
   got = load_errors_in_child(big);
-  ck_assert_msg(got.find("big.conf:0:0: 2097152 bytes, more than the 1048576 bytes a duet.conf may have") != std::string::npos, "%s",
-                got.c_str());
+  ck_assert_msg(
+      got.find("big.conf:0:0: 2097152 bytes, more than the 1048576 bytes a duet.conf may have") != std::string::npos,
+      "%s", got.c_str());
   unlink(big.c_str());
   rmdir(dir);
 }
@@ -281,7 +284,8 @@ START_TEST(test_load_refuses_untrusted_file) {
   ck_assert_str_eq(r.conf.scorer.c_str(), "model");  // defaults
   ck_assert(r.conf.trusted_uid && *r.conf.trusted_uid == me);
   ck_assert_int_eq(r.errors.size(), 1);
-  const std::string want = path + ":0:0: refused: the file is writable by others (mode 0666); only root and SlurmUser (uid " +
+  const std::string want = path +
+                           ":0:0: refused: the file is writable by others (mode 0666); only root and SlurmUser (uid " +
                            std::to_string(me) + ") may be able to change it (all defaults)";
   const std::string got = r.errors[0].text();
   ck_assert_str_eq(got.c_str(), want.c_str());

@@ -168,9 +168,7 @@ START_TEST(registry_needs_a_model) {
   bool threw = false;
   try {
     make_ordering("duet");
-  } catch (const std::invalid_argument& e) {
-    threw = std::string(e.what()).find("--model") != std::string::npos;
-  }
+  } catch (const std::invalid_argument& e) { threw = std::string(e.what()).find("--model") != std::string::npos; }
   ck_assert(threw);
   PolicyContext ctx;
   ctx.model = untrained(2);

@@ -31,8 +31,8 @@
 
 using namespace duet;
 using namespace duet::learn;
-using test_support::source_path;
 using test_support::gavel_table;
+using test_support::source_path;
 
 static std::shared_ptr<const Model> shipped() {
   static auto m = std::make_shared<const Model>(load_model(source_path("models/duet.model")));

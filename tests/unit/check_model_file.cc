@@ -81,9 +81,7 @@ std::string load_error_in_child(const std::string& path) {
         try {
           load_model(path);
           return "LOADED";
-        } catch (const FormatError& e) {
-          return e.what();
-        } catch (const std::exception& e) {
+        } catch (const FormatError& e) { return e.what(); } catch (const std::exception& e) {
           return std::string("OTHER: ") + e.what();
         }
       },
@@ -92,7 +90,8 @@ std::string load_error_in_child(const std::string& path) {
 
 void expect_child_error(const std::string& path, const char* needle) {
   const std::string msg = load_error_in_child(path);
-  ck_assert_msg(msg.find(needle) != std::string::npos, "loading %s: \"%s\" lacks \"%s\"", path.c_str(), msg.c_str(), needle);
+  ck_assert_msg(msg.find(needle) != std::string::npos, "loading %s: \"%s\" lacks \"%s\"", path.c_str(), msg.c_str(),
+                needle);
   ck_assert_msg(msg.find(path) != std::string::npos, "message \"%s\" does not name the file", msg.c_str());
 }
 
@@ -135,7 +134,8 @@ START_TEST(weight_count_overflow_refused) {
   payload.erase(at + static_cast<std::ptrdiff_t>(name.size()), payload.end());
   ByteWriter w;
   w.u32(4);
-  for (std::int64_t d : {std::int64_t{1} << 20, std::int64_t{1} << 20, std::int64_t{1} << 20, std::int64_t{8}}) w.i64(d);
+  for (std::int64_t d : {std::int64_t{1} << 20, std::int64_t{1} << 20, std::int64_t{1} << 20, std::int64_t{8}})
+    w.i64(d);
   payload.insert(payload.end(), w.bytes().begin(), w.bytes().end());
   write_container(path, std::string_view(kModelMagic, 8), kModelVersion, payload);
   expect_load_error(path, "ordering.enc1.weight: shape [1048576,1048576]... holds more than 67108864 values");
@@ -236,9 +236,7 @@ START_TEST(wrong_version_truncated_corrupt) {
   try {
     load_model(path + ".does-not-exist");
     ck_abort_msg("missing file loaded");
-  } catch (const FormatError& e) {
-    ck_assert(std::string(e.what()).find("cannot open") != std::string::npos);
-  }
+  } catch (const FormatError& e) { ck_assert(std::string(e.what()).find("cannot open") != std::string::npos); }
   std::remove(path.c_str());
 }
 END_TEST
@@ -265,13 +263,23 @@ START_TEST(wrong_shapes) {
     save_model(m, path);
     ck_abort_msg("a mis-shaped model was saved");
   } catch (const FormatError& e) {
-    ck_assert_msg(std::string(e.what()).find("ordering.enc2.weight: shape [48,32], the networks declared in the model need [32,48]") !=
-                      std::string::npos, "%s", e.what());
+    ck_assert_msg(std::string(e.what()).find(
+                      "ordering.enc2.weight: shape [48,32], the networks declared in the model need [32,48]") !=
+                      std::string::npos,
+                  "%s", e.what());
   }
   Model missing = sample_model();
   missing.weights.pop_back();
-  ck_assert_int_eq([&] { try { missing.validate(); } catch (const std::invalid_argument& e) {
-    return std::string(e.what()).find("critic.v2.bias missing") != std::string::npos ? 1 : 2; } return 0; }(), 1);
+  ck_assert_int_eq(
+      [&] {
+        try {
+          missing.validate();
+        } catch (const std::invalid_argument& e) {
+          return std::string(e.what()).find("critic.v2.bias missing") != std::string::npos ? 1 : 2;
+        }
+        return 0;
+      }(),
+      1);
 
   // a model built for other feature extractors
   Model good = sample_model();

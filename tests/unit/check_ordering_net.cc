@@ -26,7 +26,8 @@ Model test_model() {
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> u(0.5f, 2.0f);
   for (std::size_t f = 0; f < m.job_norm.size(); ++f) m.job_norm.mean[f] = u(rng) - 1.0f, m.job_norm.scale[f] = u(rng);
-  for (std::size_t f = 0; f < m.machine_norm.size(); ++f) m.machine_norm.mean[f] = u(rng) - 1.0f, m.machine_norm.scale[f] = u(rng);
+  for (std::size_t f = 0; f < m.machine_norm.size(); ++f)
+    m.machine_norm.mean[f] = u(rng) - 1.0f, m.machine_norm.scale[f] = u(rng);
   return m;
 }
 
@@ -64,7 +65,8 @@ void check_equivariance(std::size_t n, std::uint32_t seed) {
   for (std::size_t i = 0; i < n; ++i) {
     ck_assert(std::isfinite(s[i]));
     worst = std::max(worst, static_cast<double>(std::abs(s2[i] - s[perm[i]])));
-    for (std::size_t c = 0; c < k; ++c) worst = std::max(worst, static_cast<double>(std::abs(msg2[i * k + c] - msg[perm[i] * k + c])));
+    for (std::size_t c = 0; c < k; ++c)
+      worst = std::max(worst, static_cast<double>(std::abs(msg2[i * k + c] - msg[perm[i] * k + c])));
   }
   // pooling sums in another order: equal up to float rounding
   ck_assert_msg(worst < 1e-4, "shuffled queue: scores differ by %g from the permuted scores (n=%zu)", worst, n);
@@ -79,7 +81,8 @@ void check_agent_equals_module(const NetConfig& cfg, std::size_t n, std::uint32_
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(0.5f, 2.0f);
   for (std::size_t f = 0; f < m.job_norm.size(); ++f) m.job_norm.mean[f] = u(rng) - 1.0f, m.job_norm.scale[f] = u(rng);
-  for (std::size_t f = 0; f < m.cluster_norm.size(); ++f) m.cluster_norm.mean[f] = u(rng), m.cluster_norm.scale[f] = u(rng);
+  for (std::size_t f = 0; f < m.cluster_norm.size(); ++f)
+    m.cluster_norm.mean[f] = u(rng), m.cluster_norm.scale[f] = u(rng);
   for (NamedArray& w : m.weights)  // trained models listen to the placement message
     if (w.name == "ordering.head1.weight")
       for (float& x : w.data)
@@ -95,10 +98,12 @@ void check_agent_equals_module(const NetConfig& cfg, std::size_t n, std::uint32_
   x = (x - torch::from_blob(m.job_norm.mean.data(), {static_cast<long>(d)})) *
       torch::from_blob(m.job_norm.scale.data(), {static_cast<long>(d)});
   auto cl = torch::from_blob(cluster.data(), {static_cast<long>(cluster.size())}).clone();
-  cl = (cl - torch::from_blob(m.cluster_norm.mean.data(), {cl.size(0)})) * torch::from_blob(m.cluster_norm.scale.data(), {cl.size(0)});
+  cl = (cl - torch::from_blob(m.cluster_norm.mean.data(), {cl.size(0)})) *
+       torch::from_blob(m.cluster_norm.scale.data(), {cl.size(0)});
   auto e = net->embed(x);
   auto ctx = OrderingNetImpl::squeeze(e);
-  auto ts = net->scores(e, ctx, cl, torch::from_blob(pmsg.data(), {static_cast<long>(pmsg.size())}).clone()).contiguous();
+  auto ts =
+      net->scores(e, ctx, cl, torch::from_blob(pmsg.data(), {static_cast<long>(pmsg.size())}).clone()).contiguous();
   auto tm = net->messages(e, ctx).contiguous();
   for (auto k : {OrderingAgent::Kernel::kBest, OrderingAgent::Kernel::kPortable}) {
     OrderingAgent agent(m, k);
@@ -109,14 +114,15 @@ void check_agent_equals_module(const NetConfig& cfg, std::size_t n, std::uint32_
     double worst = 0;
     for (std::size_t i = 0; i < n; ++i) {
       const double ref = ts.data_ptr<float>()[i];
-      worst = std::max({worst, std::abs(s[i] - ref) / (1 + std::abs(ref)), std::abs(s_only[i] - ref) / (1 + std::abs(ref))});
+      worst = std::max(
+          {worst, std::abs(s[i] - ref) / (1 + std::abs(ref)), std::abs(s_only[i] - ref) / (1 + std::abs(ref))});
     }
-    for (std::size_t i = 0; i < msg.size(); ++i) worst = std::max(worst, double(std::abs(msg[i] - tm.data_ptr<float>()[i])));
+    for (std::size_t i = 0; i < msg.size(); ++i)
+      worst = std::max(worst, double(std::abs(msg[i] - tm.data_ptr<float>()[i])));
     ck_assert_msg(worst < 1e-5, "%s kernel, %zu jobs: differs from the LibTorch module by %g",
                   k == OrderingAgent::Kernel::kBest ? "best" : "portable", n, worst);
   }
 }
-
 
 }  // namespace
 
@@ -159,7 +165,8 @@ START_TEST(communicate_path_matters) {
     // An untrained model does not listen to the placement message (its
     // weights start at zero, duet-model(5) MESSAGES)...
     OrderingAgent fresh(m);
-    std::vector<float> jobs = random_rows(20, m.nets.ordering.job_features, 5), cl(m.nets.ordering.cluster_features, 0.f);
+    std::vector<float> jobs = random_rows(20, m.nets.ordering.job_features, 5),
+                       cl(m.nets.ordering.cluster_features, 0.f);
     std::vector<float> pmsg(m.nets.placement.placement_message, 1.0f), s0, s1;
     fresh.score(jobs, 20, cl, {}, s0);
     fresh.score(jobs, 20, cl, pmsg, s1);
@@ -212,10 +219,14 @@ START_TEST(bad_input_sizes_are_rejected) {
   }
   jobs.resize(3 * m.nets.ordering.job_features);
   std::vector<float> bad_msg(m.nets.placement.placement_message + 1);
-  ck_assert_int_eq([&] {
-    try { agent.score(jobs, 3, cluster, bad_msg, s); } catch (const std::invalid_argument&) { return 1; }
-    return 0;
-  }(), 1);
+  ck_assert_int_eq(
+      [&] {
+        try {
+          agent.score(jobs, 3, cluster, bad_msg, s);
+        } catch (const std::invalid_argument&) { return 1; }
+        return 0;
+      }(),
+      1);
 }
 END_TEST
 
@@ -232,8 +243,8 @@ START_TEST(training_gradients_reach_every_parameter) {
   auto loss = -logp[3] + net->messages(e, ctx).pow(2).sum();
   loss.backward();
   for (const auto& p : net->named_parameters()) {
-    ck_assert_msg(p.value().grad().defined() && p.value().grad().abs().sum().item<float>() > 0,
-                  "no gradient for %s", p.key().c_str());
+    ck_assert_msg(p.value().grad().defined() && p.value().grad().abs().sum().item<float>() > 0, "no gradient for %s",
+                  p.key().c_str());
   }
 }
 END_TEST
@@ -257,9 +268,10 @@ START_TEST(placement_head_plain_cpp_equals_torch) {
   auto ts = net->forward(x, torch::from_blob(omsg.data(), {static_cast<long>(omsg.size())}).clone());
   auto tm = net->message(x);
   for (std::size_t i = 0; i < k; ++i)
-    ck_assert_msg(std::abs(ts[static_cast<long>(i)].item<float>() - plain[i]) < 1e-4, "machine %zu: torch %g plain %g", i,
-                  ts[static_cast<long>(i)].item<float>(), plain[i]);
-  for (std::size_t c = 0; c < pmsg.size(); ++c) ck_assert(std::abs(tm[static_cast<long>(c)].item<float>() - pmsg[c]) < 1e-4);
+    ck_assert_msg(std::abs(ts[static_cast<long>(i)].item<float>() - plain[i]) < 1e-4, "machine %zu: torch %g plain %g",
+                  i, ts[static_cast<long>(i)].item<float>(), plain[i]);
+  for (std::size_t c = 0; c < pmsg.size(); ++c)
+    ck_assert(std::abs(tm[static_cast<long>(c)].item<float>() - pmsg[c]) < 1e-4);
   std::vector<std::uint32_t> order, top;
   PlacementHead::rank(plain, order);
   PlacementHead::rank(plain, top, 10);
@@ -278,7 +290,8 @@ START_TEST(critic_sees_both_agents_and_is_permutation_invariant) {
   torch::NoGradGuard ng;
   auto v = critic->forward(jobs, machines, cl);
   ck_assert_int_eq(v.dim(), 0);
-  auto v2 = critic->forward(jobs.index_select(0, torch::randperm(40)), machines.index_select(0, torch::randperm(25)), cl);
+  auto v2 =
+      critic->forward(jobs.index_select(0, torch::randperm(40)), machines.index_select(0, torch::randperm(25)), cl);
   ck_assert(std::abs(v.item<float>() - v2.item<float>()) < 1e-5);
   auto v3 = critic->forward(jobs, machines * 2, cl);
   ck_assert(std::abs(v.item<float>() - v3.item<float>()) > 1e-6);  // machines are seen

@@ -131,7 +131,8 @@ std::set<int> plugin_choice(const std::vector<double>& pref, const plugin::Clust
 }
 
 START_TEST(plugin_ranks_as_the_agent_places) {
-  const std::string dir = std::filesystem::temp_directory_path() / ("check_placement_routine." + std::to_string(getpid()));
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("check_placement_routine." + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const Model m = test_model();
   save_model(m, dir + "/duet.model");

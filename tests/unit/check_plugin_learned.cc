@@ -27,10 +27,10 @@
 using namespace duet::plugin;
 
 // Compares std::string values (ck_assert_str_eq would keep a dangling c_str()).
-#define CK_STR_EQ(a, b)                                                            \
-  do {                                                                             \
-    std::string _a = (a), _b = (b);                                                \
-    ck_assert_msg(_a == _b, "'%s' != '%s'", _a.c_str(), _b.c_str());               \
+#define CK_STR_EQ(a, b)                                              \
+  do {                                                               \
+    std::string _a = (a), _b = (b);                                  \
+    ck_assert_msg(_a == _b, "'%s' != '%s'", _a.c_str(), _b.c_str()); \
   } while (0)
 // A seam call succeeded (bool, why in *err: plugins/seam/seam.h).
 #define CK_OK(call, err) ck_assert_msg((call), "%s: %s", #call, (err).c_str())
@@ -293,7 +293,8 @@ START_TEST(test_untrusted_files_refused) {
   errors.clear();
   a = make_placement_agent(c, &errors);
   ck_assert(a.ranker == nullptr && errors.size() == 1);
-  CK_STR_EQ(errors[0], "NodeSpeedsFile " + c.node_speeds_file + ": refused: the file is writable by others (mode 0646)" + tail);
+  CK_STR_EQ(errors[0],
+            "NodeSpeedsFile " + c.node_speeds_file + ": refused: the file is writable by others (mode 0646)" + tail);
 
   // without trusted_uid (tools, tests) no ownership check
   c = model_conf();
@@ -312,7 +313,8 @@ START_TEST(test_node_speeds_range) {
     PlacementAgent a = make_placement_agent(c, &errors);
     ck_assert(a.ranker == nullptr && errors.size() == 1);
     ck_assert_msg(errors[0].find("range-speeds.csv:3: speed: expected a number from 0.001 to 1000, got '" +
-                                 std::string(bad) + "'") != std::string::npos, "%s", errors[0].c_str());
+                                 std::string(bad) + "'") != std::string::npos,
+                  "%s", errors[0].c_str());
   }
 }
 END_TEST
@@ -455,9 +457,9 @@ START_TEST(test_ordering_agent_messages) {
   ck_assert(nonzero);
   ck_assert(m1 != m2);
   // the next pass replaces the set: job 1 started
-  CK_OK(s->score_queue(std::span<const JobInfo>(jobs).subspan(1), cluster(2), std::span<double>(queue).subspan(1),
-                       &err),
-        err);
+  CK_OK(
+      s->score_queue(std::span<const JobInfo>(jobs).subspan(1), cluster(2), std::span<double>(queue).subspan(1), &err),
+      err);
   ck_assert_uint_eq(ch.order_message_count(), jobs.size() - 1);
   ck_assert(!ch.order_message(1, m1) && m1.empty());
   // an empty queue leaves no messages

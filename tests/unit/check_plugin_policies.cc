@@ -18,10 +18,10 @@
 using namespace duet::plugin;
 
 // Compares std::string values (ck_assert_str_eq would keep a dangling c_str()).
-#define CK_STR_EQ(a, b)                                                            \
-  do {                                                                             \
-    std::string _a = (a), _b = (b);                                                \
-    ck_assert_msg(_a == _b, "'%s' != '%s'", _a.c_str(), _b.c_str());               \
+#define CK_STR_EQ(a, b)                                              \
+  do {                                                               \
+    std::string _a = (a), _b = (b);                                  \
+    ck_assert_msg(_a == _b, "'%s' != '%s'", _a.c_str(), _b.c_str()); \
   } while (0)
 // A seam call succeeded (bool, why in *err: plugins/seam/seam.h).
 #define CK_OK(call, err) ck_assert_msg((call), "%s: %s", #call, (err).c_str())
@@ -46,9 +46,12 @@ END_TEST
 
 START_TEST(test_scorers) {
   std::vector<JobInfo> jobs(3);
-  jobs[0].gpus = 8; jobs[0].wait_s = 100;
-  jobs[1].gpus = 1; jobs[1].wait_s = 0;
-  jobs[2].gpus = 1; jobs[2].wait_s = 50;
+  jobs[0].gpus = 8;
+  jobs[0].wait_s = 100;
+  jobs[1].gpus = 1;
+  jobs[1].wait_s = 0;
+  jobs[2].gpus = 1;
+  jobs[2].wait_s = 50;
   ClusterInfo cluster;
   cluster.nodes.resize(2);
   cluster.nodes[0].gpus_total = cluster.nodes[1].gpus_total = 8;
@@ -63,7 +66,9 @@ START_TEST(test_scorers) {
   CK_OK(fb->score(jobs, cluster, s, &err), err);
   ck_assert(s[1] > s[0]);
   ck_assert(s[1] == s[2]);
-  conf.fallback_age_weight = 1000; conf.fallback_size_weight = 0; conf.fallback_max_age_s = 100;
+  conf.fallback_age_weight = 1000;
+  conf.fallback_size_weight = 0;
+  conf.fallback_max_age_s = 100;
   fb = make_fallback_scorer(conf);
   fb->score(jobs, cluster, s, &err);
   ck_assert(s[0] == 1000 && s[2] == 500 && s[1] == 0);
@@ -160,7 +165,9 @@ START_TEST(test_prefer_fast) {
   ck_assert_msg(r != nullptr, "%s", err.c_str());
   ClusterInfo c;
   c.nodes.resize(3);
-  c.nodes[0].name = "node2"; c.nodes[1].name = "node1"; c.nodes[2].name = "node9";
+  c.nodes[0].name = "node2";
+  c.nodes[1].name = "node1";
+  c.nodes[2].name = "node9";
   std::vector<double> pref;
   std::string why;
   CK_OK(r->rank(JobInfo{}, c, pref, &why, &err), err);
@@ -183,8 +190,7 @@ START_TEST(test_node_stats_roundtrip) {
   x.nodes = {"node1"};
   x.run_s = 20;
   o->observe(x);
-  CK_STR_EQ(o->summary(),
-                   "node1:jobs=2,mean_run_s=15.000 node2:jobs=1,mean_run_s=10.000");
+  CK_STR_EQ(o->summary(), "node1:jobs=2,mean_run_s=15.000 node2:jobs=1,mean_run_s=10.000");
   auto p = make_node_stats_observer();
   std::string err;
   CK_OK(p->restore(o->save(), &err), err);

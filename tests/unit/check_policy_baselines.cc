@@ -69,9 +69,7 @@ START_TEST(registry_knows_every_baseline) {
   bool threw = false;
   try {
     make_ordering("nope");
-  } catch (const std::invalid_argument& e) {
-    threw = std::string(e.what()).find("fifo") != std::string::npos;
-  }
+  } catch (const std::invalid_argument& e) { threw = std::string(e.what()).find("fifo") != std::string::npos; }
   ck_assert(threw);
   ck_assert(make_ordering("fifo")->blocking());
   ck_assert(make_ordering("sjf-oracle")->oracle());

@@ -94,9 +94,9 @@ START_TEST(convert_then_sim_json_is_deterministic) {
   ck_assert_msg(p.rc == 0, "%s", p.err.c_str());
   ck_assert(p.err.find("1 CPU-only") != std::string::npos);
   const std::string cluster = slurp(d + "/cluster.csv");
-  ck_assert_str_eq(cluster.c_str(),
-                   "machine,gpu_type,num_gpus,rack,speed\na,V100,8,V100-r000,\nc,T4,2,T4-r000,0.52\n");
-  const std::string sim = "sim --trace '" + d + "/trace.csv' --cluster '" + d + "/cluster.csv' --order qssf --place best-fit --json --seed 9";
+  ck_assert_str_eq(cluster.c_str(), "machine,gpu_type,num_gpus,rack,speed\na,V100,8,V100-r000,\nc,T4,2,T4-r000,0.52\n");
+  const std::string sim = "sim --trace '" + d + "/trace.csv' --cluster '" + d +
+                          "/cluster.csv' --order qssf --place best-fit --json --seed 9";
   Out a = run(sim), b = run(sim);
   ck_assert_msg(a.rc == 0, "%s", a.err.c_str());
   auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
@@ -136,8 +136,8 @@ START_TEST(eval_writes_table_json_and_plots) {
   const std::string d = tmpdir();
   write(d + "/t.csv", "job_id,submit,duration,num_gpus\n1,0,100,4\n2,0,50,8\n3,10,20,2\n4,12,5,1\n");
   write(d + "/c.csv", "machine,gpu_type,num_gpus\nm0,V100,4\nm1,P100,4\n");
-  Out r = run("eval --trace '" + d + "/t.csv' --cluster '" + d + "/c.csv' --policies 'fifo/*,sjf-oracle/best-fit' --out '" +
-              d + "/ev'");
+  Out r = run("eval --trace '" + d + "/t.csv' --cluster '" + d +
+              "/c.csv' --policies 'fifo/*,sjf-oracle/best-fit' --out '" + d + "/ev'");
   ck_assert_msg(r.rc == 0, "%s", r.err.c_str());
   std::string md = slurp(d + "/ev/summary.md");
   ck_assert(md.find("| fifo | first-fit |") != std::string::npos);
@@ -179,8 +179,10 @@ END_TEST
 
 START_TEST(protocol_runs_loads_and_seeds) {
   const std::string d = tmpdir();
-  Out r = run("eval --protocol philly --split validate --loads 90,130 --seeds 1,2 --policies fifo/first-fit,qssf/first-fit "
-              "--no-plots --out '" + d + "/proto'");
+  Out r =
+      run("eval --protocol philly --split validate --loads 90,130 --seeds 1,2 --policies fifo/first-fit,qssf/first-fit "
+          "--no-plots --out '" +
+          d + "/proto'");
   ck_assert_msg(r.rc == 0, "%s", r.err.c_str());
   auto j = nlohmann::json::parse(slurp(d + "/proto/summary.json"));
   ck_assert_str_eq(j["split"].get<std::string>().c_str(), "validate");
@@ -222,8 +224,9 @@ START_TEST(sim_refuses_huge_times) {
   write(d + "/huge.csv", "job_id,submit,duration,num_gpus\n1,0,10,1\n2,0,1e300,1\n");
   Out r = run_limited(60, "sim --trace '" + d + "/huge.csv' --cluster '" + d + "/c.csv'");
   ck_assert_msg(r.rc == 1, "rc %d: %s", r.rc, r.err.c_str());
-  ck_assert_msg(r.err.find("huge.csv:3:5: field 'duration': expected a number from 0 to 315360000") != std::string::npos,
-                "%s", r.err.c_str());
+  ck_assert_msg(
+      r.err.find("huge.csv:3:5: field 'duration': expected a number from 0 to 315360000") != std::string::npos, "%s",
+      r.err.c_str());
   write(d + "/late.csv", "job_id,submit,duration,num_gpus\n1,1e300,10,1\n");
   r = run_limited(60, "sim --trace '" + d + "/late.csv' --cluster '" + d + "/c.csv'");
   ck_assert_msg(r.rc == 1 && r.err.find("late.csv:2:3: field 'submit'") != std::string::npos, "rc %d: %s", r.rc,
@@ -240,8 +243,8 @@ START_TEST(convert_pai_refuses_over_64_types) {
   write(d + "/pai65.csv", spec);
   Out r = run("convert pai '" + d + "/pai65.csv' -o '" + d + "/c65.csv'");
   ck_assert_msg(r.rc == 1, "rc %d: %s", r.rc, r.err.c_str());
-  ck_assert_msg(r.err.find("pai65.csv:65:5: GPU type 'G64' is one more than the 64 GPU types") != std::string::npos, "%s",
-                r.err.c_str());
+  ck_assert_msg(r.err.find("pai65.csv:65:5: GPU type 'G64' is one more than the 64 GPU types") != std::string::npos,
+                "%s", r.err.c_str());
   ck_assert(!fs::exists(d + "/c65.csv"));
 }
 END_TEST
@@ -250,11 +253,14 @@ END_TEST
 START_TEST(model_special_files_refused) {
   const std::string d = tmpdir();
   Out r = run_limited(60, "model info /dev/zero");
-  ck_assert_msg(r.rc == 1 && r.err.find("/dev/zero: is a character device, expected a regular file (duet model file)") !=
-                                 std::string::npos, "rc %d: %s", r.rc, r.err.c_str());
+  ck_assert_msg(
+      r.rc == 1 && r.err.find("/dev/zero: is a character device, expected a regular file (duet model file)") !=
+                       std::string::npos,
+      "rc %d: %s", r.rc, r.err.c_str());
   ck_assert_int_eq(mkfifo((d + "/fifo.model").c_str(), 0600), 0);
   r = run_limited(60, "model info '" + d + "/fifo.model'");
-  ck_assert_msg(r.rc == 1 && r.err.find("fifo.model: is a FIFO") != std::string::npos, "rc %d: %s", r.rc, r.err.c_str());
+  ck_assert_msg(r.rc == 1 && r.err.find("fifo.model: is a FIFO") != std::string::npos, "rc %d: %s", r.rc,
+                r.err.c_str());
 }
 END_TEST
 

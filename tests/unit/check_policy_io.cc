@@ -66,10 +66,11 @@ static ClusterSpec cluster_of(const std::string& text) {
 }
 
 START_TEST(trace_reads_all_columns) {
-  Trace t = trace_of("job_id,submit,duration,num_gpus,gpu_type,job_type,user,vc\n"
-                     "7,0,10.5,2,V100|P100,LM (batch size 20),alice,vc1\n"
-                     "\n"
-                     "8,3,1,1,,,\"bob, jr\",vc2\n");
+  Trace t = trace_of(
+      "job_id,submit,duration,num_gpus,gpu_type,job_type,user,vc\n"
+      "7,0,10.5,2,V100|P100,LM (batch size 20),alice,vc1\n"
+      "\n"
+      "8,3,1,1,,,\"bob, jr\",vc2\n");
   ck_assert_int_eq(t.jobs.size(), 2);
   ck_assert_int_eq(t.jobs[0].id, 7);
   ck_assert_double_eq(t.jobs[0].duration, 10.5);
@@ -110,12 +111,14 @@ START_TEST(cluster_reads_and_rejects) {
   const std::string h = "machine,gpu_type,num_gpus,speed\n";
   expect_error([&] { cluster_of(h + "a,V100,8,\na,V100,8,\n"); }, 3, 1, "duplicate machine 'a' (first on line 2)");
   expect_error([&] { cluster_of(h + "a,V100,8,\nb,V100,x,\n"); }, 3, 8, "'num_gpus'");
-  expect_error([&] { cluster_of(h + "a,V100,8,\nb,T4,2,-1\n"); }, 3, 8, "'speed': expected a number from 0.001 to 1000");
+  expect_error([&] { cluster_of(h + "a,V100,8,\nb,T4,2,-1\n"); }, 3, 8,
+               "'speed': expected a number from 0.001 to 1000");
   expect_error([&] { cluster_of(h + "a,V100,8,\nb,,2,\n"); }, 3, 3, "'gpu_type'");
   expect_error([&] { cluster_of(h); }, 1, 0, "no machines");
   // A type the throughput table lacks needs a speed (error names the line).
   ThroughputTable t = read_gavel(source_path("data/gavel/simulation_throughputs.json"));
-  expect_error([&] { build_cluster(cluster_of(h + "a,V100,8,\nb,A100,8,\n"), t); }, 3, 0, "'A100' is not in the throughput table");
+  expect_error([&] { build_cluster(cluster_of(h + "a,V100,8,\nb,A100,8,\n"), t); }, 3, 0,
+               "'A100' is not in the throughput table");
   expect_error([&] { build_cluster(cluster_of(h + "a,T4,2,0.5\nb,T4,2,0.6\n"), t); }, 3, 0, "speed differs");
 }
 END_TEST
@@ -199,9 +202,7 @@ static std::string error_in_child(F f) {
   return test_support::in_child([&]() -> std::string {
     try {
       f();
-    } catch (const InputError& e) {
-      return e.what();
-    } catch (const std::exception& e) {
+    } catch (const InputError& e) { return e.what(); } catch (const std::exception& e) {
       return std::string("OTHER: ") + e.what();
     }
     return "OK";
@@ -220,8 +221,9 @@ START_TEST(trace_times_limited) {
   ck_assert_double_eq(t.jobs[0].duration, 315360000);
   std::istringstream ph("timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,1e300,1,66.0,vc\n");
   expect_error([&] { read_philly(ph, "p.csv"); }, 2, 21, "'duration': expected a number from 0 to 315360000");
-  std::istringstream span("timestamp,duration,num_gpus,gpu_time,cluster\n2000-01-01 00:00:00,1,1,1,vc\n"
-                          "2017-10-09 07:01:55,1,1,1,vc\n");
+  std::istringstream span(
+      "timestamp,duration,num_gpus,gpu_time,cluster\n2000-01-01 00:00:00,1,1,1,vc\n"
+      "2017-10-09 07:01:55,1,1,1,vc\n");
   expect_error([&] { read_philly(span, "p.csv"); }, 3, 1, "more than 315360000 s (10 years)");
 }
 END_TEST
@@ -253,9 +255,10 @@ START_TEST(csv_line_and_field_limits) {
   close(fd);
   expect_error([&] { read_trace(path); }, 2, 0, ":2: line longer than 1048576 bytes");
   std::remove(path);
-  expect_error([&] { trace_of(h + "1,0,10,1\n" + std::string(2 << 20, '9') + "\n"); }, 3, 0, "line longer than 1048576 bytes");
-  expect_error([&] { trace_of("job_id,submit,duration,num_gpus,user\n1,0,10,1," + std::string(70000, 'u') + "\n"); }, 2, 10,
-               "field longer than 65536 bytes");
+  expect_error([&] { trace_of(h + "1,0,10,1\n" + std::string(2 << 20, '9') + "\n"); }, 3, 0,
+               "line longer than 1048576 bytes");
+  expect_error([&] { trace_of("job_id,submit,duration,num_gpus,user\n1,0,10,1," + std::string(70000, 'u') + "\n"); }, 2,
+               10, "field longer than 65536 bytes");
 }
 END_TEST
 
@@ -304,7 +307,8 @@ START_TEST(pai_stream_and_type_limit) {
 END_TEST
 
 START_TEST(writers_round_trip) {
-  Trace t = trace_of("job_id,submit,duration,num_gpus,gpu_type,job_type,user,vc\n1,0.5,10,2,V100,LM (batch size 20),\"a,b\",v\n");
+  Trace t = trace_of(
+      "job_id,submit,duration,num_gpus,gpu_type,job_type,user,vc\n1,0.5,10,2,V100,LM (batch size 20),\"a,b\",v\n");
   std::ostringstream o;
   write_trace(o, t);
   Trace u = trace_of(o.str());

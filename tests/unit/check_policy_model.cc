@@ -19,8 +19,8 @@
 #include "tests/unit/run_suite.h"
 
 using namespace duet;
-using test_support::source_path;
 using test_support::gavel_table;
+using test_support::source_path;
 
 static ClusterModel cluster(const std::string& text) {
   std::istringstream in(text);
@@ -49,7 +49,8 @@ END_TEST
 
 START_TEST(variability_refits_from_data) {
   std::vector<MinibatchJob> jobs;
-  for (int i = 1; i <= 4; ++i) jobs.push_back(read_minibatch(source_path("data/alibaba-minibatch/job_" + std::to_string(i) + "_norm.csv")));
+  for (int i = 1; i <= 4; ++i)
+    jobs.push_back(read_minibatch(source_path("data/alibaba-minibatch/job_" + std::to_string(i) + "_norm.csv")));
   Variability v = fit_variability(jobs);
   ck_assert_double_eq_tol(v.speed_sigma, kFittedVariability.speed_sigma, 5e-4);
   ck_assert_double_eq_tol(v.ar_phi, kFittedVariability.ar_phi, 5e-3);
@@ -80,9 +81,7 @@ START_TEST(job_type_rule_is_seeded_and_scale_aware) {
   bool threw = false;
   try {
     assign_job_type(j, t, 1, "trace.csv");
-  } catch (const std::exception& e) {
-    threw = std::string(e.what()).find("trace.csv:9") != std::string::npos;
-  }
+  } catch (const std::exception& e) { threw = std::string(e.what()).find("trace.csv:9") != std::string::npos; }
   ck_assert(threw);
 }
 END_TEST

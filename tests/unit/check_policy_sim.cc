@@ -31,8 +31,8 @@ static PolicyContext seeded(uint64_t seed) {
   return c;
 }
 
-using test_support::source_path;
 using test_support::gavel_table;
+using test_support::source_path;
 
 struct Run {
   SimResult r;
@@ -168,8 +168,7 @@ END_TEST
 START_TEST(gpu_type_speed_and_constraint) {
   // P100 runs ResNet-50 (bs 32) at 4.888/7.787 of a V100; a job constrained to
   // K80 waits for the K80 machine; a flat-speed type uses its speed.
-  const char* cluster =
-      "machine,gpu_type,num_gpus,speed\np,P100,1,\nk,K80,1,\nt,T4,1,0.5\n";
+  const char* cluster = "machine,gpu_type,num_gpus,speed\np,P100,1,\nk,K80,1,\nt,T4,1,0.5\n";
   const char* trace =
       "job_id,submit,duration,num_gpus,gpu_type,job_type\n"
       "1,0,100,1,P100,ResNet-50 (batch size 32)\n"
@@ -296,16 +295,15 @@ START_TEST(huge_times_are_refused_not_run_forever) {
     ck_abort_msg("a 1e300 s job was accepted");
   } catch (const InputError& e) {
     ck_assert_int_eq(e.line(), t.jobs[1].line);
-    ck_assert_msg(std::string(e.what()).find("must be from 0 to 315360000 s (10 years)") != std::string::npos, "%s", e.what());
+    ck_assert_msg(std::string(e.what()).find("must be from 0 to 315360000 s (10 years)") != std::string::npos, "%s",
+                  e.what());
   }
   t.jobs[1].duration = 10;
   t.jobs[2].submit = 1e300;
   try {
     Simulator sim(t, c, gavel_table(), nullptr, o);
     ck_abort_msg("a job submitted at 1e300 s was accepted");
-  } catch (const InputError& e) {
-    ck_assert_int_eq(e.line(), t.jobs[2].line);
-  }
+  } catch (const InputError& e) { ck_assert_int_eq(e.line(), t.jobs[2].line); }
 }
 END_TEST
 
@@ -321,9 +319,7 @@ START_TEST(stuck_jobs_are_an_error) {
   bool threw = false;
   try {
     sim.run();
-  } catch (const std::runtime_error& e) {
-    threw = std::string(e.what()).find("can never start") != std::string::npos;
-  }
+  } catch (const std::runtime_error& e) { threw = std::string(e.what()).find("can never start") != std::string::npos; }
   ck_assert(threw);
 }
 END_TEST
@@ -384,9 +380,9 @@ static std::string run_json(const Trace& t, const ClusterModel& c, const std::st
 }
 
 START_TEST(real_slice_invariants) {
-  static const char* pairs[][2] = {{"fifo", "first-fit"}, {"sjf-oracle", "best-fit"}, {"qssf", "least-loaded"},
-                                   {"tiresias-las", "random"}, {"multifactor", "fastest-first"},
-                                   {"srtf-oracle", "first-fit"}};
+  static const char* pairs[][2] = {
+      {"fifo", "first-fit"},      {"sjf-oracle", "best-fit"},       {"qssf", "least-loaded"},
+      {"tiresias-las", "random"}, {"multifactor", "fastest-first"}, {"srtf-oracle", "first-fit"}};
   Trace t = philly_slice(1500);
   ClusterModel c = pai_sample(20);
   for (auto& pr : pairs) {

@@ -36,7 +36,9 @@ START_TEST(hostlists) {
   ck_assert_str_eq(v[7].c_str(), "solo");
   for (const char* bad : {"node[1-", "node[a]", "node[3-1]", "a,"}) {
     bool threw = false;
-    try { expand_hostlist(bad); } catch (const std::invalid_argument&) { threw = true; }
+    try {
+      expand_hostlist(bad);
+    } catch (const std::invalid_argument&) { threw = true; }
     ck_assert_msg(threw, "%s accepted", bad);
   }
 }
@@ -52,7 +54,9 @@ START_TEST(nodes_csv) {
   ck_assert_double_eq(n[1].speed, 0.5);
   std::ofstream(f) << "node,gpu_type,num_gpus,speed\nnode1,v100,4,-1\n";
   std::string e;
-  try { read_nodes_csv(f); } catch (const InputError& x) { e = x.what(); }
+  try {
+    read_nodes_csv(f);
+  } catch (const InputError& x) { e = x.what(); }
   ck_assert_msg(e.find("nodes.csv:2:") != std::string::npos && e.find("speed") != std::string::npos, "%s", e.c_str());
   std::filesystem::remove_all(d);
 }

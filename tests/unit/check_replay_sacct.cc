@@ -16,7 +16,8 @@ using namespace duet::replay;
 
 static const char* kGood =
     "JobID|Submit|Start|End|NodeList|AllocTRES|State\n"
-    "10|2026-01-01T00:00:00|2026-01-01T00:00:10|2026-01-01T00:01:10|node1|billing=1,cpu=1,gres/gpu:v100=2,gres/gpu=2,node=1|COMPLETED\n"
+    "10|2026-01-01T00:00:00|2026-01-01T00:00:10|2026-01-01T00:01:10|node1|billing=1,cpu=1,gres/gpu:v100=2,gres/"
+    "gpu=2,node=1|COMPLETED\n"
     "11|2026-01-01T00:00:05|2026-01-01T00:00:05|2026-01-01T00:00:35|node3|cpu=1,gres/gpu=1,node=1|COMPLETED\n"
     "12|2026-01-01T00:00:06|Unknown|Unknown|None assigned||CANCELLED by 0\n"
     "13|2026-01-01T00:00:07|2026-01-01T00:00:08|Unknown|node2|gres/gpu:p100=4,gres/gpu=4|RUNNING\n";
@@ -65,9 +66,7 @@ static std::string error_of(const std::string& text) {
   std::istringstream in(text);
   try {
     parse_sacct(in, "s.txt");
-  } catch (const InputError& e) {
-    return e.what();
-  }
+  } catch (const InputError& e) { return e.what(); }
   return "";
 }
 

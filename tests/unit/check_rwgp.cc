@@ -45,10 +45,7 @@ GpHyper four_hyper() {
 // A written out entry by entry (w_type = 1, w_rack = 0.5, unit self-loop).
 Eigen::MatrixXd four_kernel_closed_form() {
   Eigen::Matrix4d a;
-  a << 2.5, 1.5, 1.0, 0.0,
-       1.5, 2.5, 1.0, 0.0,
-       1.0, 1.0, 2.5, 0.5,
-       0.0, 0.0, 0.5, 2.5;
+  a << 2.5, 1.5, 1.0, 0.0, 1.5, 2.5, 1.0, 0.0, 1.0, 1.0, 2.5, 0.5, 0.0, 0.0, 0.5, 2.5;
   Eigen::Vector4d d = a.rowwise().sum();
   Eigen::Matrix4d dm = d.cwiseSqrt().cwiseInverse().asDiagonal();
   Eigen::Matrix4d ahat = dm * a * dm;
@@ -110,14 +107,14 @@ std::vector<MachineDesc> random_cluster(int n, std::uint32_t seed) {
   const char* types[] = {"V100", "P100", "T4", "A100"};
   std::vector<MachineDesc> ms;
   for (int i = 0; i < n; ++i)
-    ms.push_back({"n" + std::to_string(i), types[rng() % 4], (rng() % 5 == 0) ? "" : "rack" + std::to_string(rng() % 6),
+    ms.push_back({"n" + std::to_string(i),
+                  types[rng() % 4],
+                  (rng() % 5 == 0) ? "" : "rack" + std::to_string(rng() % 6),
                   {std::uniform_real_distribution<>(0.5, 2.0)(rng), double(rng() % 6)}});
   return ms;
 }
 
-std::string temp_path(const char* tag) {
-  return "/tmp/check_rwgp_" + std::to_string(getpid()) + "_" + tag;
-}
+std::string temp_path(const char* tag) { return "/tmp/check_rwgp_" + std::to_string(getpid()) + "_" + tag; }
 
 }  // namespace
 
@@ -165,12 +162,13 @@ END_TEST
 START_TEST(posterior_matches_closed_form) {
   const GpHyper h = four_hyper();
   PerformanceGp gp(four_machines(), 2, h);
-  std::vector<GpObservation> obs = {{0, 0, 0.10}, {1, 0, 0.07}, {0, 1, -0.02}, {2, 0, 0.03}, {0, 0, 0.12}, {3, 7, -0.2}};
+  std::vector<GpObservation> obs = {{0, 0, 0.10}, {1, 0, 0.07}, {0, 1, -0.02},
+                                    {2, 0, 0.03}, {0, 0, 0.12}, {3, 7, -0.2}};
   // prior
   expect_matches(gp, closed_form_posterior(four_kernel_closed_form(), h, {}, 3), 1e-14);
   std::vector<GpObservation> seen;
   for (auto o : obs) {
-    gp.observe(o);  // incremental rank-one updates
+    gp.observe(o);                                        // incremental rank-one updates
     o.job_type = std::min<std::uint32_t>(o.job_type, 2);  // unknown type 7 -> "other" slot 2
     seen.push_back(o);
     expect_matches(gp, closed_form_posterior(four_kernel_closed_form(), h, seen, 3), 1e-10);
@@ -188,10 +186,12 @@ START_TEST(window_drops_oldest_exactly) {
   opt.window = 3;
   opt.refresh_every = 1000;  // only incremental updates and downdates
   PerformanceGp gp(four_machines(), 2, h, opt);
-  std::vector<GpObservation> obs = {{0, 0, 0.10}, {1, 0, 0.07}, {0, 1, -0.02}, {2, 0, 0.03}, {0, 0, 0.12}, {3, 1, -0.1}};
+  std::vector<GpObservation> obs = {{0, 0, 0.10}, {1, 0, 0.07}, {0, 1, -0.02},
+                                    {2, 0, 0.03}, {0, 0, 0.12}, {3, 1, -0.1}};
   for (std::size_t i = 0; i < obs.size(); ++i) {
     gp.observe(obs[i]);
-    std::vector<GpObservation> last(obs.begin() + static_cast<long>(i >= 2 ? i - 2 : 0), obs.begin() + static_cast<long>(i) + 1);
+    std::vector<GpObservation> last(obs.begin() + static_cast<long>(i >= 2 ? i - 2 : 0),
+                                    obs.begin() + static_cast<long>(i) + 1);
     ck_assert_uint_eq(gp.window().size(), last.size());
     expect_matches(gp, closed_form_posterior(four_kernel_closed_form(), h, last, 3), 1e-10);
   }
@@ -208,7 +208,8 @@ START_TEST(incremental_updates_do_not_drift) {
   PerformanceGp gp(ms, 3, h, opt);
   std::mt19937 rng(11);
   std::normal_distribution<> noise(0, 0.05);
-  for (int i = 0; i < 600; ++i) gp.observe({static_cast<std::uint32_t>(rng() % 60), static_cast<std::uint32_t>(rng() % 4), noise(rng)});
+  for (int i = 0; i < 600; ++i)
+    gp.observe({static_cast<std::uint32_t>(rng() % 60), static_cast<std::uint32_t>(rng() % 4), noise(rng)});
   Eigen::MatrixXd m0(60, 4), v0(60, 4);
   for (std::uint32_t j = 0; j < 60; ++j)
     for (std::uint32_t t = 0; t < 4; ++t) m0(j, t) = gp.mean(j, t), v0(j, t) = gp.var(j, t);
@@ -226,7 +227,8 @@ END_TEST
 START_TEST(variance_shrinks_where_observations_are_dense) {
   // 2 GPU types x 2 racks x 5 machines
   std::vector<MachineDesc> ms;
-  for (int i = 0; i < 20; ++i) ms.push_back({"n" + std::to_string(i), i < 10 ? "V100" : "T4", (i / 5) % 2 ? "r1" : "r0", {}});
+  for (int i = 0; i < 20; ++i)
+    ms.push_back({"n" + std::to_string(i), i < 10 ? "V100" : "T4", (i / 5) % 2 ? "r1" : "r0", {}});
   GpHyper h;
   PerformanceGp gp(ms, 1, h);
   double prev = gp.var(0, 0);
@@ -236,8 +238,7 @@ START_TEST(variance_shrinks_where_observations_are_dense) {
     ck_assert_msg(gp.var(0, 0) < prev, "variance at the observed machine did not shrink");
     prev = gp.var(0, 0);
   }
-  const double observed = gp.var(0, 0), same_rack_type = gp.var(1, 0), same_type = gp.var(6, 0),
-               other = gp.var(15, 0);
+  const double observed = gp.var(0, 0), same_rack_type = gp.var(1, 0), same_type = gp.var(6, 0), other = gp.var(15, 0);
   ck_assert_msg(observed < same_rack_type && same_rack_type < same_type && same_type < other,
                 "variance ordering wrong: %g %g %g %g", observed, same_rack_type, same_type, other);
   ck_assert(other <= h.signal_var + 1e-15);
@@ -256,7 +257,8 @@ START_TEST(likelihood_matches_closed_form) {
   Eigen::VectorXd y(4);
   for (int a = 0; a < 4; ++a) {
     for (int b = 0; b < 4; ++b)
-      k(a, b) = h.signal_var * km(obs[a].machine, obs[b].machine) * (obs[a].job_type == obs[b].job_type ? 1 : h.type_corr);
+      k(a, b) =
+          h.signal_var * km(obs[a].machine, obs[b].machine) * (obs[a].job_type == obs[b].job_type ? 1 : h.type_corr);
     k(a, a) += h.noise_var;
     y[a] = obs[a].value - h.prior_mean;
   }
@@ -317,7 +319,8 @@ START_TEST(fit_improves_likelihood) {
   // T4 machines are predicted slower than the others
   double t4 = 0, other = 0;
   int nt4 = 0, no = 0;
-  for (std::uint32_t j = 0; j < 50; ++j) (ms[j].gpu_type == "T4" ? (t4 += gp.mean(j, 0), ++nt4) : (other += gp.mean(j, 0), ++no));
+  for (std::uint32_t j = 0; j < 50; ++j)
+    (ms[j].gpu_type == "T4" ? (t4 += gp.mean(j, 0), ++nt4) : (other += gp.mean(j, 0), ++no));
   ck_assert(nt4 > 0 && no > 0 && t4 / nt4 < other / no - 0.08);
 }
 END_TEST
@@ -375,7 +378,8 @@ START_TEST(state_round_trip_and_errors) {
       load_gp_state(path, four_machines());
       ck_abort_msg("no error for a bad file (expected \"%s\")", needle);
     } catch (const FormatError& e) {
-      ck_assert_msg(std::string(e.what()).find(needle) != std::string::npos, "message \"%s\" lacks \"%s\"", e.what(), needle);
+      ck_assert_msg(std::string(e.what()).find(needle) != std::string::npos, "message \"%s\" lacks \"%s\"", e.what(),
+                    needle);
       ck_assert_msg(std::string(e.what()).find(path) != std::string::npos, "message does not name the file");
     }
   };

@@ -56,8 +56,7 @@ class FakeChannel final : public Channel {
     for (const auto& op : ops) {
       if (op.region >= regions_.size() || op.offset + op.length > regions_[op.region].length)
         return Status::error("pull outside region");
-      std::memcpy(op.dest, reinterpret_cast<const std::uint8_t*>(regions_[op.region].base) + op.offset,
-                  op.length);
+      std::memcpy(op.dest, reinterpret_cast<const std::uint8_t*>(regions_[op.region].base) + op.offset, op.length);
       ++reads;
     }
     return {};
@@ -137,7 +136,11 @@ START_TEST(store_never_commits_a_partial_checkpoint) {
   ck_assert(st.commit({1, 1, 0, crc32c({})}).ok());
 
   // Wrong page count, missing state, wrong state crc, wrong epoch: all refused.
-  struct Case { CheckpointSummary sum; bool with_state; const char* why; };
+  struct Case {
+    CheckpointSummary sum;
+    bool with_state;
+    const char* why;
+  };
   std::vector<std::uint8_t> blob{7, 7};
   Case cases[] = {
       {{2, 2, 2, crc32c(blob)}, true, "received 1 distinct pages, primary sent 2"},
@@ -190,8 +193,7 @@ START_TEST(store_rejects_bad_requests) {
   ck_assert(st.stage_state({}).ok());
   ck_assert(st.commit({3, 0, 0, crc32c({})}).ok());
   Status old = st.begin(3);
-  ck_assert_msg(has(old, "checkpoint 3 is not newer than the committed checkpoint 3"), "%s",
-                old.message().c_str());
+  ck_assert_msg(has(old, "checkpoint 3 is not newer than the committed checkpoint 3"), "%s", old.message().c_str());
 }
 END_TEST
 

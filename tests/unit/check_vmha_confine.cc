@@ -44,7 +44,8 @@ START_TEST(paths_outside_the_workdir_are_refused) {
   ck_assert_msg(c.exit_code() == 0, "probe exited %d: %s", c.exit_code(), c.err.c_str());
   ck_assert_msg(contains(c.out, "open inside.txt: ok\n"), "%s", c.out.c_str());
   ck_assert_msg(contains(c.out, "open link_in: ok\n"), "%s", c.out.c_str());
-  ck_assert_msg(contains(c.out, "open " + dir + "/inside.txt: ok\n"), "absolute path inside refused: %s", c.out.c_str());
+  ck_assert_msg(contains(c.out, "open " + dir + "/inside.txt: ok\n"), "absolute path inside refused: %s",
+                c.out.c_str());
   ck_assert_msg(contains(c.out, "open ../secret: EACCES\n"), "%s", c.out.c_str());
   ck_assert_msg(contains(c.out, "open " + outer + "/secret: EACCES\n"), "%s", c.out.c_str());
   ck_assert_msg(contains(c.out, "open /etc/passwd: EACCES\n"), "%s", c.out.c_str());
@@ -70,7 +71,8 @@ START_TEST(unsupported_syscall_is_enosys_logged_once) {
   ck_assert_msg(contains(c.out, "syscall 999: ENOSYS\nsyscall 999 again: ENOSYS\n"), "%s", c.out.c_str());
   size_t first = c.err.find("unsupported system call 999");
   ck_assert_msg(first != std::string::npos, "no log line: %s", c.err.c_str());
-  ck_assert_msg(c.err.find("unsupported system call 999", first + 1) == std::string::npos, "logged twice: %s", c.err.c_str());
+  ck_assert_msg(c.err.find("unsupported system call 999", first + 1) == std::string::npos, "logged twice: %s",
+                c.err.c_str());
 }
 END_TEST
 
@@ -102,7 +104,8 @@ END_TEST
 
 START_TEST(exit_status_and_signals_are_the_programs) {
   std::string dir = vmha_test::make_temp_dir();
-  vmha_test::Captured c = vmha_test::run_capture({vmha_test::vmha_bin(), "run", "--", "/bin/busybox", "sh", "-c", "exit 3"}, dir);
+  vmha_test::Captured c =
+      vmha_test::run_capture({vmha_test::vmha_bin(), "run", "--", "/bin/busybox", "sh", "-c", "exit 3"}, dir);
   // busybox sh forks for nothing here; exit 3 comes straight from the shell.
   ck_assert_msg(c.exit_code() == 3, "exit %d: %s", c.exit_code(), c.err.c_str());
   c = vmha_test::run_capture({vmha_test::vmha_bin(), "run", "--", "/bin/busybox", "false"}, dir);
@@ -110,7 +113,8 @@ START_TEST(exit_status_and_signals_are_the_programs) {
   c = vmha_test::run_capture({vmha_test::vmha_bin(), "run", "--", "/bin/busybox", "kill", "-SEGV", "0"}, dir);
   ck_assert_msg(c.term_signal() == SIGSEGV, "status %d: %s", c.status, c.err.c_str());
   // A shell running a command must start a process: a clear refusal.
-  c = vmha_test::run_capture({vmha_test::vmha_bin(), "run", "--", "/bin/busybox", "sh", "-c", "/bin/busybox true; echo after"}, dir);
+  c = vmha_test::run_capture(
+      {vmha_test::vmha_bin(), "run", "--", "/bin/busybox", "sh", "-c", "/bin/busybox true; echo after"}, dir);
   ck_assert_msg(contains(c.err, "single-threaded programs only"), "no clear error for fork/exec: %s", c.err.c_str());
 }
 END_TEST
@@ -156,11 +160,11 @@ START_TEST(metadata_of_files_the_guest_did_not_open_is_unchanged) {
   ck_assert_int_eq(waitpid(pid, &status, 0), pid);
   std::string report = vmha_test::slurp(err);
   ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "probe status %d: %s", status, report.c_str());
-  for (const char* line : {"ftruncate 1: EINVAL\n", "ftruncate 0: EINVAL\n", "fchmod 0: EPERM\n", "fchmod 1: EPERM\n",
-                           "futimens 0: EPERM\n", "futimens 1: EPERM\n", "ftruncate dup of 1: EINVAL\n",
-                           "fchmod /dev/null: EPERM\n", "futimens /dev/null: EPERM\n", "ftruncate /dev/null: EINVAL\n",
-                           "setfl 0: ok\n", "getfl 0 has O_NONBLOCK: ok\n", "read 0: ok\n", "ftruncate own: ok\n",
-                           "fchmod own: ok\n", "futimens own: ok\n"})
+  for (const char* line :
+       {"ftruncate 1: EINVAL\n", "ftruncate 0: EINVAL\n", "fchmod 0: EPERM\n", "fchmod 1: EPERM\n",
+        "futimens 0: EPERM\n", "futimens 1: EPERM\n", "ftruncate dup of 1: EINVAL\n", "fchmod /dev/null: EPERM\n",
+        "futimens /dev/null: EPERM\n", "ftruncate /dev/null: EINVAL\n", "setfl 0: ok\n", "getfl 0 has O_NONBLOCK: ok\n",
+        "read 0: ok\n", "ftruncate own: ok\n", "fchmod own: ok\n", "futimens own: ok\n"})
     ck_assert_msg(contains(report, line), "expected \"%.*s\" in:\n%s", static_cast<int>(std::strlen(line) - 1), line,
                   report.c_str());
   struct stat st = stat_of(in);

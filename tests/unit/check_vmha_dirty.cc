@@ -83,9 +83,11 @@ StepReport run_steps(TrackerKind kind) {
     if (have != want) {
       std::string msg = "step " + std::to_string(step) + ": expected " + std::to_string(want.size()) + " pages, got " +
                         std::to_string(have.size()) + "; extra:";
-      for (uint64_t p : have) if (!want.count(p)) msg += " " + std::to_string(p);
+      for (uint64_t p : have)
+        if (!want.count(p)) msg += " " + std::to_string(p);
       msg += "; missing:";
-      for (uint64_t p : want) if (!have.count(p)) msg += " " + std::to_string(p);
+      for (uint64_t p : want)
+        if (!have.count(p)) msg += " " + std::to_string(p);
       rep.problems.push_back(msg);
     }
     ++rep.steps_checked;
@@ -99,7 +101,8 @@ StepReport run_steps(TrackerKind kind) {
 void check_exact(TrackerKind kind) {
   StepReport rep = run_steps(kind);
   ck_assert_int_eq(rep.steps_checked, 15);
-  ck_assert_msg(rep.problems.empty(), "%s tracker: %s", tracker_name(kind), rep.problems.empty() ? "" : rep.problems[0].c_str());
+  ck_assert_msg(rep.problems.empty(), "%s tracker: %s", tracker_name(kind),
+                rep.problems.empty() ? "" : rep.problems[0].c_str());
 }
 
 START_TEST(ring_is_exact) { check_exact(TrackerKind::kRing); }
@@ -113,7 +116,8 @@ START_TEST(none_reports_only_vmm_writes) {
   // Without a KVM log only the VMM's page is known: every step misses guest pages.
   ck_assert_int_eq(rep.steps_checked, 15);
   ck_assert_int_eq(static_cast<int>(rep.problems.size()), 15);
-  ck_assert_msg(rep.problems[0].find("extra:;") != std::string::npos, "none tracker invented pages: %s", rep.problems[0].c_str());
+  ck_assert_msg(rep.problems[0].find("extra:;") != std::string::npos, "none tracker invented pages: %s",
+                rep.problems[0].c_str());
 }
 END_TEST
 

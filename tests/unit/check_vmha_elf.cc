@@ -103,7 +103,8 @@ START_TEST(dynamic_executable_is_refused) {
   ph.p_filesz = std::strlen(interp) + 1;
   std::memcpy(b.data() + sizeof(Elf64_Ehdr), &ph, sizeof ph);
   std::string why = refusal(b);
-  ck_assert_msg(contains(why, "dynamically linked") && contains(why, "ld-linux") && contains(why, "gcc -static"), "%s", why.c_str());
+  ck_assert_msg(contains(why, "dynamically linked") && contains(why, "ld-linux") && contains(why, "gcc -static"), "%s",
+                why.c_str());
 }
 END_TEST
 

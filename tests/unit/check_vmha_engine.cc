@@ -131,7 +131,6 @@ START_TEST(sink_holds_streams) {
 }
 END_TEST
 
-
 // A fresh temporary file (name written into path) holding "0123"; its fd.
 static int file_with_0123(char* path) {
   int fd = mkstemp(path);
@@ -150,15 +149,15 @@ START_TEST(sink_holds_file_writes) {
   lseek(fd, 0, SEEK_SET);
   iovec ab{const_cast<char*>("ab"), 2}, xyz{const_cast<char*>("xyz"), 3}, q{const_cast<char*>("Q"), 1};
   OutputTarget file{5, fd, "f.txt"};
-  ck_assert_int_eq(sink.write(file, {&ab, 1}, -1), 2);   // at 0: "ab23"
+  ck_assert_int_eq(sink.write(file, {&ab, 1}, -1), 2);  // at 0: "ab23"
   ck_assert_int_eq(lseek(fd, 0, SEEK_CUR), 2);
-  ck_assert_int_eq(sink.write(file, {&xyz, 1}, 6), 3);   // pwrite at 6: "ab23\0\0xyz", position stays
+  ck_assert_int_eq(sink.write(file, {&xyz, 1}, 6), 3);  // pwrite at 6: "ab23\0\0xyz", position stays
   ck_assert_int_eq(lseek(fd, 0, SEEK_CUR), 2);
   int app = open(path, O_WRONLY | O_APPEND);
   OutputTarget appender{6, app, "f.txt"};
   ck_assert_int_eq(sink.write(appender, {&q, 1}, -1), 1);  // appends after the held end: at 9
   ck_assert_int_eq(lseek(app, 0, SEEK_CUR), 10);
-  ck_assert_str_eq(slurp(path).c_str(), "0123");           // nothing on the host yet
+  ck_assert_str_eq(slurp(path).c_str(), "0123");  // nothing on the host yet
   ck_assert(sink.holds_files());
   ck_assert(!sink.waiting());  // file writes alone do not end an epoch early
   struct stat st;
@@ -168,7 +167,12 @@ START_TEST(sink_holds_file_writes) {
   int other = open("/dev/null", O_RDONLY);
   ck_assert(!sink.must_wait(other));  // other files read at once
   bool ran = false;
-  ck_assert_int_eq(sink.change("unlink x", [&] { ran = true; return 0L; }), kWaitForRelease);
+  ck_assert_int_eq(sink.change("unlink x",
+                               [&] {
+                                 ran = true;
+                                 return 0L;
+                               }),
+                   kWaitForRelease);
   ck_assert(!ran);
   ck_assert(sink.release_wanted());  // the guest waits for this epoch's writes
   close(fd);
@@ -184,7 +188,12 @@ START_TEST(sink_holds_file_writes) {
   ck_assert(!sink.holds_files());
   std::string want("ab23\0\0xyzQ", 10);
   ck_assert(slurp(path) == want);
-  ck_assert_int_eq(sink.change("unlink x", [&] { ran = true; return 0L; }), 0);
+  ck_assert_int_eq(sink.change("unlink x",
+                               [&] {
+                                 ran = true;
+                                 return 0L;
+                               }),
+                   0);
   ck_assert(ran);
   close(other);
   unlink(path);
@@ -208,7 +217,9 @@ START_TEST(guest_size_while_releasing) {
   int rc = sink.stat_as_guest(
       [&](struct stat* x) {
         int r = fstat(fd, x);  // the host still says 4
-        releaser = std::thread([&] { for (const auto& rec : recs) ck_assert(sink.release_file(rec)); });
+        releaser = std::thread([&] {
+          for (const auto& rec : recs) ck_assert(sink.release_file(rec));
+        });
         // The release runs meanwhile: wait until its write is on the host (it
         // then waits for the sink, which this stat holds).
         struct stat now;

@@ -35,7 +35,9 @@ void setup() { g_dir = vmha_test::make_temp_dir(); }
 void teardown() { std::system(("rm -rf " + g_dir).c_str()); }
 
 START_TEST(bare_name_is_searched_in_path) {
-  std::string prog = write_script("tool", "\x7f" "ELF");
+  std::string prog = write_script("tool",
+                                  "\x7f"
+                                  "ELF");
   ExecPlan plan;
   Status s = resolve_exec({"tool", "a"}, "/nonexistent::" + g_dir, &plan);
   ck_assert_msg(s.ok(), "%s", s.message().c_str());
@@ -43,7 +45,8 @@ START_TEST(bare_name_is_searched_in_path) {
   ck_assert_int_eq(plan.argv.size(), 2);
   ck_assert_str_eq(plan.argv[0].c_str(), "tool");  // argv[0] as typed, like execvp
   s = resolve_exec({"no-such-tool"}, g_dir, &plan);
-  ck_assert_msg(contains(s.message(), "no-such-tool: command not found in PATH (" + g_dir + ")"), "%s", s.message().c_str());
+  ck_assert_msg(contains(s.message(), "no-such-tool: command not found in PATH (" + g_dir + ")"), "%s",
+                s.message().c_str());
   write_script("plain", "data", 0644);
   s = resolve_exec({g_dir + "/plain"}, "", &plan);
   ck_assert_msg(contains(s.message(), "plain: not an executable file"), "%s", s.message().c_str());
@@ -51,7 +54,9 @@ START_TEST(bare_name_is_searched_in_path) {
 END_TEST
 
 START_TEST(shebang_runs_the_interpreter) {
-  std::string interp = write_script("interp", "\x7f" "ELF");
+  std::string interp = write_script("interp",
+                                    "\x7f"
+                                    "ELF");
   std::string script = write_script("job.sh", "#!" + interp + "  -x  -y \r\necho hi\n");
   ExecPlan plan;
   Status s = resolve_exec({script, "one", "two"}, "", &plan);
@@ -79,7 +84,8 @@ START_TEST(bad_shebangs_are_refused) {
   s = resolve_exec({write_script("none.sh", "#!   \n")}, "", &plan);
   ck_assert_msg(contains(s.message(), "#! names no interpreter"), "%s", s.message().c_str());
   s = resolve_exec({write_script("gone.sh", "#!/no/such/interp\n")}, "", &plan);
-  ck_assert_msg(contains(s.message(), "interpreter /no/such/interp: No such file or directory"), "%s", s.message().c_str());
+  ck_assert_msg(contains(s.message(), "interpreter /no/such/interp: No such file or directory"), "%s",
+                s.message().c_str());
   s = resolve_exec({write_script("long.sh", "#!" + std::string(300, 'a') + "\n")}, "", &plan);
   ck_assert_msg(contains(s.message(), "#! line longer than 255 bytes"), "%s", s.message().c_str());
 }
@@ -93,7 +99,8 @@ START_TEST(script_and_path_search_run_in_the_vm) {
   ck_assert_msg(c.exit_code() == 0 && c.out == "hello world\n", "exit %d, out '%s', err '%s'", c.exit_code(),
                 c.out.c_str(), c.err.c_str());
   std::string path = std::string("PATH=") + vmha_test::workload("");
-  auto d = vmha_test::run_capture({"/usr/bin/env", path, vmha_test::vmha_bin(), "run", "--", "stream", "1000", "1"}, g_dir);
+  auto d =
+      vmha_test::run_capture({"/usr/bin/env", path, vmha_test::vmha_bin(), "run", "--", "stream", "1000", "1"}, g_dir);
   ck_assert_msg(d.exit_code() == 0 && contains(d.out, "stream n=1000 reps=1"), "exit %d, out '%s', err '%s'",
                 d.exit_code(), d.out.c_str(), d.err.c_str());
 }

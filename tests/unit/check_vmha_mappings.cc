@@ -29,7 +29,9 @@ constexpr uint64_t kMemory = 256ull << 20;
 
 enum class Memory { kOwn, kCallerShared, kCallerPrivate };
 const char* memory_name(Memory m) {
-  return m == Memory::kOwn ? "own memory" : m == Memory::kCallerShared ? "caller shared memory" : "caller private memory";
+  return m == Memory::kOwn            ? "own memory"
+         : m == Memory::kCallerShared ? "caller shared memory"
+                                      : "caller private memory";
 }
 
 RunResult run_probe(Memory m, const std::vector<std::string>& args) {

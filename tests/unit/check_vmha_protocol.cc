@@ -93,7 +93,8 @@ START_TEST(every_corrupted_byte_is_rejected) {
     bad[i] ^= 0x04;
     auto d = decode_frame(bad);
     ck_assert_msg(!d.ok(), "flipping byte %zu went unnoticed", i);
-    if (i < 4) ck_assert_msg(has(d.status(), "bad frame magic"), "%s", d.status().message().c_str());
+    if (i < 4)
+      ck_assert_msg(has(d.status(), "bad frame magic"), "%s", d.status().message().c_str());
     else if (i < kFrameHeaderSize)
       ck_assert_msg(has(d.status(), "header checksum mismatch"), "%s", d.status().message().c_str());
     else
@@ -159,11 +160,10 @@ START_TEST(page_list_round_trip_and_damage) {
   cut.payload.resize(cut.payload.size() - 4);
   auto c = PageListMsg::from(cut);
   ck_assert(!c.ok());
-  ck_assert_msg(has(c.status(), "malformed PageList payload: page count 3 needs 60 bytes, payload has 56"),
-                "%s", c.status().message().c_str());
+  ck_assert_msg(has(c.status(), "malformed PageList payload: page count 3 needs 60 bytes, payload has 56"), "%s",
+                c.status().message().c_str());
   auto wrong = StateMsg::from(f);
-  ck_assert_msg(has(wrong.status(), "expected a State message, got PageList"), "%s",
-                wrong.status().message().c_str());
+  ck_assert_msg(has(wrong.status(), "expected a State message, got PageList"), "%s", wrong.status().message().c_str());
 }
 END_TEST
 
@@ -262,12 +262,12 @@ START_TEST(munge_credentials_bind_the_transcript) {
   ck_assert_msg(std::system(keygen.c_str()) == 0, "cannot write a munge key in %s", dir);
   // munged in the foreground as our child, so that we reap it.
   std::string sock = d + "/sock", pidf = d + "/pid", logf = d + "/log", seed = d + "/seed", key = d + "/key";
-  std::string a1 = "--socket=" + sock, a2 = "--pid-file=" + pidf, a3 = "--log-file=" + logf,
-              a4 = "--seed-file=" + seed, a5 = "--key-file=" + key;
+  std::string a1 = "--socket=" + sock, a2 = "--pid-file=" + pidf, a3 = "--log-file=" + logf, a4 = "--seed-file=" + seed,
+              a5 = "--key-file=" + key;
   pid_t munged = fork();
   if (munged == 0) {
-    execlp("munged", "munged", "--foreground", "--force", a1.c_str(), a2.c_str(), a3.c_str(), a4.c_str(),
-           a5.c_str(), static_cast<char*>(nullptr));
+    execlp("munged", "munged", "--foreground", "--force", a1.c_str(), a2.c_str(), a3.c_str(), a4.c_str(), a5.c_str(),
+           static_cast<char*>(nullptr));
     _exit(127);
   }
   Result<std::unique_ptr<Authenticator>> a = Status::error("not tried");

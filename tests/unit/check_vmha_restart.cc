@@ -107,7 +107,8 @@ START_TEST(poll_and_read_restart_after_pauses) {
   ck_assert_msg(std::sscanf(line.c_str(), "poll_eintr=%d poll_ready=%d poll_ms=%ld read=%ld read_eintr=%d", &poll_eintr,
                             &ready, &poll_ms, &got, &read_eintr) == 5,
                 "probe printed: %s", line.c_str());
-  ck_assert_msg(poll_eintr == 0 && read_eintr == 0, "EINTR returned to the guest: %s (%d pauses)", line.c_str(), pauses);
+  ck_assert_msg(poll_eintr == 0 && read_eintr == 0, "EINTR returned to the guest: %s (%d pauses)", line.c_str(),
+                pauses);
   ck_assert_msg(ready == 0 && got == 1, "polls saw data or the read failed: %s", line.c_str());
   ck_assert_msg(poll_ms >= 1L * n * ms, "polls timed out early: %s", line.c_str());
 }

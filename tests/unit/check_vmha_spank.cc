@@ -56,9 +56,10 @@ START_TEST(test_plugstack_args) {
   ck_assert_str_eq(s.mode.c_str(), "async");
   ck_assert_str_eq(s.backup.c_str(), "next");
   ck_assert(s.vmha.size() > 5 && s.vmha.substr(s.vmha.size() - 5) == "/vmha");
-  const char* args[] = {"epoch=20", "mode=stop-copy", "lease=300", "memory=256", "backup=last",
-                        "statedir=/var/spool/vmha", "vmha=/opt/bin/vmha", "task=/opt/libexec/vmha-task",
-                        "transports=tcp", "srun_args=--mem=0"};
+  const char* args[] = {
+      "epoch=20",       "mode=stop-copy",           "lease=300",          "memory=256",
+      "backup=last",    "statedir=/var/spool/vmha", "vmha=/opt/bin/vmha", "task=/opt/libexec/vmha-task",
+      "transports=tcp", "srun_args=--mem=0"};
   std::string err;
   ck_assert_msg(apply_plugstack_args(10, const_cast<char**>(args), &s, &err), "%s", err.c_str());
   ck_assert_int_eq(s.epoch_ms, 20);
@@ -196,11 +197,15 @@ START_TEST(test_results_and_comment) {
   JobTotals t = sum_job_results(job.get(), dir, &problems);
   ck_assert_int_eq(problems.size(), 4);
   ck_assert(problems[0].find("step1.task0/result: line 1: epochs") != std::string::npos);
-  ck_assert_msg(problems[1].find("step2.task0/result: not a regular file") != std::string::npos, "%s", problems[1].c_str());
-  ck_assert_msg(problems[2].find("step2.task1/result: a symlink (not followed)") != std::string::npos, "%s", problems[2].c_str());
-  ck_assert_msg(problems[3].find("step2.task2/result: larger than 65536 bytes") != std::string::npos, "%s", problems[3].c_str());
+  ck_assert_msg(problems[1].find("step2.task0/result: not a regular file") != std::string::npos, "%s",
+                problems[1].c_str());
+  ck_assert_msg(problems[2].find("step2.task1/result: a symlink (not followed)") != std::string::npos, "%s",
+                problems[2].c_str());
+  ck_assert_msg(problems[3].find("step2.task2/result: larger than 65536 bytes") != std::string::npos, "%s",
+                problems[3].c_str());
   ck_assert_msg(t.comment() == "vmha: tasks=2 epochs=140 pause_ms_mean=0.500 failovers=1", "%s", t.comment().c_str());
-  ck_assert_msg(JobTotals().comment() == "vmha: tasks=0 epochs=0 pause_ms_mean=0.000 failovers=0", "%s", JobTotals().comment().c_str());
+  ck_assert_msg(JobTotals().comment() == "vmha: tasks=0 epochs=0 pause_ms_mean=0.000 failovers=0", "%s",
+                JobTotals().comment().c_str());
   std::string cmd = "rm -rf " + dir;
   ck_assert_int_eq(std::system(cmd.c_str()), 0);
 }

@@ -76,7 +76,10 @@ std::vector<uint8_t> saved_state(const std::string& dir) {
 }
 
 START_TEST(round_trip_is_identical) {
-  if (!have_kvm()) { std::printf("(no /dev/kvm: round trip not run)\n"); return; }
+  if (!have_kvm()) {
+    std::printf("(no /dev/kvm: round trip not run)\n");
+    return;
+  }
   std::string dir = vmha_test::make_temp_dir();
   std::vector<uint8_t> a = saved_state(dir);
   VmOptions o;

@@ -50,13 +50,14 @@ std::string make_namespaces() {
   const char* steps[] = {"ip link add {vb} netns {B} type veth peer name {vp} netns {P}",
                          "ip -n {B} addr add 10.200.0.1/30 dev {vb}",
                          "ip -n {P} addr add 10.200.0.2/30 dev {vp}",
-                         "ip -n {B} link set {vb} up", "ip -n {P} link set {vp} up",
-                         "ip -n {B} link set lo up", "ip -n {P} link set lo up"};
+                         "ip -n {B} link set {vb} up",
+                         "ip -n {P} link set {vp} up",
+                         "ip -n {B} link set lo up",
+                         "ip -n {P} link set lo up"};
   for (std::string cmd : steps) {
-    for (auto [key, val] : {std::pair<std::string, std::string>{"{vb}", vb}, {"{vp}", vp},
-                            {"{B}", g_backup_ns}, {"{P}", g_primary_ns}}) {
-      for (auto pos = cmd.find(key); pos != std::string::npos; pos = cmd.find(key))
-        cmd.replace(pos, key.size(), val);
+    for (auto [key, val] :
+         {std::pair<std::string, std::string>{"{vb}", vb}, {"{vp}", vp}, {"{B}", g_backup_ns}, {"{P}", g_primary_ns}}) {
+      for (auto pos = cmd.find(key); pos != std::string::npos; pos = cmd.find(key)) cmd.replace(pos, key.size(), val);
     }
     if (!sh(cmd)) return "network set-up failed: " + cmd;
   }
@@ -100,8 +101,8 @@ START_TEST(wrong_key_refused_between_namespaces) {
   cfg.fault = Fault::kWrongKey;
   HarnessResult r = run_harness(cfg);
   std::fprintf(stderr, "wrong key between namespaces: %s\n", describe(r).c_str());
-  ck_assert_msg(r.primary_error.find("did not prove it holds the job's secret") != std::string::npos,
-                "primary: %s", r.primary_error.c_str());
+  ck_assert_msg(r.primary_error.find("did not prove it holds the job's secret") != std::string::npos, "primary: %s",
+                r.primary_error.c_str());
   ck_assert_int_eq(r.commits, 0);
 }
 END_TEST

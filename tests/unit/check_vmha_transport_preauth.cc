@@ -67,8 +67,7 @@ int raw_connect(std::uint16_t port, const std::vector<std::uint8_t>& bytes) {
   a.sin_family = AF_INET;
   a.sin_port = htons(port);
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ck_assert_msg(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0, "connect: %s",
-                std::strerror(errno));
+  ck_assert_msg(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0, "connect: %s", std::strerror(errno));
   if (!bytes.empty())
     ck_assert_int_eq(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<long>(bytes.size()));
   return fd;
@@ -87,8 +86,10 @@ struct Primary {
     thread = std::thread([this, address] {
       auto auth = SharedKeyAuthenticator::from_key(key());
       auto ch = t->connect(address, *auth.value(), 20s);
-      if (ch.ok()) channel = ch.take();
-      else error = ch.status().message();
+      if (ch.ok())
+        channel = ch.take();
+      else
+        error = ch.status().message();
     });
   }
   void join() {
@@ -150,8 +151,8 @@ START_TEST(garbage_is_refused_and_a_primary_still_connects) {
     ::close(fd);
     ck_assert_msg(!r.ok(), "%s: accepted", g.name);
     ck_assert_msg(!Channel::timed_out(r.status()), "%s: %s", g.name, r.status().message().c_str());
-    ck_assert_msg(r.status().message().find(g.expect) != std::string::npos, "%s: expected '%s' in: %s",
-                  g.name, g.expect, r.status().message().c_str());
+    ck_assert_msg(r.status().message().find(g.expect) != std::string::npos, "%s: expected '%s' in: %s", g.name,
+                  g.expect, r.status().message().c_str());
     std::fprintf(stderr, "%s: refused: %s\n", g.name, r.status().message().c_str());
   }
   Primary p;
@@ -207,8 +208,7 @@ std::vector<std::string> own_listeners() {
       ssize_t n = ::readlink(path.c_str(), target, sizeof target - 1);
       if (n <= 0) continue;
       target[n] = 0;
-      if (std::strncmp(target, "socket:[", 8) == 0)
-        inodes.insert(std::string(target + 8, std::strlen(target + 8) - 1));
+      if (std::strncmp(target, "socket:[", 8) == 0) inodes.insert(std::string(target + 8, std::strlen(target + 8) - 1));
     }
     ::closedir(d);
   }
@@ -233,8 +233,7 @@ std::size_t check_loopback_only(const char* when) {
     std::string addr = l.substr(0, l.find(':'));
     // 127.x.x.x in /proc/net/tcp's little-endian hex ends with "7F".
     bool loopback = addr.size() == 8 && addr.substr(6) == "7F";
-    ck_assert_msg(loopback, "%s: the process listens on %s (hex, /proc/net/tcp*), not loopback", when,
-                  l.c_str());
+    ck_assert_msg(loopback, "%s: the process listens on %s (hex, /proc/net/tcp*), not loopback", when, l.c_str());
   }
   std::fprintf(stderr, "%s: %zu listening sockets, all on loopback\n", when, listeners.size());
   return listeners.size();
@@ -266,8 +265,7 @@ END_TEST
 START_TEST(fuzz_entry_survives_any_input) {
   std::mt19937 rng(1);
   auto hello = valid_hello();
-  std::vector<std::vector<std::uint8_t>> seeds = {{}, std::vector<std::uint8_t>(32, 0), hello,
-                                                  huge_length_header()};
+  std::vector<std::vector<std::uint8_t>> seeds = {{}, std::vector<std::uint8_t>(32, 0), hello, huge_length_header()};
   auto with_response = hello;
   auto resp = vmha::encode_frame(vmha::ResponseMsg{std::vector<std::uint8_t>(32, 1)}.to_frame());
   with_response.insert(with_response.end(), resp.begin(), resp.end());
@@ -304,8 +302,8 @@ START_TEST(ucx_devices_follow_the_address) {
   char dir[] = "/tmp/vmha-sysfs.XXXXXX";
   ck_assert(::mkdtemp(dir) != nullptr);
   std::string root = dir;
-  for (const char* d : {"/class", "/class/infiniband", "/class/infiniband/mlx5_0",
-                        "/class/infiniband/mlx5_0/ports", "/class/infiniband/mlx5_0/ports/1"})
+  for (const char* d : {"/class", "/class/infiniband", "/class/infiniband/mlx5_0", "/class/infiniband/mlx5_0/ports",
+                        "/class/infiniband/mlx5_0/ports/1"})
     ck_assert(::mkdir((root + d).c_str(), 0700) == 0);
   ck_assert_str_eq(vmha::ucx_net_devices("eth0", root).c_str(), "eth0,mlx5_0:1");
   ck_assert_str_eq(vmha::ucx_net_devices("lo", root + "/none").c_str(), "lo");

@@ -28,7 +28,8 @@ std::vector<Workload> workloads() {
       {"md5sum", {bb, "md5sum", "data.txt"}},
       {"sha256sum", {bb, "sha256sum", "data.txt"}},
       {"sort", {bb, "sort", "-t,", "-k2,2", "-k1n", "data.txt"}},
-      {"awk", {bb, "awk", "-F,", "{n[$2]++; s[$2]+=$4} END {for (k in n) printf \"%s %d %d\\n\", k, n[k], s[k]}", "data.txt"}},
+      {"awk",
+       {bb, "awk", "-F,", "{n[$2]++; s[$2]+=$4} END {for (k in n) printf \"%s %d %d\\n\", k, n[k], s[k]}", "data.txt"}},
       {"stream", {workload("stream"), "300000", "4"}},
       {"hashtable", {workload("hashtable"), "262144", "600000"}},
       {"matmul", {workload("matmul"), "160"}},
@@ -71,8 +72,8 @@ START_TEST(output_equals_native) {
   ck_assert_msg(!native.out.empty(), "%s printed nothing natively", w.name);
   vmha_test::Captured vm = vmha_test::run_capture(in_vmha({}, w.argv), g_dir);
   ck_assert_msg(vm.exit_code() == 0, "%s in vmha exited %d: %s", w.name, vm.exit_code(), vm.err.c_str());
-  ck_assert_msg(vm.out == native.out, "%s: vmha output (%zu bytes) differs from native (%zu bytes)", w.name, vm.out.size(),
-                native.out.size());
+  ck_assert_msg(vm.out == native.out, "%s: vmha output (%zu bytes) differs from native (%zu bytes)", w.name,
+                vm.out.size(), native.out.size());
 }
 END_TEST
 
@@ -83,12 +84,14 @@ START_TEST(snapshot_restore_mid_run_equals_native) {
   uint64_t n = syscalls_of(plain.err);
   ck_assert_msg(n >= 4, "%s: no system-call count in: %s", w.name, plain.err.c_str());
   std::string half = std::to_string(n / 2);
-  vmha_test::Captured restored = vmha_test::run_capture(in_vmha({"--snapshot-at-syscall", half, "--restore"}, w.argv), g_dir);
+  vmha_test::Captured restored =
+      vmha_test::run_capture(in_vmha({"--snapshot-at-syscall", half, "--restore"}, w.argv), g_dir);
   ck_assert_msg(restored.exit_code() == 0, "%s restored at syscall %s exited %d: %s", w.name, half.c_str(),
                 restored.exit_code(), restored.err.c_str());
-  ck_assert_msg(restored.err.find("before the snapshot point") == std::string::npos, "%s: no snapshot was taken", w.name);
-  ck_assert_msg(restored.out == native.out, "%s: output after snapshot/restore at syscall %s differs from native", w.name,
-                half.c_str());
+  ck_assert_msg(restored.err.find("before the snapshot point") == std::string::npos, "%s: no snapshot was taken",
+                w.name);
+  ck_assert_msg(restored.out == native.out, "%s: output after snapshot/restore at syscall %s differs from native",
+                w.name, half.c_str());
 }
 END_TEST
 
@@ -100,7 +103,8 @@ START_TEST(timer_snapshot_keeps_fpu_state) {
   for (const char* ms : {"40", "120"}) {
     vmha_test::Captured r = vmha_test::run_capture(in_vmha({"--snapshot-after-ms", ms, "--restore"}, argv), g_dir);
     ck_assert_msg(r.exit_code() == 0, "stream restored after %s ms exited %d: %s", ms, r.exit_code(), r.err.c_str());
-    ck_assert_msg(r.out == native.out, "stream restored after %s ms: %s instead of %s", ms, r.out.c_str(), native.out.c_str());
+    ck_assert_msg(r.out == native.out, "stream restored after %s ms: %s instead of %s", ms, r.out.c_str(),
+                  native.out.c_str());
   }
 }
 END_TEST

@@ -12,8 +12,11 @@
 
 static void try_open(const char *path) {
   int fd = open(path, O_RDONLY);
-  if (fd >= 0) { printf("open %s: ok\n", path); close(fd); }
-  else printf("open %s: %s\n", path, errno == EACCES ? "EACCES" : errno == ENOENT ? "ENOENT" : strerror(errno));
+  if (fd >= 0) {
+    printf("open %s: ok\n", path);
+    close(fd);
+  } else
+    printf("open %s: %s\n", path, errno == EACCES ? "EACCES" : errno == ENOENT ? "ENOENT" : strerror(errno));
 }
 
 int main(int argc, char **argv) {
@@ -24,7 +27,9 @@ int main(int argc, char **argv) {
   printf("create inside: %s\n", fd >= 0 && write(fd, "x\n", 2) == 2 ? "ok" : strerror(errno));
   if (fd >= 0) close(fd);
   printf("unlink ../victim: %s\n", unlink("../victim") == 0 ? "ok" : errno == EACCES ? "EACCES" : strerror(errno));
-  printf("rename out: %s\n", rename("created.txt", "../moved.txt") == 0 ? "ok" : errno == EACCES ? "EACCES" : strerror(errno));
+  printf("rename out: %s\n", rename("created.txt", "../moved.txt") == 0 ? "ok"
+                             : errno == EACCES                          ? "EACCES"
+                                                                        : strerror(errno));
   long r = syscall(999);
   printf("syscall 999: %s\n", r == -1 && errno == ENOSYS ? "ENOSYS" : "other");
   r = syscall(999);

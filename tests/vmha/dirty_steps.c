@@ -11,22 +11,22 @@ __asm__(
     ".globl _start\n"
     "_start:\n"
     "  lea dirty_buffer(%rip), %r12\n"
-    "  mov $1, %r13\n"                 /* s = 1 */
+    "  mov $1, %r13\n" /* s = 1 */
     "1:\n"
-    "  xor %r14, %r14\n"               /* p = 0 */
+    "  xor %r14, %r14\n" /* p = 0 */
     "2:\n"
-    "  lea (%r14,%r14,2), %rax\n"      /* rax = 3p */
-    "  lea (%rax,%r14,4), %rax\n"      /* rax = 7p */
-    "  lea (%r13,%r13,2), %rcx\n"      /* rcx = 3s */
+    "  lea (%r14,%r14,2), %rax\n" /* rax = 3p */
+    "  lea (%rax,%r14,4), %rax\n" /* rax = 7p */
+    "  lea (%r13,%r13,2), %rcx\n" /* rcx = 3s */
     "  add %rcx, %rax\n"
     "  xor %edx, %edx\n"
     "  mov $5, %ecx\n"
-    "  div %rcx\n"                     /* rdx = (7p + 3s) % 5 */
+    "  div %rcx\n" /* rdx = (7p + 3s) % 5 */
     "  test %rdx, %rdx\n"
     "  jnz 3f\n"
     "  mov %r14, %rax\n"
     "  shl $12, %rax\n"
-    "  mov %r13b, (%r12,%rax)\n"       /* buffer[p * 4096] = s */
+    "  mov %r13b, (%r12,%rax)\n" /* buffer[p * 4096] = s */
     "3:\n"
     "  inc %r14\n"
     "  cmp $64, %r14\n"
@@ -34,16 +34,16 @@ __asm__(
     "  imul $11, %r13, %rax\n"
     "  and $63, %rax\n"
     "  shl $12, %rax\n"
-    "  lea 64(%r12,%rax), %rdi\n"      /* getrandom(buffer + q * 4096 + 64, 8, 0) */
+    "  lea 64(%r12,%rax), %rdi\n" /* getrandom(buffer + q * 4096 + 64, 8, 0) */
     "  mov $8, %esi\n"
     "  xor %edx, %edx\n"
     "  mov $318, %eax\n"
     "  syscall\n"
-    "  mov $110, %eax\n"               /* getppid: the step marker */
+    "  mov $110, %eax\n" /* getppid: the step marker */
     "  syscall\n"
     "  inc %r13\n"
     "  cmp $17, %r13\n"
     "  jb 1b\n"
     "  xor %edi, %edi\n"
-    "  mov $231, %eax\n"               /* exit_group(0) */
+    "  mov $231, %eax\n" /* exit_group(0) */
     "  syscall\n");

@@ -15,7 +15,11 @@
 
 static void report(const char *call, int rc) {
   int e = errno;
-  const char *name = rc >= 0 ? "ok" : e == EPERM ? "EPERM" : e == EINVAL ? "EINVAL" : e == EBADF ? "EBADF" : strerror(e);
+  const char *name = rc >= 0       ? "ok"
+                     : e == EPERM  ? "EPERM"
+                     : e == EINVAL ? "EINVAL"
+                     : e == EBADF  ? "EBADF"
+                                   : strerror(e);
   dprintf(2, "%s: %s\n", call, name);
 }
 

@@ -16,14 +16,16 @@
 #define TIB (1ul << 40)
 #define PAGE 4096ul
 #define TOP_PAGE ((void *)0xfffffffffffff000ul) /* its end wraps to 0 */
-#define EMPTY ((void *)(16 * TIB))             /* nothing is mapped at 16-80 TiB */
+#define EMPTY ((void *)(16 * TIB))              /* nothing is mapped at 16-80 TiB */
 
 static int failed;
 
 static void check(const char *what, int ok, long got) {
   int e = errno;
-  if (ok) printf("%s: ok\n", what);
-  else printf("%s: FAIL (returned %#lx, errno %d)\n", what, (unsigned long)got, e);
+  if (ok)
+    printf("%s: ok\n", what);
+  else
+    printf("%s: FAIL (returned %#lx, errno %d)\n", what, (unsigned long)got, e);
   fflush(stdout);
   failed |= !ok;
 }

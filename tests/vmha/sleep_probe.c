@@ -53,7 +53,7 @@ int main(int argc, char **argv) {
     if (at.tv_nsec >= 1000000000) at.tv_sec += 1, at.tv_nsec -= 1000000000;
     if (syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) != 0 && errno == EINTR) ++eintr[2];
   }
-  printf("nanosleep_eintr=%d clock_nanosleep_eintr=%d abstime_eintr=%d elapsed_ms=%ld\n", eintr[0], eintr[1],
-         eintr[2], ms_since(&t0));
+  printf("nanosleep_eintr=%d clock_nanosleep_eintr=%d abstime_eintr=%d elapsed_ms=%ld\n", eintr[0], eintr[1], eintr[2],
+         ms_since(&t0));
   return 0;
 }

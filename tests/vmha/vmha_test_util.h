@@ -67,7 +67,8 @@ inline Captured run_capture(const std::vector<std::string>& argv, const std::str
   pid_t pid = fork();
   if (pid == 0) {
     if (chdir(dir.c_str()) != 0) _exit(126);
-    int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644),
+        e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(o, 1);
     dup2(e, 2);
     std::vector<char*> args;
@@ -88,7 +89,10 @@ inline std::string make_temp_dir() {
   std::string tmpl = std::string(t ? t : "/tmp") + "/vmha-test-XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
-  if (!mkdtemp(buf.data())) { std::perror("mkdtemp"); std::exit(99); }
+  if (!mkdtemp(buf.data())) {
+    std::perror("mkdtemp");
+    std::exit(99);
+  }
   char real[PATH_MAX];
   return realpath(buf.data(), real) ? real : buf.data();
 }

@@ -182,8 +182,7 @@ struct Guest {
       dirty[p / 64].fetch_or(std::uint64_t{1} << (p % 64), std::memory_order_release);
       ++s;
       steps = s;
-      if (pause_every > 0 && s % static_cast<std::uint64_t>(pause_every) == 0)
-        std::this_thread::sleep_for(50us);
+      if (pause_every > 0 && s % static_cast<std::uint64_t>(pause_every) == 0) std::this_thread::sleep_for(50us);
     }
   }
 
@@ -251,7 +250,10 @@ int primary_main(const HarnessConfig& cfg, Shared* sh, std::uint8_t* snapshot) {
   int rc = 0;
   for (int e = 1; e <= cfg.epochs && rc == 0; ++e) {
     std::uint64_t epoch = static_cast<std::uint64_t>(e);
-    if (Status s = tx.begin(epoch); !s.ok()) { rc = primary_fail(sh, s.message()); break; }
+    if (Status s = tx.begin(epoch); !s.ok()) {
+      rc = primary_fail(sh, s.message());
+      break;
+    }
     // Prefetch: harvest every 2 ms and let the backup pull while the guest runs.
     std::atomic<bool> epoch_over{false};
     std::atomic<int> prefetch_rounds{0};
@@ -278,17 +280,26 @@ int primary_main(const HarnessConfig& cfg, Shared* sh, std::uint8_t* snapshot) {
       std::this_thread::sleep_for(1ms);
     epoch_over = true;
     prefetch.join();
-    if (!prefetch_error.empty()) { rc = primary_fail(sh, prefetch_error); break; }
+    if (!prefetch_error.empty()) {
+      rc = primary_fail(sh, prefetch_error);
+      break;
+    }
 
     auto t0 = Clock::now();
-    if (!guest.pause_writer()) { rc = primary_fail(sh, "writer did not pause"); break; }
+    if (!guest.pause_writer()) {
+      rc = primary_fail(sh, "writer did not pause");
+      break;
+    }
     auto residual = guest.harvest();
     std::vector<std::uint32_t> crcs;
     for (const auto& p : residual) crcs.push_back(crc32c(0, guest.memory + p.offset, kPage));
     std::uint32_t seq = 0;
     Status s = tx.send_pages(region.value().id, residual, crcs, true, &seq);
     if (s.ok()) s = tx.wait_pulled(seq, 10s);
-    if (!s.ok()) { rc = primary_fail(sh, s.message()); break; }
+    if (!s.ok()) {
+      rc = primary_fail(sh, s.message());
+      break;
+    }
     sh->residual += residual.size();
     // Test-only verification data, not counted in the pause.
     auto t_check = Clock::now();
@@ -314,7 +325,10 @@ int primary_main(const HarnessConfig& cfg, Shared* sh, std::uint8_t* snapshot) {
     guest.pause = false;  // the guest resumes before the acknowledgement arrives
     pauses.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     if (s.ok()) s = tx.wait_ack(epoch, 10s);
-    if (!s.ok()) { rc = primary_fail(sh, s.message()); break; }
+    if (!s.ok()) {
+      rc = primary_fail(sh, s.message());
+      break;
+    }
 
     if (e == 1 && cfg.fault != Fault::kNone && cfg.fault != Fault::kBadCounts) {
       guest.stop = true;
@@ -383,8 +397,7 @@ HarnessResult run_harness(const HarnessConfig& cfg) {
   std::fflush(nullptr);
   pid_t backup = ::fork();
   if (backup == 0) ::_exit(backup_main(cfg, sh, snapshot));
-  while (!sh->address_ready && Clock::now() < deadline &&
-         ::waitpid(backup, &r.backup_status, WNOHANG) == 0)
+  while (!sh->address_ready && Clock::now() < deadline && ::waitpid(backup, &r.backup_status, WNOHANG) == 0)
     std::this_thread::sleep_for(2ms);
   if (!sh->address_ready) {
     r.backup_status = wait_bounded(backup, Clock::now() + 1s);
@@ -422,8 +435,8 @@ std::string describe(const HarnessResult& r) {
                 (unsigned long long)r.commits, (unsigned long long)r.committed_epoch,
                 (unsigned long long)r.crc_mismatches,
                 r.compared_snapshot ? (r.snapshot_matches ? "equal" : "DIFFERENT") : "not compared",
-                (unsigned long long)r.prefetched_pages, (unsigned long long)r.residual_pages,
-                r.pause_p50_ms, r.pause_max_ms, r.primary_status, r.backup_status);
+                (unsigned long long)r.prefetched_pages, (unsigned long long)r.residual_pages, r.pause_p50_ms,
+                r.pause_max_ms, r.primary_status, r.backup_status);
   std::string s = buf;
   if (!r.backup_error.empty()) s += "\n  backup: " + r.backup_error;
   if (!r.primary_error.empty()) s += "\n  primary: " + r.primary_error;

@@ -14,8 +14,7 @@ namespace {
 
 std::uint8_t* map_zeroed(std::size_t bytes) {
   // Anonymous, populated on first touch: an image costs only what is written.
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
   return static_cast<std::uint8_t*>(p);
 }
@@ -55,8 +54,8 @@ Status ImageStore::begin(std::uint64_t epoch) {
   if (staging_epoch_ != 0) abort("superseded by checkpoint " + std::to_string(epoch));
   std::uint64_t committed = committed_epoch();
   if (epoch <= committed)
-    return Status::error("checkpoint " + std::to_string(epoch) +
-                         " is not newer than the committed checkpoint " + std::to_string(committed));
+    return Status::error("checkpoint " + std::to_string(epoch) + " is not newer than the committed checkpoint " +
+                         std::to_string(committed));
   resync_staging();
   staging_epoch_ = epoch;
   have_state_ = false;
@@ -104,8 +103,8 @@ Status ImageStore::commit(const CheckpointSummary& expected) {
   if (staging_epoch_ == 0)
     problem = "no checkpoint is being received";
   else if (expected.epoch != staging_epoch_)
-    problem = "End names checkpoint " + std::to_string(expected.epoch) + ", receiving " +
-              std::to_string(staging_epoch_);
+    problem =
+        "End names checkpoint " + std::to_string(expected.epoch) + ", receiving " + std::to_string(staging_epoch_);
   else if (staged_list_.size() != expected.distinct_pages)
     problem = "received " + std::to_string(staged_list_.size()) + " distinct pages, primary sent " +
               std::to_string(expected.distinct_pages);

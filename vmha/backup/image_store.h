@@ -75,9 +75,7 @@ class ImageStore {
   void read_committed(const std::function<void(const CommittedImage&)>& fn) const;
 
  private:
-  std::uint8_t* page_ptr(std::uint8_t* image, std::uint64_t page) const {
-    return image + page * page_size_;
-  }
+  std::uint8_t* page_ptr(std::uint8_t* image, std::uint64_t page) const { return image + page * page_size_; }
   void resync_staging();
 
   std::size_t page_size_;
@@ -90,10 +88,10 @@ class ImageStore {
   std::uint64_t committed_epoch_ = 0;
   mutable std::shared_mutex committed_mutex_;
 
-  std::uint64_t staging_epoch_ = 0;  // 0: none
-  std::vector<std::uint64_t> staged_bits_;   // pages staged in this checkpoint
+  std::uint64_t staging_epoch_ = 0;         // 0: none
+  std::vector<std::uint64_t> staged_bits_;  // pages staged in this checkpoint
   std::vector<std::uint64_t> staged_list_;
-  std::vector<std::uint64_t> diverged_;      // pages where staging != committed
+  std::vector<std::uint64_t> diverged_;  // pages where staging != committed
   std::vector<std::uint8_t> staging_state_;
   bool have_state_ = false;
   std::string last_abort_;

@@ -85,7 +85,8 @@ FailoverBench failover_bench(const std::string& steps_path, const std::string& k
     unlink(log.c_str());
     unlink(addr_file.c_str());
     pid_t backup = spawn({"/proc/self/exe", "backup", "--key", key, "--address-file", addr_file, "--accept-timeout",
-                          "20", "--stdout", out, "--log", log}, "");
+                          "20", "--stdout", out, "--log", log},
+                         "");
     std::string addr;
     for (int i = 0; i < 2000 && addr.empty(); ++i) {
       std::ifstream f(addr_file);
@@ -96,14 +97,16 @@ FailoverBench failover_bench(const std::string& steps_path, const std::string& k
       waitpid(backup, nullptr, 0);
       return b.error = "vmha backup did not listen", b;
     }
-    std::vector<std::string> run = {"/proc/self/exe", "run", "--backup", addr, "--key", key, "--epoch-ms",
-                                    std::to_string(epoch_ms), "--memory", "256", "--"};
+    std::vector<std::string> run = {"/proc/self/exe",         "run",      "--backup", addr, "--key", key, "--epoch-ms",
+                                    std::to_string(epoch_ms), "--memory", "256",      "--"};
     run.insert(run.end(), program.begin(), program.end());
     pid_t primary = spawn(run, out);
     // Kill once a random share of the lines (1/12 to 2/3) is out.
-    off_t kill_at = static_cast<off_t>(expected.size() * std::uniform_real_distribution<double>(1.0 / 12, 2.0 / 3)(rng));
+    off_t kill_at =
+        static_cast<off_t>(expected.size() * std::uniform_real_distribution<double>(1.0 / 12, 2.0 / 3)(rng));
     bool running = true;
-    while (size_of(out) < kill_at && (running = waitpid(primary, nullptr, WNOHANG) == 0)) std::this_thread::sleep_for(1ms);
+    while (size_of(out) < kill_at && (running = waitpid(primary, nullptr, WNOHANG) == 0))
+      std::this_thread::sleep_for(1ms);
     if (!running) {  // it ended first: no failover to time
       wait_for(backup, 20s);
       continue;

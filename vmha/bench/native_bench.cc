@@ -66,7 +66,10 @@ VmRun run_in_vm(const std::vector<std::string>& argv, const std::string& dir, Tr
                 bool harvest_at_marker) {
   VmRun res;
   ElfImage img;
-  if (Status s = read_elf_file(argv[0], &img); !s.ok()) { res.error = s.message(); return res; }
+  if (Status s = read_elf_file(argv[0], &img); !s.ok()) {
+    res.error = s.message();
+    return res;
+  }
   int null_out = open("/dev/null", O_WRONLY | O_CLOEXEC), null_in = open("/dev/null", O_RDONLY | O_CLOEXEC);
   VmOptions o;
   o.tracker = tracker;
@@ -80,12 +83,18 @@ VmRun run_in_vm(const std::vector<std::string>& argv, const std::string& dir, Tr
   if (s.ok()) s = vm->load(img, argv[0], argv, {"LC_ALL=C"});
   close(null_out);
   close(null_in);
-  if (!s.ok()) { res.error = s.message(); return res; }
+  if (!s.ok()) {
+    res.error = s.message();
+    return res;
+  }
   std::atomic<bool> done{false};
   std::atomic<uint64_t> pages{0}, harvests{0};
   auto harvest = [&](Vm& v) {
     std::vector<uint64_t> got;
-    if (v.tracker().harvest(got).ok()) { pages += got.size(); ++harvests; }
+    if (v.tracker().harvest(got).ok()) {
+      pages += got.size();
+      ++harvests;
+    }
   };
   if (harvest_at_marker)
     vm->set_syscall_hook([&](Vm& v, uint64_t nr, uint64_t) {
@@ -175,11 +184,17 @@ void overhead_table(const BenchOptions& opts, const std::vector<BenchWorkload>& 
   for (const BenchWorkload& w : all) {
     if (!opts.only.empty() && w.name.find(opts.only) == std::string::npos) continue;
     double native = best_native(opts.reps, w.argv, dir);
-    if (native < 0) { std::printf("%-10s native run failed\n", w.name.c_str()); continue; }
+    if (native < 0) {
+      std::printf("%-10s native run failed\n", w.name.c_str());
+      continue;
+    }
     std::printf("%-10s %8.3f |", w.name.c_str(), native);
     for (TrackerKind t : trackers) {
       VmRun r = best_of(opts.reps, [&] { return run_in_vm(w.argv, dir, t, opts.harvest_ms, false); });
-      if (!r.ok) { std::printf(" failed: %s |", r.error.c_str()); continue; }
+      if (!r.ok) {
+        std::printf(" failed: %s |", r.error.c_str());
+        continue;
+      }
       double x = r.seconds / native;
       if (t == TrackerKind::kRing)
         std::printf(" %8.3f %5.2fx %9.0f %11.0f |", r.seconds, x, r.syscalls / r.seconds, r.dirty_pages / r.seconds);
@@ -260,10 +275,16 @@ int bench_command(const BenchOptions& opts) {
     return 1;
   }
   char tmpl[] = "/tmp/vmha-bench-XXXXXX";
-  if (!mkdtemp(tmpl)) { std::perror("vmha bench: mkdtemp"); return 1; }
+  if (!mkdtemp(tmpl)) {
+    std::perror("vmha bench: mkdtemp");
+    return 1;
+  }
   std::string dir = tmpl;
   std::string gen = wdir + "/gendata 100000 3 > " + dir + "/data.txt";
-  if (std::system(gen.c_str()) != 0) { std::fprintf(stderr, "vmha bench: %s failed\n", gen.c_str()); return 1; }
+  if (std::system(gen.c_str()) != 0) {
+    std::fprintf(stderr, "vmha bench: %s failed\n", gen.c_str());
+    return 1;
+  }
   overhead_table(opts, table_workloads(wdir), dir);
   syscall_round_trip(opts, wdir, dir);
   first_write_after_harvest(opts, wdir, dir);

@@ -132,8 +132,8 @@ bool measure_point(Channel& ch, std::uint8_t* dest, std::size_t pages, bool cont
   return true;
 }
 
-std::vector<Point> backup(const std::string& tls, std::size_t bytes, double seconds, bool reg,
-                          bool registered_dest, std::string* error) {
+std::vector<Point> backup(const std::string& tls, std::size_t bytes, double seconds, bool reg, bool registered_dest,
+                          std::string* error) {
   std::vector<Point> out;
   // Fork before UCX is initialised here: a UCX context must not cross fork().
   int fds[2];
@@ -224,15 +224,16 @@ int main(int argc, char** argv) {
     std::printf("{\"page_size\": %zu, \"region_mib\": %zu, \"memory\": \"%s\", \"points\": [", kPage, mib,
                 reg ? "registered" : "allocated");
     for (std::size_t i = 0; i < all.size(); ++i)
-      std::printf("%s\n  {\"transports\": \"%s\", \"batch_pages\": %zu, \"contiguous\": %s, \"p50_us\": %.1f, "
-                  "\"p99_us\": %.1f, \"mb_per_s\": %.1f, \"batches\": %zu}",
-                  i ? "," : "", all[i].tls.c_str(), all[i].batch, all[i].contiguous ? "true" : "false",
-                  all[i].p50_us, all[i].p99_us, all[i].mb_per_s, all[i].batches);
+      std::printf(
+          "%s\n  {\"transports\": \"%s\", \"batch_pages\": %zu, \"contiguous\": %s, \"p50_us\": %.1f, "
+          "\"p99_us\": %.1f, \"mb_per_s\": %.1f, \"batches\": %zu}",
+          i ? "," : "", all[i].tls.c_str(), all[i].batch, all[i].contiguous ? "true" : "false", all[i].p50_us,
+          all[i].p99_us, all[i].mb_per_s, all[i].batches);
     std::printf("\n]}\n");
     return 0;
   }
-  std::printf("%-10s %-11s %6s %10s %10s %10s %8s\n", "transports", "layout", "pages", "p50_us", "p99_us",
-              "MB/s", "batches");
+  std::printf("%-10s %-11s %6s %10s %10s %10s %8s\n", "transports", "layout", "pages", "p50_us", "p99_us", "MB/s",
+              "batches");
   for (const auto& p : all)
     std::printf("%-10s %-11s %6zu %10.1f %10.1f %10.1f %8zu\n", p.tls.c_str(),
                 p.contiguous ? "contiguous" : "scattered", p.batch, p.p50_us, p.p99_us, p.mb_per_s, p.batches);

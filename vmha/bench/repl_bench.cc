@@ -107,7 +107,7 @@ struct ModeResult {
   bool ok = false;
   double seconds = 0;  // wall time of the whole protected run (median over repetitions)
   double guest_s = 0, startup_s = 0, busy_s = 0;
-  EngineStats stats;   // per-epoch samples pooled over repetitions
+  EngineStats stats;  // per-epoch samples pooled over repetitions
 };
 
 ModeResult run_once(const std::vector<std::string>& argv, bool async, int epoch_ms, const std::string& key,
@@ -137,8 +137,9 @@ ModeResult run_once(const std::vector<std::string>& argv, bool async, int epoch_
   int st = 0;
   waitpid(backup, &st, 0);
   m.ok = r.result.end == RunResult::End::kExited && r.result.code == 0 && !r.stats.backup_lost;
-  if (!m.ok) std::fprintf(stderr, "vmha bench: %s (%s): %s\n", argv[0].c_str(), async ? "async" : "stop-copy",
-                          r.result.message.empty() ? r.stats.backup_error.c_str() : r.result.message.c_str());
+  if (!m.ok)
+    std::fprintf(stderr, "vmha bench: %s (%s): %s\n", argv[0].c_str(), async ? "async" : "stop-copy",
+                 r.result.message.empty() ? r.stats.backup_error.c_str() : r.result.message.c_str());
   m.stats = std::move(r.stats);
   return m;
 }
@@ -223,12 +224,9 @@ std::string workload_dir(const std::string& option) {
 
 std::vector<Workload> workloads(const std::string& d) {
   return {
-      {"stream", true, {d + "stream", "2000000", "6"}},
-      {"hashtable", true, {d + "hashtable", "262144", "3000000"}},
-      {"steps", true, {d + "steps", "200", "20000", "4"}},
-      {"bfs", true, {d + "bfs", "300000", "8"}},
-      {"matmul", false, {d + "matmul", "1000"}},
-      {"kvserver", false, {d + "kvserver", "600"}},
+      {"stream", true, {d + "stream", "2000000", "6"}},    {"hashtable", true, {d + "hashtable", "262144", "3000000"}},
+      {"steps", true, {d + "steps", "200", "20000", "4"}}, {"bfs", true, {d + "bfs", "300000", "8"}},
+      {"matmul", false, {d + "matmul", "1000"}},           {"kvserver", false, {d + "kvserver", "600"}},
   };
 }
 
@@ -322,13 +320,14 @@ nlohmann::json report_workload(const Workload& w, const WorkloadRuns& r, const R
   j["stop_copy"] = mode_json(s, r.over_s, native, o.reps);
   double pr = pct(s.stats.pause_ms, 0.5) > 0 ? pct(a.stats.pause_ms, 0.5) / pct(s.stats.pause_ms, 0.5) : 0;
   double lr = pct(s.stats.output_latency_ms, 0.5) > 0
-                  ? pct(a.stats.output_latency_ms, 0.5) / pct(s.stats.output_latency_ms, 0.5) : 0;
+                  ? pct(a.stats.output_latency_ms, 0.5) / pct(s.stats.output_latency_ms, 0.5)
+                  : 0;
   j["pause_ratio_p50"] = pr;
   j["latency_ratio_p50"] = lr;
   // Latency of output written while the guest runs is what epochs govern;
   // a workload that prints once at its end only measures its last checkpoint.
-  size_t records = std::min(a.stats.output_latency_ms.size(), s.stats.output_latency_ms.size()) /
-                   static_cast<size_t>(reps);
+  size_t records =
+      std::min(a.stats.output_latency_ms.size(), s.stats.output_latency_ms.size()) / static_cast<size_t>(reps);
   j["output_records"] = records;
   if (w.memory_intensive) {
     sum->pause_ratios.push_back(pr);
@@ -371,15 +370,17 @@ void print_summary(const Summary& sum, const nlohmann::json& fo, const ReplBench
   if (!sum.latency_ratios.empty())
     std::printf("latency_ratio_p50 (async/stop-copy, memory-intensive, median) %.3f\n", pct(sum.latency_ratios, 0.5));
   if (sum.overhead_async > -1)
-    std::printf("overhead_async (matmul, vCPU CPU + paused time vs native CPU time, %d ms epochs, median of %d "
-                "side-by-side repetitions) %.1f%% (stop-copy %.1f%%)\n",
-                o.epoch_ms, std::max(1, o.reps), 100 * sum.overhead_async, 100 * sum.overhead_stop_copy);
+    std::printf(
+        "overhead_async (matmul, vCPU CPU + paused time vs native CPU time, %d ms epochs, median of %d "
+        "side-by-side repetitions) %.1f%% (stop-copy %.1f%%)\n",
+        o.epoch_ms, std::max(1, o.reps), 100 * sum.overhead_async, 100 * sum.overhead_stop_copy);
   if (!fo.empty())
-    std::printf("failover (steps, kill -9 of the primary, %zu kills, lease %d ms): takeover p50 %.0f ms, max %.0f ms; "
-                "output again after p50 %.0f ms; output %s\n",
-                fo["kills"].get<size_t>(), fo["lease_ms"].get<int>(), fo["takeover_ms_p50"].get<double>(),
-                fo["takeover_ms_max"].get<double>(), fo["output_resumed_ms_p50"].get<double>(),
-                fo["exact"].get<bool>() ? "exact (every line once)" : "NOT exact");
+    std::printf(
+        "failover (steps, kill -9 of the primary, %zu kills, lease %d ms): takeover p50 %.0f ms, max %.0f ms; "
+        "output again after p50 %.0f ms; output %s\n",
+        fo["kills"].get<size_t>(), fo["lease_ms"].get<int>(), fo["takeover_ms_p50"].get<double>(),
+        fo["takeover_ms_max"].get<double>(), fo["output_resumed_ms_p50"].get<double>(),
+        fo["exact"].get<bool>() ? "exact (every line once)" : "NOT exact");
   std::printf("note: no PML on this host: every first write to a page after a harvest faults (~7.5-10 us)\n");
 }
 
@@ -414,9 +415,12 @@ int replication_bench(const ReplBenchOptions& o) {
   out["pause_ratio_p50"] = pct(sum.pause_ratios, 0.5);
   out["latency_ratio_p50"] = pct(sum.latency_ratios, 0.5);
   out["latency_ratio_workloads"] = sum.latency_names;  // memory-intensive, >= 10 output records per run
-  out["overhead_async"] = sum.overhead_async;  // fraction (0.1 = 10%): matmul (compute-bound), async, busy time vs native CPU time
-  if (o.json) std::printf("%s\n", out.dump(2).c_str());
-  else print_summary(sum, fo, o);
+  out["overhead_async"] =
+      sum.overhead_async;  // fraction (0.1 = 10%): matmul (compute-bound), async, busy time vs native CPU time
+  if (o.json)
+    std::printf("%s\n", out.dump(2).c_str());
+  else
+    print_summary(sum, fo, o);
   remove_scratch(scratch);
   return 0;
 }

@@ -11,7 +11,7 @@ namespace vmha {
 
 struct ReplBenchOptions {
   std::string workload_dir = "vmha/workloads";
-  std::string only;       // substring filter on workload names
+  std::string only;  // substring filter on workload names
   int epoch_ms = kDefaultEpochMs;
   int reps = 1;
   bool json = false;

@@ -25,8 +25,8 @@ Status CheckpointReceiver::on_page_list(const Frame& f) {
   if (!msg.ok()) return protocol_error(msg.status());
   const PageListMsg& m = msg.value();
   if (store_.staging_epoch() == 0 || m.epoch != store_.staging_epoch())
-    return protocol_error(Status::error("PageList for checkpoint " + std::to_string(m.epoch) +
-                                        " while receiving " + std::to_string(store_.staging_epoch())));
+    return protocol_error(Status::error("PageList for checkpoint " + std::to_string(m.epoch) + " while receiving " +
+                                        std::to_string(store_.staging_epoch())));
   const std::size_t ps = store_.page_size();
   std::vector<PullOp> ops;
   ops.reserve(m.pages.size());
@@ -54,9 +54,9 @@ Status CheckpointReceiver::on_page_list(const Frame& f) {
     for (std::size_t i = 0; i < m.pages.size(); ++i) {
       std::uint32_t got = crc32c(0, dests[i], ps);
       if (got != m.crcs[i])
-        return protocol_error(Status::error(
-            "checkpoint " + std::to_string(m.epoch) + ": page " + std::to_string(m.pages[i].page) +
-            " read from the primary does not match its checksum (torn or corrupted read)"));
+        return protocol_error(
+            Status::error("checkpoint " + std::to_string(m.epoch) + ": page " + std::to_string(m.pages[i].page) +
+                          " read from the primary does not match its checksum (torn or corrupted read)"));
     }
   }
   ++lists_this_epoch_;
@@ -76,8 +76,7 @@ Result<CheckpointReceiver::Step> CheckpointReceiver::on_end(const Frame& f) {
   Status s;
   if (m.page_lists != lists_this_epoch_) {
     s = Status::error("checkpoint " + std::to_string(m.epoch) + " refused: received " +
-                      std::to_string(lists_this_epoch_) + " page lists, primary sent " +
-                      std::to_string(m.page_lists));
+                      std::to_string(lists_this_epoch_) + " page lists, primary sent " + std::to_string(m.page_lists));
     store_.abort(s.message());
   } else {
     s = store_.commit(CheckpointSummary{m.epoch, m.distinct_pages, m.state_length, m.state_crc});
@@ -129,14 +128,13 @@ Result<CheckpointReceiver::Step> CheckpointReceiver::step(std::chrono::milliseco
       auto m = HeartbeatMsg::from(frame);
       if (!m.ok()) return protocol_error(m.status());
       ++stats_.heartbeats;
-      if (Status s = channel_.send(HeartbeatMsg{m.value().seq, store_.committed_epoch()}.to_frame()); !s.ok())
-        return s;
+      if (Status s = channel_.send(HeartbeatMsg{m.value().seq, store_.committed_epoch()}.to_frame()); !s.ok()) return s;
       return Step{Event::kProgress, 0};
     }
     case MessageType::kError: {
       auto m = ErrorMsg::from(frame);
-      Status s = Status::error("primary " + channel_.peer() + " reported an error: " +
-                               (m.ok() ? m.value().reason : m.status().message()));
+      Status s = Status::error("primary " + channel_.peer() +
+                               " reported an error: " + (m.ok() ? m.value().reason : m.status().message()));
       store_.abort(s.message());
       return s;
     }
@@ -144,8 +142,7 @@ Result<CheckpointReceiver::Step> CheckpointReceiver::step(std::chrono::milliseco
       store_.abort("primary said goodbye");
       return Step{Event::kBye, 0};
     default:
-      return protocol_error(Status::error("unexpected " +
-                                          message_type_name(static_cast<std::uint16_t>(frame.type)) +
+      return protocol_error(Status::error("unexpected " + message_type_name(static_cast<std::uint16_t>(frame.type)) +
                                           " message from the primary"));
   }
 }

@@ -19,8 +19,7 @@ CheckpointSender::CheckpointSender(Channel& channel, std::uint64_t page_count)
 
 Status CheckpointSender::begin(std::uint64_t epoch) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (epoch <= epoch_)
-    return Status::error("checkpoint " + std::to_string(epoch) + " after " + std::to_string(epoch_));
+  if (epoch <= epoch_) return Status::error("checkpoint " + std::to_string(epoch) + " after " + std::to_string(epoch_));
   for (auto w : touched_words_) bits_[w] = 0;
   touched_words_.clear();
   distinct_ = 0;
@@ -32,8 +31,7 @@ Status CheckpointSender::begin(std::uint64_t epoch) {
 }
 
 Status CheckpointSender::send_pages(std::uint32_t region, std::span<const PageRef> pages,
-                                    std::span<const std::uint32_t> crcs, bool notify,
-                                    std::uint32_t* seq) {
+                                    std::span<const std::uint32_t> crcs, bool notify, std::uint32_t* seq) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!open_) return Status::error("send_pages outside a checkpoint");
   if (!crcs.empty() && crcs.size() != pages.size())

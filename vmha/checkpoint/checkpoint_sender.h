@@ -37,9 +37,8 @@ class CheckpointSender {
   // Asks the backup to read `pages` from `region`. With `crcs` (one per page),
   // the backup checks each page after reading it. With `notify`, the backup
   // answers PagesPulled; `seq` receives the number to wait for.
-  Status send_pages(std::uint32_t region, std::span<const PageRef> pages,
-                    std::span<const std::uint32_t> crcs = {}, bool notify = false,
-                    std::uint32_t* seq = nullptr);
+  Status send_pages(std::uint32_t region, std::span<const PageRef> pages, std::span<const std::uint32_t> crcs = {},
+                    bool notify = false, std::uint32_t* seq = nullptr);
   Status wait_pulled(std::uint32_t seq, std::chrono::milliseconds timeout);
   Status send_state(std::span<const std::uint8_t> blob);
   Status end();

@@ -26,8 +26,8 @@ bool write_stats_file(const std::string& path, const EngineStats& s) {
   std::fprintf(f, "epochs=%llu\npause_ms_mean=%.4f\npause_ms_max=%.4f\npause_count=%zu\n",
                static_cast<unsigned long long>(s.epochs), mean, max, s.pause_ms.size());
   std::fprintf(f, "prefetched_pages=%llu\nresidual_pages=%llu\nbackup_lost=%d\n",
-               static_cast<unsigned long long>(s.prefetched_pages),
-               static_cast<unsigned long long>(s.residual_pages), s.backup_lost ? 1 : 0);
+               static_cast<unsigned long long>(s.prefetched_pages), static_cast<unsigned long long>(s.residual_pages),
+               s.backup_lost ? 1 : 0);
   bool ok = std::fclose(f) == 0;
   return ok && std::rename(tmp.c_str(), path.c_str()) == 0;
 }
@@ -39,9 +39,12 @@ int run_replicated(const RunCommandOptions& o) {
   EngineOptions eo;
   eo.backup = o.backup;
   eo.key_file = o.key_file;
-  if (o.mode == "async") eo.async = true;
-  else if (o.mode == "stop-copy") eo.async = false;
-  else return std::fprintf(stderr, "vmha: --mode %s: expected async or stop-copy\n", o.mode.c_str()), 125;
+  if (o.mode == "async")
+    eo.async = true;
+  else if (o.mode == "stop-copy")
+    eo.async = false;
+  else
+    return std::fprintf(stderr, "vmha: --mode %s: expected async or stop-copy\n", o.mode.c_str()), 125;
   if (o.key_file.empty()) return std::fprintf(stderr, "vmha: --backup needs --key FILE\n"), 125;
   if (o.epoch_ms < kMinEpochMs || o.epoch_ms > kMaxEpochMs)
     return std::fprintf(stderr, "vmha: --epoch-ms %d: expected %d..%d\n", o.epoch_ms, kMinEpochMs, kMaxEpochMs), 125;
@@ -56,11 +59,10 @@ int run_replicated(const RunCommandOptions& o) {
   if (!o.stats_file.empty() && !write_stats_file(o.stats_file, run.stats))
     std::fprintf(stderr, "vmha: cannot write --stats-file %s\n", o.stats_file.c_str());
   if (o.stats) {
-    std::fprintf(stderr, "vmha: %llu epochs, %llu pages prefetched, %llu residual%s\n",
-                 static_cast<unsigned long long>(run.stats.epochs),
-                 static_cast<unsigned long long>(run.stats.prefetched_pages),
-                 static_cast<unsigned long long>(run.stats.residual_pages),
-                 run.stats.backup_lost ? ", backup lost" : "");
+    std::fprintf(
+        stderr, "vmha: %llu epochs, %llu pages prefetched, %llu residual%s\n",
+        static_cast<unsigned long long>(run.stats.epochs), static_cast<unsigned long long>(run.stats.prefetched_pages),
+        static_cast<unsigned long long>(run.stats.residual_pages), run.stats.backup_lost ? ", backup lost" : "");
   }
   return exit_like_guest(run.result, "vmha");
 }

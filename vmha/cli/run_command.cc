@@ -65,7 +65,9 @@ void print_stats(Vm& vm, std::chrono::steady_clock::time_point t0, uint64_t sysc
   std::vector<uint64_t> pages;
   (void)vm.tracker().harvest(pages);
   TrackerStats ts = vm.tracker().stats();
-  std::fprintf(stderr, "vmha: %.3f s, %llu system calls (%.0f/s), tracker %s: %llu guest + %llu VMM pages dirty in the last harvest window\n",
+  std::fprintf(stderr,
+               "vmha: %.3f s, %llu system calls (%.0f/s), tracker %s: %llu guest + %llu VMM pages dirty in the last "
+               "harvest window\n",
                s, static_cast<unsigned long long>(syscalls), syscalls / s, tracker_name(vm.tracker().kind()),
                static_cast<unsigned long long>(ts.guest_pages), static_cast<unsigned long long>(ts.vmm_pages));
 }
@@ -105,7 +107,8 @@ int run_command(const RunCommandOptions& o) {
       f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
       if (!f) return fail("cannot write snapshot " + o.snapshot_file);
     }
-    if (!o.restore) return fail("stopped after " + std::to_string(syscalls) + " system calls (use --restore to continue)");
+    if (!o.restore)
+      return fail("stopped after " + std::to_string(syscalls) + " system calls (use --restore to continue)");
     vm.reset();  // the old VM is gone: the guest continues only from the bytes
     if (Status s = Vm::restore(vo, bytes, &vm); !s.ok()) return fail("restore: " + s.message());
     vm->set_syscall_hook(nullptr);

@@ -14,18 +14,18 @@ struct RunCommandOptions {
   std::string workdir = ".";
   uint64_t memory_mib = 4096;
   uint64_t snapshot_at_syscall = 0;  // 0: never
-  uint64_t snapshot_after_ms = 0;   // 0: never; else stop the vCPU after this long
+  uint64_t snapshot_after_ms = 0;    // 0: never; else stop the vCPU after this long
   bool restore = false;              // continue in a fresh VM restored from the snapshot
   std::string snapshot_file;         // also write the snapshot here
   bool stats = false;                // print syscalls, dirty pages, time to stderr
   std::vector<std::string> argv;     // program and its arguments
   // Replication (vmha/engine): protected when `backup` is set.
-  std::string backup;                // host:port of `vmha backup`
-  std::string key_file;              // shared secret file (mode 0600)
-  std::string mode = "async";        // async | stop-copy
+  std::string backup;          // host:port of `vmha backup`
+  std::string key_file;        // shared secret file (mode 0600)
+  std::string mode = "async";  // async | stop-copy
   int epoch_ms = kDefaultEpochMs;
-  int lease_ms = kDefaultLeaseMs;    // backup unreachable this long: go on unprotected
-  std::string stats_file;            // with backup: replication statistics here (key=value lines, vmha(1))
+  int lease_ms = kDefaultLeaseMs;  // backup unreachable this long: go on unprotected
+  std::string stats_file;          // with backup: replication statistics here (key=value lines, vmha(1))
 };
 
 // Returns the exit status vmha itself should exit with (or raises the

@@ -5,8 +5,6 @@
 
 namespace vmha {
 
-std::string errno_text(const std::string& what) {
-  return what + ": " + std::strerror(errno);
-}
+std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
 
 }  // namespace vmha

@@ -19,9 +19,7 @@ class [[nodiscard]] Status {
   const std::string& message() const { return message_; }
 
   // Prefixes context ("backup 10.0.0.1:7000: ") to an error; success stays success.
-  Status context(const std::string& prefix) const {
-    return ok() ? *this : Status(prefix + message_);
-  }
+  Status context(const std::string& prefix) const { return ok() ? *this : Status(prefix + message_); }
 
  private:
   explicit Status(std::string message) : failed_(true), message_(std::move(message)) {}
@@ -32,8 +30,8 @@ class [[nodiscard]] Status {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}                  // NOLINT: implicit on purpose
-  Result(Status status) : status_(std::move(status)) {           // NOLINT
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit on purpose
+  Result(Status status) : status_(std::move(status)) {  // NOLINT
     if (status_.ok()) status_ = Status::error("internal error: Result built from a success Status");
   }
 

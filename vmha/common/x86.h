@@ -30,8 +30,7 @@ inline constexpr uint64_t kPteFrame = 0x000ffffffffff000ull;
 inline constexpr uint64_t kCr0Pe = 1ull << 0, kCr0Mp = 1ull << 1, kCr0Et = 1ull << 4, kCr0Ne = 1ull << 5,
                           kCr0Wp = 1ull << 16, kCr0Am = 1ull << 18, kCr0Pg = 1ull << 31;
 inline constexpr uint64_t kCr4Pae = 1ull << 5, kCr4Osfxsr = 1ull << 9, kCr4Osxmmexcpt = 1ull << 10;
-inline constexpr uint64_t kEferSce = 1ull << 0, kEferLme = 1ull << 8, kEferLma = 1ull << 10,
-                          kEferNxe = 1ull << 11;
+inline constexpr uint64_t kEferSce = 1ull << 0, kEferLme = 1ull << 8, kEferLma = 1ull << 10, kEferNxe = 1ull << 11;
 
 // RFLAGS. Bit 1 always reads as 1.
 inline constexpr uint64_t kRflagsFixed = 1ull << 1, kRflagsTf = 1ull << 8, kRflagsIf = 1ull << 9,
@@ -55,7 +54,7 @@ inline constexpr uint64_t kDescUserCode32 = 0x00cffb000000ffffull;    // D, DPL 
 inline constexpr uint64_t kDescUserData = 0x00cff3000000ffffull;      // DPL 3, read/write
 inline constexpr uint64_t kDescUserCode64 = 0x00affb000000ffffull;    // L, DPL 3, execute/read
 // System descriptor access bytes (present, DPL 0).
-inline constexpr uint64_t kAccessTss64 = 0x89;        // available 64-bit TSS
+inline constexpr uint64_t kAccessTss64 = 0x89;  // available 64-bit TSS
 inline constexpr uint64_t kAccessInterruptGate = 0x8e;
 // Segment types in kvm_segment.type.
 inline constexpr uint8_t kSegCodeExecRead = 11, kSegDataReadWrite = 3, kSegTssBusy = 11, kSegLdt = 2;
@@ -72,17 +71,17 @@ inline constexpr uint8_t kOpOutImm8Al = 0xe6, kOpPushImm8 = 0x6a, kOpHlt = 0xf4;
 // CPUID feature bits (leaf 1 ECX; leaf 7 subleaf 0 EBX, ECX, EDX) of the
 // AVX, AVX-512 and AMX families and XSAVE itself.
 namespace cpuid {
-inline constexpr uint32_t k1EcxFma = 1u << 12, k1EcxXsave = 1u << 26, k1EcxOsxsave = 1u << 27,
-                          k1EcxAvx = 1u << 28, k1EcxF16c = 1u << 29;
+inline constexpr uint32_t k1EcxFma = 1u << 12, k1EcxXsave = 1u << 26, k1EcxOsxsave = 1u << 27, k1EcxAvx = 1u << 28,
+                          k1EcxF16c = 1u << 29;
 inline constexpr uint32_t k7EbxAvx2 = 1u << 5, k7EbxAvx512F = 1u << 16, k7EbxAvx512Dq = 1u << 17,
                           k7EbxAvx512Ifma = 1u << 21, k7EbxAvx512Pf = 1u << 26, k7EbxAvx512Er = 1u << 27,
                           k7EbxAvx512Cd = 1u << 28, k7EbxAvx512Bw = 1u << 30, k7EbxAvx512Vl = 1u << 31;
 inline constexpr uint32_t k7EcxAvx512Vbmi = 1u << 1, k7EcxAvx512Vbmi2 = 1u << 6, k7EcxVaes = 1u << 9,
                           k7EcxVpclmulqdq = 1u << 10, k7EcxAvx512Vnni = 1u << 11, k7EcxAvx512Bitalg = 1u << 12,
                           k7EcxAvx512Vpopcntdq = 1u << 14;
-inline constexpr uint32_t k7EdxAvx5124Vnniw = 1u << 2, k7EdxAvx5124Fmaps = 1u << 3,
-                          k7EdxAvx512Vp2intersect = 1u << 8, k7EdxAmxBf16 = 1u << 22, k7EdxAvx512Fp16 = 1u << 23,
-                          k7EdxAmxTile = 1u << 24, k7EdxAmxInt8 = 1u << 25;
+inline constexpr uint32_t k7EdxAvx5124Vnniw = 1u << 2, k7EdxAvx5124Fmaps = 1u << 3, k7EdxAvx512Vp2intersect = 1u << 8,
+                          k7EdxAmxBf16 = 1u << 22, k7EdxAvx512Fp16 = 1u << 23, k7EdxAmxTile = 1u << 24,
+                          k7EdxAmxInt8 = 1u << 25;
 inline constexpr uint32_t kLeafFeatures = 1, kLeafExtendedFeatures = 7, kLeafXsave = 0xd;
 }  // namespace cpuid
 

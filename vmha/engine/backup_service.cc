@@ -123,7 +123,10 @@ bool fence(const BackupOptions& o) {
 void publish_address(const std::string& address_file, const std::string& address) {
   if (address_file.empty()) return;
   std::string tmp = address_file + ".tmp";
-  { std::ofstream f(tmp); f << address << "\n"; }
+  {
+    std::ofstream f(tmp);
+    f << address << "\n";
+  }
   std::rename(tmp.c_str(), address_file.c_str());
 }
 
@@ -136,8 +139,10 @@ std::unique_ptr<Channel> accept_primary(Transport& t, const Authenticator& auth,
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) return nullptr;
     auto c = t.accept(auth, left);
-    if (c.ok()) ch = c.take();
-    else if (!Channel::timed_out(c.status())) std::fprintf(stderr, "%s: refused a peer: %s\n", kWho, c.status().message().c_str());
+    if (c.ok())
+      ch = c.take();
+    else if (!Channel::timed_out(c.status()))
+      std::fprintf(stderr, "%s: refused a peer: %s\n", kWho, c.status().message().c_str());
   }
   return ch;
 }

@@ -50,8 +50,15 @@ class Primary {
  public:
   Primary(const EngineOptions& eo, Vm& vm, HeldOutputSink& sink, Channel& ch, uint32_t region, LocalRegion staging,
           EngineStats& stats, Clock::time_point started)
-      : eo_(eo), vm_(vm), sink_(sink), ch_(ch), tx_(ch, vm.memory().size() / kPage), region_(region),
-        staging_(staging), stats_(stats), started_(started) {
+      : eo_(eo),
+        vm_(vm),
+        sink_(sink),
+        ch_(ch),
+        tx_(ch, vm.memory().size() / kPage),
+        region_(region),
+        staging_(staging),
+        stats_(stats),
+        started_(started) {
     streams_[1] = describe_stream(1);
     streams_[2] = describe_stream(2);
   }
@@ -336,8 +343,7 @@ class Primary {
     stats_.backup_lost = true;
     stats_.backup_error = why.message();
     std::this_thread::sleep_for(std::chrono::milliseconds(eo_.lease_ms));
-    if (!eo_.quiet)
-      std::fprintf(stderr, "vmha: backup lost (%s); continuing unprotected\n", why.message().c_str());
+    if (!eo_.quiet) std::fprintf(stderr, "vmha: backup lost (%s); continuing unprotected\n", why.message().c_str());
     release(held_after_loss_);
     held_after_loss_.clear();
   }
@@ -354,7 +360,7 @@ class Primary {
   uint64_t released_seq_ = 0;
   bool lost_ = false;
   std::atomic<bool> done_{false};  // the guest has ended
-  double epoch_cost_ms_ = 0;        // the last checkpoint: catch-up + pause + faults it causes
+  double epoch_cost_ms_ = 0;       // the last checkpoint: catch-up + pause + faults it causes
   // Pages in the last checkpoint. The first epoch counts as large: programs
   // fill their memory as they start, and without a pre-copy those pages were
   // copied at the pause (matmul: 8,164 pages, 50-60 ms).
@@ -371,7 +377,8 @@ ProtectedRun run_protected(const EngineOptions& eo, VmOptions vo, const std::vec
   if (argv.empty()) return out.result = failed("run: no program given"), out;
   ExecPlan plan;
   const char* path_env = std::getenv("PATH");
-  if (Status s = resolve_exec(argv, path_env ? path_env : "", &plan); !s.ok()) return out.result = failed(s.message()), out;
+  if (Status s = resolve_exec(argv, path_env ? path_env : "", &plan); !s.ok())
+    return out.result = failed(s.message()), out;
   ElfImage image;
   if (Status s = read_elf_file(plan.path, &image); !s.ok()) return out.result = failed(s.message()), out;
   auto auth = SharedKeyAuthenticator::from_file(eo.key_file);

@@ -18,34 +18,34 @@
 namespace vmha {
 
 struct EngineOptions {
-  std::string backup;     // host:port of `vmha backup`
-  std::string key_file;   // shared secret (SharedKeyAuthenticator)
-  bool async = true;      // false: stop-copy
+  std::string backup;    // host:port of `vmha backup`
+  std::string key_file;  // shared secret (SharedKeyAuthenticator)
+  bool async = true;     // false: stop-copy
   int epoch_ms = kDefaultEpochMs;
-  int min_epoch_ms = 2;   // async: an epoch with output waiting ends after this long
+  int min_epoch_ms = 2;  // async: an epoch with output waiting ends after this long
   // async: also harvest and send every this many ms during the epoch (0: only
   // the pre-copy rounds at its end). Off by default: without PML each harvest
   // makes every page the guest keeps writing fault again (measured: steps ran
   // 6x slower with 10 ms prefetch than with pre-copy at the end only).
   int prefetch_ms = 0;
   int lease_ms = kDefaultLeaseMs;  // backup silent this long (and gone): continue unprotected
-  std::string transports; // UCX_TLS ("" = UCX default)
-  bool quiet = false;     // no "backup lost" report (bench)
+  std::string transports;          // UCX_TLS ("" = UCX default)
+  bool quiet = false;              // no "backup lost" report (bench)
 };
 
 struct EngineStats {
   uint64_t epochs = 0;
-  std::vector<double> pause_ms;          // per epoch: vCPU paused
+  std::vector<double> pause_ms;  // per epoch: vCPU paused
   // Where the pause goes, per epoch: stopping the vCPU, harvesting the rest
   // of the log, checksums + waiting for the backup to read the residual
   // pages, saving vCPU/VMM state and sending it.
   std::vector<double> stop_ms, harvest_ms, pull_ms, state_ms;
-  std::vector<double> catch_up_ms;       // async: before the pause, waiting for the backup to read prefetched pages
-  double startup_s = 0;                  // VMM, transport, connection, first checkpoint
-  double guest_s = 0;                    // guest start to its end, wall clock
-  double guest_cpu_s = 0;                // CPU time of the vCPU thread (guest + VMM system calls + faults)
-  std::vector<double> pages_per_ckpt;    // distinct pages per checkpoint
-  std::vector<double> output_latency_ms; // per output record: written -> released
+  std::vector<double> catch_up_ms;        // async: before the pause, waiting for the backup to read prefetched pages
+  double startup_s = 0;                   // VMM, transport, connection, first checkpoint
+  double guest_s = 0;                     // guest start to its end, wall clock
+  double guest_cpu_s = 0;                 // CPU time of the vCPU thread (guest + VMM system calls + faults)
+  std::vector<double> pages_per_ckpt;     // distinct pages per checkpoint
+  std::vector<double> output_latency_ms;  // per output record: written -> released
   uint64_t prefetched_pages = 0, residual_pages = 0;
   bool backup_lost = false;
   std::string backup_error;

@@ -18,7 +18,7 @@ namespace {
 // Version 2 added file records (stream 0: path and offset).
 constexpr char kMagic[8] = {'V', 'M', 'H', 'A', 'E', 'P', 'O', '2'};
 
-}
+}  // namespace
 
 std::vector<uint8_t> EpochState::encode() const {
   std::vector<uint8_t> out;
@@ -115,7 +115,8 @@ Status reapply_file_writes(const EpochState& st, const std::string& workdir, uin
   for (const auto& r : st.held) {
     if (!r.is_file()) continue;
     auto it = fds.find(r.path);
-    if (it == fds.end()) it = fds.emplace(r.path, root.open_beneath(root.root_fd(), r.path, O_WRONLY | O_CLOEXEC, 0)).first;
+    if (it == fds.end())
+      it = fds.emplace(r.path, root.open_beneath(root.root_fd(), r.path, O_WRONLY | O_CLOEXEC, 0)).first;
     if (it->second == -ENOENT) continue;
     if (it->second < 0) {
       status = Status::error("re-applying held writes to " + r.path + ": " + std::strerror(-it->second));

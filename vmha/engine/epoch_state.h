@@ -14,7 +14,7 @@
 
 namespace vmha {
 
-struct StreamInfo {       // the primary's view of one output stream (fd 1, 2)
+struct StreamInfo {           // the primary's view of one output stream (fd 1, 2)
   uint64_t dev = 0, ino = 0;  // of a regular file (0: not a regular file)
   uint64_t base_size = 0;     // its size when the run started
   uint64_t released = 0;      // bytes released before this checkpoint

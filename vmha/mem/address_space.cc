@@ -45,10 +45,23 @@ void AddressSpace::carve(uint64_t start, uint64_t end) {
   if (it != vmas_.begin()) --it;
   while (it != vmas_.end() && it->first < end) {
     Vma v = it->second;
-    if (v.end <= start) { ++it; continue; }
+    if (v.end <= start) {
+      ++it;
+      continue;
+    }
     it = vmas_.erase(it);
-    if (v.start < start) { Vma l = v; l.end = start; insert(l); }
-    if (v.end > end) { Vma r = v; r.start = end; insert(r); it = vmas_.find(end); ++it; }
+    if (v.start < start) {
+      Vma l = v;
+      l.end = start;
+      insert(l);
+    }
+    if (v.end > end) {
+      Vma r = v;
+      r.start = end;
+      insert(r);
+      it = vmas_.find(end);
+      ++it;
+    }
   }
 }
 
@@ -58,7 +71,10 @@ bool AddressSpace::populate(uint64_t start, uint64_t end, int prot) {
   bool ok = true;
   for (uint64_t va = start; va < end; va += kPageSize) {
     uint64_t* pte = pt_.leaf(va, true);
-    if (!pte) { ok = false; break; }
+    if (!pte) {
+      ok = false;
+      break;
+    }
     if (*pte & kPteBacked) {
       bool lost = ((*pte & (kPtePresent | kPteWrite)) & ~flags) || ((flags & kPteNoExec) && !(*pte & kPteNoExec));
       if (lost) downgraded.push_back(*pte & kPteFrame);
@@ -67,7 +83,10 @@ bool AddressSpace::populate(uint64_t start, uint64_t end, int prot) {
     }
     if (prot == PROT_NONE) continue;  // reservations get frames when opened up
     uint64_t frame = mem_.alloc_frame();
-    if (!frame) { ok = false; break; }
+    if (!frame) {
+      ok = false;
+      break;
+    }
     pt_.set_leaf(pte, frame | flags | kPteBacked | kPteAccessed | kPteDirty);
   }
   if (!downgraded.empty()) mem_.forget_guest_mappings(downgraded);
@@ -164,8 +183,7 @@ int AddressSpace::protect(uint64_t addr, uint64_t len, int prot) {
   return populate(addr, end, prot) ? 0 : -ENOMEM;
 }
 
-int64_t AddressSpace::remap(uint64_t old_addr, uint64_t old_len, uint64_t new_len, int flags,
-                            uint64_t new_addr) {
+int64_t AddressSpace::remap(uint64_t old_addr, uint64_t old_len, uint64_t new_len, int flags, uint64_t new_addr) {
   if ((old_addr & (kPageSize - 1)) || new_len == 0) return -EINVAL;
   if (flags & ~(MREMAP_MAYMOVE | MREMAP_FIXED)) return -EINVAL;
   if ((flags & MREMAP_FIXED) && !(flags & MREMAP_MAYMOVE)) return -EINVAL;
@@ -287,7 +305,9 @@ bool AddressSpace::copy_in(void* dst, uint64_t va, uint64_t len) {
     if (gpa == ~0ull) return false;
     uint64_t chunk = std::min(len, kPageSize - (va & (kPageSize - 1)));
     std::memcpy(d, mem_.host(gpa), chunk);
-    d += chunk; va += chunk; len -= chunk;
+    d += chunk;
+    va += chunk;
+    len -= chunk;
   }
   return true;
 }
@@ -299,7 +319,9 @@ bool AddressSpace::copy_out(uint64_t va, const void* src, uint64_t len) {
     if (gpa == ~0ull) return false;
     uint64_t chunk = std::min(len, kPageSize - (va & (kPageSize - 1)));
     mem_.write(gpa, s, chunk);
-    s += chunk; va += chunk; len -= chunk;
+    s += chunk;
+    va += chunk;
+    len -= chunk;
   }
   return true;
 }

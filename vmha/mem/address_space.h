@@ -49,14 +49,21 @@ class AddressSpace {
   void note_written(const std::vector<iovec>& iov, uint64_t bytes);
 
   // True after a change that the shadow TLB must forget (cleared by the VM).
-  bool take_flush() { bool f = flush_; flush_ = false; return f; }
+  bool take_flush() {
+    bool f = flush_;
+    flush_ = false;
+    return f;
+  }
 
   // State for serialisation.
   const std::map<uint64_t, Vma>& vmas() const { return vmas_; }
   void set_vmas(std::map<uint64_t, Vma> v) { vmas_ = std::move(v); }
   uint64_t brk_start() const { return brk_start_; }
   uint64_t brk_current() const { return brk_cur_; }
-  void set_brk(uint64_t start, uint64_t cur) { brk_start_ = start; brk_cur_ = cur; }
+  void set_brk(uint64_t start, uint64_t cur) {
+    brk_start_ = start;
+    brk_cur_ = cur;
+  }
 
  private:
   static uint64_t pte_flags(int prot);

@@ -17,7 +17,9 @@ inline constexpr uint64_t page_down(uint64_t a) { return a & kPageMask; }
 inline constexpr uint64_t page_up(uint64_t a) { return (a + kPageSize - 1) & kPageMask; }
 inline constexpr bool rounds_up(uint64_t a) { return a <= kPageMask; }
 // [start, start + len) lies below `top` (no wrap-around).
-inline constexpr bool fits_below(uint64_t start, uint64_t len, uint64_t top) { return start <= top && len <= top - start; }
+inline constexpr bool fits_below(uint64_t start, uint64_t len, uint64_t top) {
+  return start <= top && len <= top - start;
+}
 
 // A bit the CPU ignores (bit 9), used by the VMM: a frame is assigned.
 constexpr uint64_t kPteBacked = 1ull << 9;

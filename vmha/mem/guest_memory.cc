@@ -10,8 +10,7 @@ namespace vmha {
 Status GuestMemory::create(uint64_t bytes, std::unique_ptr<GuestMemory>* out) {
   bytes = (bytes + x86::kLargePageSize - 1) & ~(x86::kLargePageSize - 1);
   // NORESERVE: frames the guest never touches cost no host memory.
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return Status::error(errno_text("mmap of guest memory"));
   out->reset(new GuestMemory(static_cast<uint8_t*>(p), bytes));
   return Status();

@@ -38,7 +38,10 @@ class GuestMemory {
 
   // A zeroed frame, or 0 when memory is exhausted (frame 0 is never handed out).
   uint64_t alloc_frame();
-  void free_frame(uint64_t gpa) { std::vector<uint64_t> one{gpa}; free_frames(one); }
+  void free_frame(uint64_t gpa) {
+    std::vector<uint64_t> one{gpa};
+    free_frames(one);
+  }
   // Zeroes the frames, makes KVM forget its mappings of them (below) and puts
   // them on the free list. Sorts `gpas`.
   void free_frames(std::vector<uint64_t>& gpas);

@@ -18,7 +18,11 @@ class PageTable {
   // Allocates the two top-level frames; false when memory is exhausted.
   bool init();
   // Restores from serialised roots (the tables themselves are in guest memory).
-  void set_roots(uint64_t a, uint64_t b, uint64_t current) { roots_[0] = a; roots_[1] = b; cur_ = current; }
+  void set_roots(uint64_t a, uint64_t b, uint64_t current) {
+    roots_[0] = a;
+    roots_[1] = b;
+    cur_ = current;
+  }
 
   // Leaf entry for va, creating the intermediate tables when create is set.
   // nullptr when absent (or out of memory while creating).

@@ -45,8 +45,8 @@ struct OutputRecord {
   int stream = 1;           // host fd: 1 stdout, 2 stderr; 0: a file write
   uint64_t stream_pos = 0;  // streams: bytes of this stream before this record; files: the offset
   std::vector<uint8_t> bytes;
-  std::string path;         // files: relative to the working directory
-  std::shared_ptr<HeldFile> file;  // files, primary only: where the release writes
+  std::string path;                            // files: relative to the working directory
+  std::shared_ptr<HeldFile> file;              // files, primary only: where the release writes
   std::chrono::steady_clock::time_point at{};  // when the guest wrote it (not sent)
   bool is_file() const { return stream == 0; }
 };

@@ -43,11 +43,16 @@ class OutputSink {
   virtual bool holds_files() const { return false; }
   // True when the file behind host_fd has held writes: a call that reads it
   // returns kWaitForRelease and runs again after their release.
-  virtual bool must_wait(int host_fd) { (void)host_fd; return false; }
+  virtual bool must_wait(int host_fd) {
+    (void)host_fd;
+    return false;
+  }
   // Runs host_stat (an fstat or fstatat of the host file into st) and sets
   // st_size to the size the guest sees (held writes extend the file), as one
   // step against releases. Returns what host_stat returned.
-  virtual int stat_as_guest(const std::function<int(struct stat*)>& host_stat, struct stat* st) { return host_stat(st); }
+  virtual int stat_as_guest(const std::function<int(struct stat*)>& host_stat, struct stat* st) {
+    return host_stat(st);
+  }
   // vCPU thread, after a call returned kWaitForRelease: waits until held
   // writes were released, at most `max` (then the caller checks for a pause).
   virtual void wait_for_release(std::chrono::microseconds max) { (void)max; }

@@ -25,8 +25,7 @@ std::uint32_t crc_table(std::uint32_t c, const std::uint8_t* p, std::size_t n) {
 }
 
 #if defined(__x86_64__)
-__attribute__((target("sse4.2"))) std::uint32_t crc_sse42(std::uint32_t c, const std::uint8_t* p,
-                                                           std::size_t n) {
+__attribute__((target("sse4.2"))) std::uint32_t crc_sse42(std::uint32_t c, const std::uint8_t* p, std::size_t n) {
   std::uint64_t c64 = c;
   while (n >= 8) {
     std::uint64_t v;

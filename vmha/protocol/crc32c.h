@@ -11,8 +11,6 @@ namespace vmha {
 // Continues a running CRC: crc32c(crc32c(0, a), b) == crc32c(0, a||b).
 std::uint32_t crc32c(std::uint32_t crc, const void* data, std::size_t length);
 
-inline std::uint32_t crc32c(std::span<const std::uint8_t> data) {
-  return crc32c(0, data.data(), data.size());
-}
+inline std::uint32_t crc32c(std::span<const std::uint8_t> data) { return crc32c(0, data.data(), data.size()); }
 
 }  // namespace vmha

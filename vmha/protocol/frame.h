@@ -34,22 +34,22 @@ inline constexpr std::uint32_t kMaxFramePayload = 64u << 20;
 inline constexpr std::uint32_t kMaxUnauthenticatedPayload = 4096;
 
 enum class MessageType : std::uint16_t {
-  kHello = 1,        // primary -> backup: nonce, opens authentication
-  kChallenge = 2,    // backup -> primary: nonce + backup's proof
-  kResponse = 3,     // primary -> backup: primary's proof
-  kAuthResult = 4,   // backup -> primary: accepted or refused (reason)
-  kRegions = 5,      // primary -> backup: registered memory regions + packed rkeys
+  kHello = 1,          // primary -> backup: nonce, opens authentication
+  kChallenge = 2,      // backup -> primary: nonce + backup's proof
+  kResponse = 3,       // primary -> backup: primary's proof
+  kAuthResult = 4,     // backup -> primary: accepted or refused (reason)
+  kRegions = 5,        // primary -> backup: registered memory regions + packed rkeys
   kWorkerAddress = 6,  // both ways, after authentication: UCX worker address
-  kBegin = 10,       // primary -> backup: a checkpoint starts
-  kPageList = 11,    // primary -> backup: pages to pull for this checkpoint
-  kPagesPulled = 12, // backup -> primary: a page list was pulled (when asked)
-  kState = 13,       // primary -> backup: vCPU + VMM state blob
-  kEnd = 14,         // primary -> backup: checkpoint complete, what to verify
-  kAck = 15,         // backup -> primary: checkpoint committed
-  kNack = 16,        // backup -> primary: checkpoint refused (reason)
-  kHeartbeat = 20,   // either way: liveness
-  kError = 21,       // either way: fatal protocol error (reason), connection ends
-  kBye = 22,         // either way: orderly end
+  kBegin = 10,         // primary -> backup: a checkpoint starts
+  kPageList = 11,      // primary -> backup: pages to pull for this checkpoint
+  kPagesPulled = 12,   // backup -> primary: a page list was pulled (when asked)
+  kState = 13,         // primary -> backup: vCPU + VMM state blob
+  kEnd = 14,           // primary -> backup: checkpoint complete, what to verify
+  kAck = 15,           // backup -> primary: checkpoint committed
+  kNack = 16,          // backup -> primary: checkpoint refused (reason)
+  kHeartbeat = 20,     // either way: liveness
+  kError = 21,         // either way: fatal protocol error (reason), connection ends
+  kBye = 22,           // either way: orderly end
 };
 
 // Name for messages ("PageList"); "type N" for unknown values.
@@ -69,11 +69,8 @@ struct Frame {
   std::vector<std::uint8_t> payload;
 };
 
-std::vector<std::uint8_t> encode_frame(MessageType type, std::uint64_t epoch,
-                                       std::span<const std::uint8_t> payload);
-inline std::vector<std::uint8_t> encode_frame(const Frame& f) {
-  return encode_frame(f.type, f.epoch, f.payload);
-}
+std::vector<std::uint8_t> encode_frame(MessageType type, std::uint64_t epoch, std::span<const std::uint8_t> payload);
+inline std::vector<std::uint8_t> encode_frame(const Frame& f) { return encode_frame(f.type, f.epoch, f.payload); }
 
 // Checks magic, header checksum, version, type and length <= max_payload.
 Result<FrameHeader> decode_frame_header(std::span<const std::uint8_t> header,
@@ -81,7 +78,6 @@ Result<FrameHeader> decode_frame_header(std::span<const std::uint8_t> header,
 // Checks the payload's length and checksum against a decoded header.
 Status verify_frame_payload(const FrameHeader& header, std::span<const std::uint8_t> payload);
 // Decodes one whole frame (header + payload, nothing after it).
-Result<Frame> decode_frame(std::span<const std::uint8_t> bytes,
-                           std::uint32_t max_payload = kMaxFramePayload);
+Result<Frame> decode_frame(std::span<const std::uint8_t> bytes, std::uint32_t max_payload = kMaxFramePayload);
 
 }  // namespace vmha

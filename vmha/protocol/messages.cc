@@ -21,8 +21,7 @@ Result<Msg> decode(const Frame& f, MessageType expected, Read read) {
                          message_type_name(static_cast<std::uint16_t>(f.type)));
   WireReader r(f.payload);
   Msg m = read(r);
-  if (r.ok() && r.remaining() != 0)
-    r.set_error(std::to_string(r.remaining()) + " unexpected bytes after the payload");
+  if (r.ok() && r.remaining() != 0) r.set_error(std::to_string(r.remaining()) + " unexpected bytes after the payload");
   if (!r.ok()) return Status::error("malformed " + what + " payload: " + r.error());
   return m;
 }
@@ -172,10 +171,9 @@ Result<PageListMsg> PageListMsg::from(const Frame& f) {
     std::size_t per_page = (m.flags & kHasChecksums) ? 20 : 16;
     if (r.ok() && static_cast<std::uint64_t>(n) * per_page != r.remaining())
       r.set_error("page count " + std::to_string(n) + " needs " + std::to_string(n * per_page) +
-             " bytes, payload has " + std::to_string(r.remaining()));
+                  " bytes, payload has " + std::to_string(r.remaining()));
     if (!r.ok()) return m;
-    if (m.flags & ~(kNotifyWhenPulled | kHasChecksums))
-      r.set_error("unknown flags " + std::to_string(m.flags));
+    if (m.flags & ~(kNotifyWhenPulled | kHasChecksums)) r.set_error("unknown flags " + std::to_string(m.flags));
     m.pages.resize(n);
     for (auto& p : m.pages) {
       p.page = r.u64("page");
@@ -288,8 +286,7 @@ Frame ErrorMsg::to_frame() const {
   return frame(MessageType::kError, 0, w);
 }
 Result<ErrorMsg> ErrorMsg::from(const Frame& f) {
-  return decode<ErrorMsg>(f, MessageType::kError,
-                          [](WireReader& r) { return ErrorMsg{get_text(r, "reason")}; });
+  return decode<ErrorMsg>(f, MessageType::kError, [](WireReader& r) { return ErrorMsg{get_text(r, "reason")}; });
 }
 
 Frame ByeMsg::to_frame() const {

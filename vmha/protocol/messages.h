@@ -16,7 +16,7 @@ namespace vmha {
 inline constexpr std::size_t kNonceSize = 32;
 using Nonce = std::array<std::uint8_t, kNonceSize>;
 
-struct HelloMsg {  // primary -> backup
+struct HelloMsg {      // primary -> backup
   std::string method;  // authentication method, e.g. "hmac-sha256"
   Nonce nonce{};
   Frame to_frame() const;
@@ -53,8 +53,8 @@ struct WorkerAddressMsg {
 
 struct RegionInfo {
   std::uint32_t id = 0;
-  std::uint64_t base = 0;    // remote virtual address of byte 0
-  std::uint64_t length = 0;  // bytes
+  std::uint64_t base = 0;          // remote virtual address of byte 0
+  std::uint64_t length = 0;        // bytes
   std::vector<std::uint8_t> rkey;  // transport-specific packed remote key
 };
 
@@ -69,7 +69,7 @@ struct PageRef {
   std::uint64_t offset = 0;  // byte offset of its content in the source region
 };
 
-struct PageListMsg {  // primary -> backup: pull these pages for checkpoint `epoch`
+struct PageListMsg {                                    // primary -> backup: pull these pages for checkpoint `epoch`
   static constexpr std::uint8_t kNotifyWhenPulled = 1;  // reply PagesPulled
   static constexpr std::uint8_t kHasChecksums = 2;      // crcs[i] is CRC32C of page i
   std::uint64_t epoch = 0;

@@ -64,8 +64,8 @@ class WireReader {
   bool need(std::size_t n, const char* field) {
     if (!ok()) return false;
     if (in_.size() - pos_ < n) {
-      set_error("truncated at byte " + std::to_string(pos_) + ": field '" + field + "' needs " +
-           std::to_string(n) + " bytes, " + std::to_string(in_.size() - pos_) + " left");
+      set_error("truncated at byte " + std::to_string(pos_) + ": field '" + field + "' needs " + std::to_string(n) +
+                " bytes, " + std::to_string(in_.size() - pos_) + " left");
       return false;
     }
     return true;

@@ -31,7 +31,10 @@ const uint8_t* ByteReader::view(size_t n, const char* what) {
 std::string ByteReader::str(const char* what) {
   uint32_t n = u32(what);
   if (!ok()) return {};
-  if (n > (1u << 20)) { fail(what, "a string under 1 MiB, length is " + std::to_string(n)); return {}; }
+  if (n > (1u << 20)) {
+    fail(what, "a string under 1 MiB, length is " + std::to_string(n));
+    return {};
+  }
   std::string s(n, '\0');
   bytes(s.data(), n, what);
   return s;

@@ -99,8 +99,7 @@ struct ChannelPair {
 
 // Opens the host side of a saved descriptor into s.e.host_fd. Returns why a
 // host operation failed ("" when none did); a bad value fails the reader.
-std::string reopen_fd(ByteReader& r, const VmOptions& opts, Process& p, std::map<int, ChannelPair>& pairs,
-                      SavedFd& s) {
+std::string reopen_fd(ByteReader& r, const VmOptions& opts, Process& p, std::map<int, ChannelPair>& pairs, SavedFd& s) {
   FdEntry& e = s.e;
   std::string problem;
   switch (e.kind) {

@@ -13,8 +13,7 @@ using namespace layout;
 
 namespace {
 
-constexpr uint32_t kSavedMsrs[] = {0xc0000081, 0xc0000082, 0xc0000083, 0xc0000084,
-                                   0xc0000100, 0xc0000101, 0xc0000102};
+constexpr uint32_t kSavedMsrs[] = {0xc0000081, 0xc0000082, 0xc0000083, 0xc0000084, 0xc0000100, 0xc0000101, 0xc0000102};
 constexpr uint32_t kMaxMsrs = 64;
 
 }  // namespace

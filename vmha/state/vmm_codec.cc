@@ -27,8 +27,8 @@ void VmStateCodec::decode_page_tables(ByteReader& r, Vm& vm) {
   uint64_t root0 = r.u64("page-table root"), root1 = r.u64("page-table root");
   uint32_t cur = r.u32("current root");
   vm.tables_.first_frame = r.u64("kernel frames");
-  if (r.ok() && (!frame_inside(vm, root0) || !frame_inside(vm, root1) || cur > 1 ||
-                 !frame_inside(vm, vm.tables_.first_frame)))
+  if (r.ok() &&
+      (!frame_inside(vm, root0) || !frame_inside(vm, root1) || cur > 1 || !frame_inside(vm, vm.tables_.first_frame)))
     r.fail("page-table roots", "page-aligned frames inside guest memory");
   vm.pt_->set_roots(root0, root1, static_cast<int>(cur));
 }

@@ -26,8 +26,14 @@ Status Confinement::open_root(const std::string& dir) {
 
 int Confinement::relative(const std::string& path, std::string* out) const {
   if (path.empty()) return -ENOENT;
-  if (path[0] != '/') { *out = path; return 0; }
-  if (path == root_path_) { *out = "."; return 0; }
+  if (path[0] != '/') {
+    *out = path;
+    return 0;
+  }
+  if (path == root_path_) {
+    *out = ".";
+    return 0;
+  }
   std::string prefix = root_path_ == "/" ? "/" : root_path_ + "/";
   if (path.compare(0, prefix.size(), prefix) != 0) return -EACCES;
   *out = path.substr(prefix.size());

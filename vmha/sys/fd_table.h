@@ -20,13 +20,13 @@ enum class FdKind : uint8_t {
 struct FdEntry {
   int host_fd = -1;
   FdKind kind = FdKind::kFile;
-  std::string path;       // working-directory-relative path, device path, or ""
-  int open_flags = 0;     // O_* flags at open (for reopening); for kStdStream
-                          // the guest's kSetflFlags (not applied to the host)
+  std::string path;    // working-directory-relative path, device path, or ""
+  int open_flags = 0;  // O_* flags at open (for reopening); for kStdStream
+                       // the guest's kSetflFlags (not applied to the host)
   bool cloexec = false;
-  int stream = -1;        // for kStdStream: 0, 1 or 2
-  int channel = -1;       // pipe/socketpair: which one (shared by dups)
-  int end = 0;            // pipe: 0 = read end, 1 = write end; socketpair: 0 or 1
+  int stream = -1;   // for kStdStream: 0, 1 or 2
+  int channel = -1;  // pipe/socketpair: which one (shared by dups)
+  int end = 0;       // pipe: 0 = read end, 1 = write end; socketpair: 0 or 1
 };
 
 // Whether the guest may change the file behind e (size, mode, times): only a
@@ -51,7 +51,7 @@ class FdTable {
   int next_channel() { return channels_++; }
   void set_next_channel(int n) { channels_ = n; }
   int channels() const { return channels_; }
-  int close(int fd);                          // 0 or -EBADF
+  int close(int fd);  // 0 or -EBADF
   void close_all();
   const std::vector<FdEntry>& entries() const { return slots_; }
   static constexpr int kMaxFds = 1024;

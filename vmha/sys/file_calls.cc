@@ -108,7 +108,8 @@ int64_t sys_lseek(Process& p, const SyscallArgs& a) {
     if ((whence == SEEK_DATA || whence == SEEK_HOLE) && p.out->must_wait(e->host_fd)) return kWaitForRelease;
     struct stat st;
     const int fd = e->host_fd;
-    if (whence == SEEK_END && p.out->stat_as_guest([fd](struct stat* s) { return fstat(fd, s) < 0 ? -errno : 0; }, &st) == 0 &&
+    if (whence == SEEK_END &&
+        p.out->stat_as_guest([fd](struct stat* s) { return fstat(fd, s) < 0 ? -errno : 0; }, &st) == 0 &&
         S_ISREG(st.st_mode)) {  // the end includes held writes
       if (off < -st.st_size) return -EINVAL;
       off += st.st_size;
@@ -201,10 +202,15 @@ int64_t sys_fcntl(Process& p, const SyscallArgs& a) {
   if (!e) return -EBADF;
   int cmd = static_cast<int>(a.a[1]);
   switch (cmd) {
-    case F_DUPFD: return dup_to(p, fd_arg(a, 0), static_cast<int>(a.a[2]), false, true);
-    case F_DUPFD_CLOEXEC: return dup_to(p, fd_arg(a, 0), static_cast<int>(a.a[2]), true, true);
-    case F_GETFD: return e->cloexec ? FD_CLOEXEC : 0;
-    case F_SETFD: e->cloexec = a.a[2] & FD_CLOEXEC; return 0;
+    case F_DUPFD:
+      return dup_to(p, fd_arg(a, 0), static_cast<int>(a.a[2]), false, true);
+    case F_DUPFD_CLOEXEC:
+      return dup_to(p, fd_arg(a, 0), static_cast<int>(a.a[2]), true, true);
+    case F_GETFD:
+      return e->cloexec ? FD_CLOEXEC : 0;
+    case F_SETFD:
+      e->cloexec = a.a[2] & FD_CLOEXEC;
+      return 0;
     case F_GETFL: {
       int r = fcntl(e->host_fd, F_GETFL);
       if (r < 0) return -errno;
@@ -213,8 +219,12 @@ int64_t sys_fcntl(Process& p, const SyscallArgs& a) {
     case F_SETFL:
       if (e->kind == FdKind::kStdStream) return set_stream_flags(p, e->stream, static_cast<int>(a.a[2]));
       return fcntl(e->host_fd, F_SETFL, static_cast<int>(a.a[2])) < 0 ? -errno : 0;
-    case F_GETLK: case F_SETLK: case F_SETLKW: return 0;  // one process: locks always succeed
-    default: return -EINVAL;
+    case F_GETLK:
+    case F_SETLK:
+    case F_SETLKW:
+      return 0;  // one process: locks always succeed
+    default:
+      return -EINVAL;
   }
 }
 
@@ -224,12 +234,19 @@ int64_t make_pair(Process& p, uint64_t out_va, int host[2], FdKind kind, bool cl
   FdEntry e1{host[1], kind, "", 0, cloexec, -1, ch, 1};
   int g0 = p.fds.install(e0), g1 = g0 < 0 ? g0 : p.fds.install(e1);
   if (g0 < 0 || g1 < 0) {
-    if (g0 >= 0) p.fds.close(g0); else close(host[0]);
+    if (g0 >= 0)
+      p.fds.close(g0);
+    else
+      close(host[0]);
     close(host[1]);
     return -EMFILE;
   }
   int guest[2] = {g0, g1};
-  if (!p.as.copy_out(out_va, guest, sizeof guest)) { p.fds.close(g0); p.fds.close(g1); return -EFAULT; }
+  if (!p.as.copy_out(out_va, guest, sizeof guest)) {
+    p.fds.close(g0);
+    p.fds.close(g1);
+    return -EFAULT;
+  }
   return 0;
 }
 

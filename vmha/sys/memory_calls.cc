@@ -42,14 +42,20 @@ int64_t sys_mmap(Process& p, const SyscallArgs& a) {
   std::vector<iovec> iov;
   if (!p.as.gather(at, len, true, iov)) return -EFAULT;
   ssize_t n = preadv(e->host_fd, iov.data(), static_cast<int>(iov.size()), static_cast<off_t>(off));
-  if (n < 0) { int err = errno; p.as.unmap(at, len); return -err; }
+  if (n < 0) {
+    int err = errno;
+    p.as.unmap(at, len);
+    return -err;
+  }
   p.as.note_written(iov, n);
   if (!(prot & PROT_WRITE)) p.as.protect(at, layout::page_up(len), prot);
   return at;
 }
 
 int64_t sys_munmap(Process& p, const SyscallArgs& a) { return p.as.unmap(a.a[0], a.a[1]); }
-int64_t sys_mprotect(Process& p, const SyscallArgs& a) { return p.as.protect(a.a[0], a.a[1], static_cast<int>(a.a[2])); }
+int64_t sys_mprotect(Process& p, const SyscallArgs& a) {
+  return p.as.protect(a.a[0], a.a[1], static_cast<int>(a.a[2]));
+}
 
 int64_t sys_mremap(Process& p, const SyscallArgs& a) {
   return p.as.remap(a.a[0], a.a[1], a.a[2], static_cast<int>(a.a[3]), a.a[4]);
@@ -62,12 +68,9 @@ int64_t sys_madvise(Process& p, const SyscallArgs& a) {
 }
 
 const SyscallDef kDefs[] = {
-    {SYS_brk, "brk", sys_brk},
-    {SYS_mmap, "mmap", sys_mmap},
-    {SYS_munmap, "munmap", sys_munmap},
-    {SYS_mprotect, "mprotect", sys_mprotect},
-    {SYS_mremap, "mremap", sys_mremap},
-    {SYS_madvise, "madvise", sys_madvise},
+    {SYS_brk, "brk", sys_brk},          {SYS_mmap, "mmap", sys_mmap},
+    {SYS_munmap, "munmap", sys_munmap}, {SYS_mprotect, "mprotect", sys_mprotect},
+    {SYS_mremap, "mremap", sys_mremap}, {SYS_madvise, "madvise", sys_madvise},
 };
 
 }  // namespace

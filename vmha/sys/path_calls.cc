@@ -129,7 +129,9 @@ int64_t sys_newfstatat(Process& p, const SyscallArgs& a) {
   return do_stat(p, static_cast<int64_t>(a.a[0]), a.a[1], a.a[2], static_cast<int>(a.a[3]));
 }
 int64_t sys_stat(Process& p, const SyscallArgs& a) { return do_stat(p, kAtFdcwd, a.a[0], a.a[1], 0); }
-int64_t sys_lstat(Process& p, const SyscallArgs& a) { return do_stat(p, kAtFdcwd, a.a[0], a.a[1], AT_SYMLINK_NOFOLLOW); }
+int64_t sys_lstat(Process& p, const SyscallArgs& a) {
+  return do_stat(p, kAtFdcwd, a.a[0], a.a[1], AT_SYMLINK_NOFOLLOW);
+}
 
 // Calls that change a directory entry go through the output layer.
 int64_t in_parent(Process& p, int64_t dirfd, uint64_t path_va, const char* what,
@@ -162,7 +164,9 @@ int64_t sys_rmdir(Process& p, const SyscallArgs& a) {
 int64_t sys_mkdirat(Process& p, const SyscallArgs& a) {
   return in_parent(p, static_cast<int64_t>(a.a[0]), a.a[1], "mkdir", op_mkdir, a.a[2]);
 }
-int64_t sys_mkdir(Process& p, const SyscallArgs& a) { return in_parent(p, kAtFdcwd, a.a[0], "mkdir", op_mkdir, a.a[1]); }
+int64_t sys_mkdir(Process& p, const SyscallArgs& a) {
+  return in_parent(p, kAtFdcwd, a.a[0], "mkdir", op_mkdir, a.a[1]);
+}
 
 int64_t do_rename(Process& p, int64_t olddir, uint64_t oldpath, int64_t newdir, uint64_t newpath, unsigned flags) {
   Resolved from, to;
@@ -172,7 +176,10 @@ int64_t do_rename(Process& p, int64_t olddir, uint64_t oldpath, int64_t newdir, 
   int fp = p.root.open_parent(from.dir, from.rel, &from_base);
   if (fp < 0) return fp;
   int tp = p.root.open_parent(to.dir, to.rel, &to_base);
-  if (tp < 0) { close(fp); return tp; }
+  if (tp < 0) {
+    close(fp);
+    return tp;
+  }
   long rc = p.out->change("rename " + from.recorded + " " + to.recorded, [&] {
     return syscall(SYS_renameat2, fp, from_base.c_str(), tp, to_base.c_str(), flags) < 0 ? -errno : 0L;
   });
@@ -224,7 +231,9 @@ int64_t do_access(Process& p, int64_t dirfd, uint64_t path_va, int mode, int fla
   return rc < 0 ? -err : 0;
 }
 
-int64_t sys_access(Process& p, const SyscallArgs& a) { return do_access(p, kAtFdcwd, a.a[0], static_cast<int>(a.a[1]), 0); }
+int64_t sys_access(Process& p, const SyscallArgs& a) {
+  return do_access(p, kAtFdcwd, a.a[0], static_cast<int>(a.a[1]), 0);
+}
 int64_t sys_faccessat(Process& p, const SyscallArgs& a) {
   return do_access(p, static_cast<int64_t>(a.a[0]), a.a[1], static_cast<int>(a.a[2]), 0);
 }
@@ -248,7 +257,8 @@ int64_t sys_utimensat(Process& p, const SyscallArgs& a) {
     if (!e) return -EBADF;
     if (!may_change_metadata(*e)) return -EPERM;  // as fchmod (file_calls.cc)
     int host = e->host_fd;
-    return p.out->change("utimens " + e->path, [&] { return futimens(host, has_times ? ts : nullptr) < 0 ? -errno : 0L; });
+    return p.out->change("utimens " + e->path,
+                         [&] { return futimens(host, has_times ? ts : nullptr) < 0 ? -errno : 0L; });
   }
   Resolved r;
   if (int e = resolve(p, static_cast<int64_t>(a.a[0]), a.a[1], &r)) return e;
@@ -273,7 +283,9 @@ int64_t do_chmod(Process& p, int64_t dirfd, uint64_t path_va, mode_t mode) {
   return rc;
 }
 
-int64_t sys_chmod(Process& p, const SyscallArgs& a) { return do_chmod(p, kAtFdcwd, a.a[0], static_cast<mode_t>(a.a[1])); }
+int64_t sys_chmod(Process& p, const SyscallArgs& a) {
+  return do_chmod(p, kAtFdcwd, a.a[0], static_cast<mode_t>(a.a[1]));
+}
 int64_t sys_fchmodat(Process& p, const SyscallArgs& a) {
   return do_chmod(p, static_cast<int64_t>(a.a[0]), a.a[1], static_cast<mode_t>(a.a[2]));
 }

@@ -69,10 +69,17 @@ int64_t sys_rt_sigprocmask(Process& p, const SyscallArgs& a) {
     uint64_t set;
     if (!p.as.copy_in(&set, a.a[1], 8)) return -EFAULT;
     switch (a.a[0]) {
-      case SIG_BLOCK: p.sigmask |= set; break;
-      case SIG_UNBLOCK: p.sigmask &= ~set; break;
-      case SIG_SETMASK: p.sigmask = set; break;
-      default: return -EINVAL;
+      case SIG_BLOCK:
+        p.sigmask |= set;
+        break;
+      case SIG_UNBLOCK:
+        p.sigmask &= ~set;
+        break;
+      case SIG_SETMASK:
+        p.sigmask = set;
+        break;
+      default:
+        return -EINVAL;
     }
     p.sigmask &= ~((1ull << (SIGKILL - 1)) | (1ull << (SIGSTOP - 1)));
   }
@@ -88,7 +95,9 @@ int64_t self_signal(Process& p, int sig) {
   uint64_t h = p.sigactions[sig].handler;
   bool default_ignored = sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH || sig == SIGCONT;
   if (h == reinterpret_cast<uint64_t>(SIG_IGN) || (h == 0 && default_ignored)) return 0;
-  if (h != 0) p.log_once(3000 + sig, "signal " + std::to_string(sig) + " has a handler; vmha cannot deliver signals, applying the default action");
+  if (h != 0)
+    p.log_once(3000 + sig, "signal " + std::to_string(sig) +
+                               " has a handler; vmha cannot deliver signals, applying the default action");
   p.die_by_signal(sig);
   return 0;
 }

@@ -7,8 +7,7 @@
 
 namespace vmha {
 
-BitmapTracker::BitmapTracker(uint64_t guest_bytes)
-    : bitmap_((guest_bytes / x86::kPageSize + 63) / 64) {}
+BitmapTracker::BitmapTracker(uint64_t guest_bytes) : bitmap_((guest_bytes / x86::kPageSize + 63) / 64) {}
 
 uint32_t BitmapTracker::memslot_flags() const { return KVM_MEM_LOG_DIRTY_PAGES; }
 

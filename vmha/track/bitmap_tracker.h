@@ -11,7 +11,10 @@ class BitmapTracker : public DirtyTracker {
  public:
   explicit BitmapTracker(uint64_t guest_bytes);
   TrackerKind kind() const override { return TrackerKind::kBitmap; }
-  Status attach_vm(int vm_fd) override { vm_fd_ = vm_fd; return Status(); }
+  Status attach_vm(int vm_fd) override {
+    vm_fd_ = vm_fd;
+    return Status();
+  }
   uint32_t memslot_flags() const override;
   Status harvest(std::vector<uint64_t>& pfns) override;
 

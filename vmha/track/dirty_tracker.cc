@@ -8,18 +8,25 @@
 namespace vmha {
 
 Status parse_tracker_kind(const std::string& name, TrackerKind* out) {
-  if (name == "ring") *out = TrackerKind::kRing;
-  else if (name == "bitmap") *out = TrackerKind::kBitmap;
-  else if (name == "none") *out = TrackerKind::kNone;
-  else return Status::error("unknown tracker '" + name + "': expected ring, bitmap or none");
+  if (name == "ring")
+    *out = TrackerKind::kRing;
+  else if (name == "bitmap")
+    *out = TrackerKind::kBitmap;
+  else if (name == "none")
+    *out = TrackerKind::kNone;
+  else
+    return Status::error("unknown tracker '" + name + "': expected ring, bitmap or none");
   return Status();
 }
 
 const char* tracker_name(TrackerKind kind) {
   switch (kind) {
-    case TrackerKind::kRing: return "ring";
-    case TrackerKind::kBitmap: return "bitmap";
-    case TrackerKind::kNone: return "none";
+    case TrackerKind::kRing:
+      return "ring";
+    case TrackerKind::kBitmap:
+      return "bitmap";
+    case TrackerKind::kNone:
+      return "none";
   }
   return "?";
 }
@@ -53,9 +60,12 @@ class NoTracker : public DirtyTracker {
 
 std::unique_ptr<DirtyTracker> make_tracker(TrackerKind kind, uint64_t guest_bytes) {
   switch (kind) {
-    case TrackerKind::kRing: return std::make_unique<RingTracker>();
-    case TrackerKind::kBitmap: return std::make_unique<BitmapTracker>(guest_bytes);
-    case TrackerKind::kNone: break;
+    case TrackerKind::kRing:
+      return std::make_unique<RingTracker>();
+    case TrackerKind::kBitmap:
+      return std::make_unique<BitmapTracker>(guest_bytes);
+    case TrackerKind::kNone:
+      break;
   }
   return std::make_unique<NoTracker>();
 }

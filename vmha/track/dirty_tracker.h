@@ -30,9 +30,15 @@ class DirtyTracker {
   virtual TrackerKind kind() const = 0;
 
   // Set-up, in KVM's required order: VM created → memslot flags → vCPU created.
-  virtual Status attach_vm(int vm_fd) { (void)vm_fd; return Status(); }
+  virtual Status attach_vm(int vm_fd) {
+    (void)vm_fd;
+    return Status();
+  }
   virtual uint32_t memslot_flags() const { return 0; }
-  virtual Status attach_vcpu(int vcpu_fd) { (void)vcpu_fd; return Status(); }
+  virtual Status attach_vcpu(int vcpu_fd) {
+    (void)vcpu_fd;
+    return Status();
+  }
   void attach_log(VmmWriteLog* log) { log_ = log; }
 
   // Sorted, unique guest frame numbers written since the previous harvest,

@@ -69,7 +69,6 @@ class MungeAuthenticator final : public Authenticator {
 };
 
 // HMAC-SHA256(key, message), exposed for tests (RFC 4231 vectors).
-std::vector<std::uint8_t> hmac_sha256(std::span<const std::uint8_t> key,
-                                      std::span<const std::uint8_t> message);
+std::vector<std::uint8_t> hmac_sha256(std::span<const std::uint8_t> key, std::span<const std::uint8_t> message);
 
 }  // namespace vmha

@@ -39,21 +39,19 @@ Result<std::unique_ptr<Authenticator>> MungeAuthenticator::create(const std::str
   char* cred = nullptr;
   munge_err_t e = munge_encode(&cred, c.ctx, nullptr, 0);
   if (e != EMUNGE_SUCCESS)
-    return Status::error(std::string("munge: cannot get a credential from munged: ") +
-                         munge_strerror(e));
+    return Status::error(std::string("munge: cannot get a credential from munged: ") + munge_strerror(e));
   std::free(cred);
   return std::unique_ptr<Authenticator>(new MungeAuthenticator(socket));
 }
 
-Result<std::vector<std::uint8_t>> MungeAuthenticator::prove(
-    std::string_view role, std::span<const std::uint8_t> transcript) const {
+Result<std::vector<std::uint8_t>> MungeAuthenticator::prove(std::string_view role,
+                                                            std::span<const std::uint8_t> transcript) const {
   MungeCtx c;
   if (Status s = c.init(socket_); !s.ok()) return s;
   auto payload = payload_for(role, transcript);
   char* cred = nullptr;
   munge_err_t e = munge_encode(&cred, c.ctx, payload.data(), static_cast<int>(payload.size()));
-  if (e != EMUNGE_SUCCESS)
-    return Status::error(std::string("munge_encode: ") + munge_strerror(e));
+  if (e != EMUNGE_SUCCESS) return Status::error(std::string("munge_encode: ") + munge_strerror(e));
   std::vector<std::uint8_t> out(cred, cred + std::strlen(cred));
   std::free(cred);
   return out;
@@ -76,10 +74,9 @@ Status MungeAuthenticator::verify(std::string_view role, std::span<const std::ui
   }
   if (e != EMUNGE_SUCCESS) return Status::error(std::string("munge credential refused: ") + munge_strerror(e));
   if (uid != ::geteuid())
-    return Status::error("munge credential belongs to uid " + std::to_string(uid) +
-                         ", this job runs as uid " + std::to_string(::geteuid()));
-  if (got != payload_for(role, transcript))
-    return Status::error("munge credential was made for another handshake");
+    return Status::error("munge credential belongs to uid " + std::to_string(uid) + ", this job runs as uid " +
+                         std::to_string(::geteuid()));
+  if (got != payload_for(role, transcript)) return Status::error("munge credential was made for another handshake");
   return {};
 }
 

@@ -22,8 +22,7 @@ std::vector<std::uint8_t> tagged(std::string_view role, std::span<const std::uin
 
 }  // namespace
 
-std::vector<std::uint8_t> hmac_sha256(std::span<const std::uint8_t> key,
-                                      std::span<const std::uint8_t> message) {
+std::vector<std::uint8_t> hmac_sha256(std::span<const std::uint8_t> key, std::span<const std::uint8_t> message) {
   hmac_sha256_ctx ctx;
   hmac_sha256_set_key(&ctx, key.size(), key.data());
   hmac_sha256_update(&ctx, message.size(), message.data());
@@ -32,13 +31,11 @@ std::vector<std::uint8_t> hmac_sha256(std::span<const std::uint8_t> key,
   return digest;
 }
 
-Result<std::unique_ptr<Authenticator>> SharedKeyAuthenticator::from_key(
-    std::span<const std::uint8_t> key) {
+Result<std::unique_ptr<Authenticator>> SharedKeyAuthenticator::from_key(std::span<const std::uint8_t> key) {
   if (key.size() < kMinKeyBytes || key.size() > kMaxKeyBytes)
     return Status::error("shared key has " + std::to_string(key.size()) + " bytes, expected " +
                          std::to_string(kMinKeyBytes) + " to " + std::to_string(kMaxKeyBytes));
-  return std::unique_ptr<Authenticator>(
-      new SharedKeyAuthenticator(std::vector<std::uint8_t>(key.begin(), key.end())));
+  return std::unique_ptr<Authenticator>(new SharedKeyAuthenticator(std::vector<std::uint8_t>(key.begin(), key.end())));
 }
 
 Result<std::unique_ptr<Authenticator>> SharedKeyAuthenticator::from_file(const std::string& path) {
@@ -53,8 +50,8 @@ Result<std::unique_ptr<Authenticator>> SharedKeyAuthenticator::from_file(const s
     ::close(fd);
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    return Status::error("key file " + path + " is accessible by group or others (mode " + mode +
-                         "); run: chmod 600 " + path);
+    return Status::error("key file " + path + " is accessible by group or others (mode " + mode + "); run: chmod 600 " +
+                         path);
   }
   std::vector<std::uint8_t> key(kMaxKeyBytes + 1);
   std::size_t got = 0;
@@ -76,17 +73,15 @@ Result<std::unique_ptr<Authenticator>> SharedKeyAuthenticator::from_file(const s
   return a;
 }
 
-Result<std::vector<std::uint8_t>> SharedKeyAuthenticator::prove(
-    std::string_view role, std::span<const std::uint8_t> transcript) const {
+Result<std::vector<std::uint8_t>> SharedKeyAuthenticator::prove(std::string_view role,
+                                                                std::span<const std::uint8_t> transcript) const {
   return hmac_sha256(key_, tagged(role, transcript));
 }
 
-Status SharedKeyAuthenticator::verify(std::string_view role,
-                                      std::span<const std::uint8_t> transcript,
+Status SharedKeyAuthenticator::verify(std::string_view role, std::span<const std::uint8_t> transcript,
                                       std::span<const std::uint8_t> proof) const {
   auto expected = hmac_sha256(key_, tagged(role, transcript));
-  if (proof.size() != expected.size() ||
-      !nettle_memeql_sec(proof.data(), expected.data(), expected.size()))
+  if (proof.size() != expected.size() || !nettle_memeql_sec(proof.data(), expected.data(), expected.size()))
     return Status::error("hmac-sha256 proof does not match the job's shared key");
   return {};
 }

@@ -34,8 +34,7 @@ std::string FrameReader::describe_partial() const {
       expected += h.value().payload_length;
     }
   }
-  return "truncated " + what + " (" + std::to_string(pending) + " of " + std::to_string(expected) +
-         " bytes)";
+  return "truncated " + what + " (" + std::to_string(pending) + " of " + std::to_string(expected) + " bytes)";
 }
 
 }  // namespace vmha

@@ -39,27 +39,22 @@ Result<Frame> next(Channel& ch, Clock::time_point deadline, const char* waiting_
   if (!f.ok()) return f.status().context(std::string("authentication (waiting for ") + waiting_for + "): ");
   if (f.value().type == MessageType::kError) {
     auto e = ErrorMsg::from(f.value());
-    return Status::error(std::string("authentication (waiting for ") + waiting_for +
-                         "): the peer reported: " + (e.ok() ? e.value().reason : e.status().message()) +
-                         " (do both sides hold the same secret?)");
+    return Status::error(std::string("authentication (waiting for ") + waiting_for + "): the peer reported: " +
+                         (e.ok() ? e.value().reason : e.status().message()) + " (do both sides hold the same secret?)");
   }
   if (f.value().type == MessageType::kAuthResult) {
     auto a = AuthResultMsg::from(f.value());
     if (!a.ok()) return a.status();
-    if (!a.value().accepted)
-      return Status::error("authentication: refused by the backup: " + a.value().reason);
+    if (!a.value().accepted) return Status::error("authentication: refused by the backup: " + a.value().reason);
   }
   return f;
 }
 
-void refuse(Channel& ch, const std::string& reason) {
-  (void)ch.send(AuthResultMsg{false, reason}.to_frame());
-}
+void refuse(Channel& ch, const std::string& reason) { (void)ch.send(AuthResultMsg{false, reason}.to_frame()); }
 
 }  // namespace
 
-Status authenticate_as_primary(Channel& ch, const Authenticator& auth,
-                               std::chrono::milliseconds timeout) {
+Status authenticate_as_primary(Channel& ch, const Authenticator& auth, std::chrono::milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
   HelloMsg hello;
   hello.method = auth.method();
@@ -87,8 +82,7 @@ Status authenticate_as_primary(Channel& ch, const Authenticator& auth,
   return {};  // accepted (a refusal became an error in next())
 }
 
-Status authenticate_as_backup(Channel& ch, const Authenticator& auth,
-                              std::chrono::milliseconds timeout) {
+Status authenticate_as_backup(Channel& ch, const Authenticator& auth, std::chrono::milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
   auto f = next(ch, deadline, "Hello");
   if (!f.ok()) return f.status();
@@ -98,8 +92,8 @@ Status authenticate_as_backup(Channel& ch, const Authenticator& auth,
     return hello.status().context("authentication: peer " + ch.peer() + " refused: ");
   }
   if (hello.value().method != auth.method()) {
-    std::string why = "authentication method '" + hello.value().method +
-                      "' not accepted; this backup uses '" + auth.method() + "'";
+    std::string why =
+        "authentication method '" + hello.value().method + "' not accepted; this backup uses '" + auth.method() + "'";
     refuse(ch, why);
     return Status::error("authentication: peer " + ch.peer() + " refused: " + why);
   }

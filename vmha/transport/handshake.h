@@ -18,9 +18,7 @@
 
 namespace vmha {
 
-Status authenticate_as_primary(Channel& channel, const Authenticator& auth,
-                               std::chrono::milliseconds timeout);
-Status authenticate_as_backup(Channel& channel, const Authenticator& auth,
-                              std::chrono::milliseconds timeout);
+Status authenticate_as_primary(Channel& channel, const Authenticator& auth, std::chrono::milliseconds timeout);
+Status authenticate_as_backup(Channel& channel, const Authenticator& auth, std::chrono::milliseconds timeout);
 
 }  // namespace vmha

@@ -26,8 +26,7 @@ struct Handshake {
   Status result;
 };
 
-void run_handshake(Handshake* h, const Authenticator& auth, std::chrono::milliseconds timeout,
-                   int wake_fd) {
+void run_handshake(Handshake* h, const Authenticator& auth, std::chrono::milliseconds timeout, int wake_fd) {
   h->result = authenticate_as_backup(*h->channel, auth, timeout);
   if (!h->result.ok()) h->channel->close();
   h->done = true;
@@ -55,8 +54,10 @@ class HandshakeSet {
         continue;
       }
       h.thread.join();
-      if (h.result.ok() && !winner_) winner_ = std::move(h.channel);
-      else if (!h.result.ok()) refused_.push_back(h.result.message());
+      if (h.result.ok() && !winner_)
+        winner_ = std::move(h.channel);
+      else if (!h.result.ok())
+        refused_.push_back(h.result.message());
       it = running_.erase(it);
     }
   }
@@ -77,8 +78,8 @@ class HandshakeSet {
 
   // Runs the handshake with the peer on `c` on its own thread; without a
   // thread to spare the peer is dropped (closing its socket).
-  void start(int c, const sockaddr_storage& peer, const Authenticator& auth, std::chrono::milliseconds handshake_timeout,
-             std::chrono::milliseconds send_timeout, int wake_fd) {
+  void start(int c, const sockaddr_storage& peer, const Authenticator& auth,
+             std::chrono::milliseconds handshake_timeout, std::chrono::milliseconds send_timeout, int wake_fd) {
     auto h = std::make_unique<Handshake>();
     h->channel = std::make_unique<SocketChannel>(c, socket_address_text(peer), send_timeout);
     try {
@@ -103,8 +104,7 @@ Result<std::unique_ptr<HandshakeListener>> HandshakeListener::open(const sockadd
   if (fd < 0) return Status::error("cannot listen on " + name + ": socket: " + std::strerror(errno));
   int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 ||
-      ::listen(fd, 64) != 0) {
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 || ::listen(fd, 64) != 0) {
     int e = errno;
     ::close(fd);
     return Status::error("cannot listen on " + name + ": " + std::strerror(e));
@@ -127,9 +127,10 @@ HandshakeListener::~HandshakeListener() {
   ::close(wake_fd_);
 }
 
-Result<std::unique_ptr<SocketChannel>> HandshakeListener::accept(
-    const Authenticator& auth, std::chrono::milliseconds handshake_timeout,
-    std::chrono::milliseconds timeout, std::chrono::milliseconds send_timeout) {
+Result<std::unique_ptr<SocketChannel>> HandshakeListener::accept(const Authenticator& auth,
+                                                                 std::chrono::milliseconds handshake_timeout,
+                                                                 std::chrono::milliseconds timeout,
+                                                                 std::chrono::milliseconds send_timeout) {
   auto deadline = Clock::now() + timeout;
   HandshakeSet handshakes;
   bool out_of_fds = false;

@@ -24,8 +24,7 @@ class HandshakeListener {
  public:
   static constexpr std::size_t kMaxConcurrentHandshakes = 16;
 
-  static Result<std::unique_ptr<HandshakeListener>> open(const sockaddr_in& address,
-                                                         const std::string& name);
+  static Result<std::unique_ptr<HandshakeListener>> open(const sockaddr_in& address, const std::string& name);
   ~HandshakeListener();
   HandshakeListener(const HandshakeListener&) = delete;
   HandshakeListener& operator=(const HandshakeListener&) = delete;
@@ -38,8 +37,7 @@ class HandshakeListener {
   // peer never hides a succeeding one), or a timeout. Handshakes still in
   // progress when this returns are cancelled: no thread outlives the call,
   // so `auth` needs to live only for the call.
-  Result<std::unique_ptr<SocketChannel>> accept(const Authenticator& auth,
-                                                std::chrono::milliseconds handshake_timeout,
+  Result<std::unique_ptr<SocketChannel>> accept(const Authenticator& auth, std::chrono::milliseconds handshake_timeout,
                                                 std::chrono::milliseconds timeout,
                                                 std::chrono::milliseconds send_timeout);
 

@@ -21,8 +21,7 @@ Result<in_addr> resolve_host(const std::string& host) {
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* res = nullptr;
   int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &res);
-  if (rc != 0 || res == nullptr)
-    return Status::error("cannot resolve host '" + host + "': " + ::gai_strerror(rc));
+  if (rc != 0 || res == nullptr) return Status::error("cannot resolve host '" + host + "': " + ::gai_strerror(rc));
   in_addr a = reinterpret_cast<const sockaddr_in*>(res->ai_addr)->sin_addr;
   ::freeaddrinfo(res);
   return a;
@@ -76,7 +75,9 @@ Result<std::string> interface_for_address(const std::string& address) {
   auto src = source_address_for(a.value());
   if (!src.ok()) return src.status().context("address '" + address + "': ");
   name = interface_with(src.value());
-  if (name.empty()) return Status::error("address '" + address + "': no local interface holds the source address the kernel chose for it");
+  if (name.empty())
+    return Status::error("address '" + address +
+                         "': no local interface holds the source address the kernel chose for it");
   return name;
 }
 

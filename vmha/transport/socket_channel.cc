@@ -56,8 +56,7 @@ std::string socket_address_text(const sockaddr_storage& ss) {
   return std::string(host) + ":" + std::to_string(port);
 }
 
-Result<int> tcp_connect(const sockaddr_in& address, const std::string& name,
-                        std::chrono::milliseconds timeout) {
+Result<int> tcp_connect(const sockaddr_in& address, const std::string& name, std::chrono::milliseconds timeout) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return Status::error(std::string("socket: ") + std::strerror(errno));
   auto deadline = Clock::now() + timeout;
@@ -70,8 +69,7 @@ Result<int> tcp_connect(const sockaddr_in& address, const std::string& name,
   if (r != 0) {
     if (!wait_for(fd, POLLOUT, deadline)) {
       ::close(fd);
-      return Status::error("timeout: cannot connect to " + name + " within " +
-                           std::to_string(timeout.count()) + " ms");
+      return Status::error("timeout: cannot connect to " + name + " within " + std::to_string(timeout.count()) + " ms");
     }
     int err = 0;
     socklen_t len = sizeof err;
@@ -150,8 +148,7 @@ Result<Frame> SocketChannel::receive(std::chrono::milliseconds timeout) {
                                 (partial.empty() ? "" : ": " + partial)));
     }
     if (!wait_for(fd_, POLLIN, deadline))
-      return Status::error("timeout: no message from " + peer_ + " within " +
-                           std::to_string(timeout.count()) + " ms");
+      return Status::error("timeout: no message from " + peer_ + " within " + std::to_string(timeout.count()) + " ms");
   }
 }
 

@@ -61,7 +61,6 @@ class SocketChannel final : public Channel {
 // "a.b.c.d:port" of a socket address.
 std::string socket_address_text(const sockaddr_storage& ss);
 // Connects to `address` within `timeout`; returns the socket.
-Result<int> tcp_connect(const sockaddr_in& address, const std::string& name,
-                        std::chrono::milliseconds timeout);
+Result<int> tcp_connect(const sockaddr_in& address, const std::string& name, std::chrono::milliseconds timeout);
 
 }  // namespace vmha

@@ -87,8 +87,7 @@ class Transport {
   virtual Result<LocalRegion> allocate_region(std::size_t length) = 0;
   // register_region: exposes existing memory; returns its id.
   virtual Result<std::uint32_t> register_region(void* base, std::size_t length) = 0;
-  virtual Result<std::unique_ptr<Channel>> connect(const std::string& address,
-                                                   const Authenticator& auth,
+  virtual Result<std::unique_ptr<Channel>> connect(const std::string& address, const Authenticator& auth,
                                                    std::chrono::milliseconds timeout) = 0;
 
   // Backup: listens on "host:port" (port 0: any; see listen_address()).
@@ -98,8 +97,7 @@ class Transport {
   // reported as an error (the caller may accept again); a timeout likewise.
   // Peers are authenticated concurrently, so a silent one does not hold up
   // the real primary.
-  virtual Result<std::unique_ptr<Channel>> accept(const Authenticator& auth,
-                                                  std::chrono::milliseconds timeout) = 0;
+  virtual Result<std::unique_ptr<Channel>> accept(const Authenticator& auth, std::chrono::milliseconds timeout) = 0;
 };
 
 // "host:port" -> host and port, with a clear error naming what is wrong.

@@ -64,8 +64,7 @@ ucp_ep_params_t endpoint_params(EndpointState* st) {
 
 }  // namespace
 
-UcxChannel::UcxChannel(std::shared_ptr<Core> core, std::string peer)
-    : core_(std::move(core)), peer_(std::move(peer)) {}
+UcxChannel::UcxChannel(std::shared_ptr<Core> core, std::string peer) : core_(std::move(core)), peer_(std::move(peer)) {}
 
 UcxChannel::~UcxChannel() { close(); }
 
@@ -78,8 +77,7 @@ bool UcxChannel::peer_failed() {
   if (state_->failed) return true;
   if (liveness_fd_ < 0) return false;
   // At most once a millisecond: callers spin on this while progressing.
-  std::int64_t now =
-      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now().time_since_epoch()).count();
+  std::int64_t now = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now().time_since_epoch()).count();
   auto last = last_liveness_check_.load(std::memory_order_relaxed);
   if (now - last < 1000 || !last_liveness_check_.compare_exchange_strong(last, now)) return false;
   std::uint8_t b[64];
@@ -121,8 +119,7 @@ Status UcxChannel::lost(const std::string& doing) const {
     std::lock_guard<std::mutex> lock(broken_mutex_);
     return Status::error("connection to " + peer_ + " unusable after an earlier error: " + broken_reason_);
   }
-  std::string why = state_->failed ? status_text(static_cast<ucs_status_t>(state_->error.load()))
-                                   : "closed";
+  std::string why = state_->failed ? status_text(static_cast<ucs_status_t>(state_->error.load())) : "closed";
   return Status::error("connection to " + peer_ + " lost while " + doing + " (" + why + ")");
 }
 
@@ -148,11 +145,10 @@ Status UcxChannel::send_encoded(std::span<const std::uint8_t> bytes) {
   while (!op->done && !peer_failed() && Clock::now() < deadline) core_->progress_or_wait(deadline);
   Status result;
   if (op->done && op->status != UCS_OK)
-    result = Status::error("send to " + peer_ + " failed: " +
-                           status_text(static_cast<ucs_status_t>(op->status.load())));
+    result =
+        Status::error("send to " + peer_ + " failed: " + status_text(static_cast<ucs_status_t>(op->status.load())));
   else if (!op->done) {
-    result = state_->failed ? lost("sending")
-                            : Status::error("timeout: send to " + peer_ + " did not complete");
+    result = state_->failed ? lost("sending") : Status::error("timeout: send to " + peer_ + " did not complete");
     mark_broken(result.message());
   }
   op->release();
@@ -174,8 +170,7 @@ Result<Frame> UcxChannel::take_frame(bool* have) {
   std::size_t total = kFrameHeaderSize + h.value().payload_length;
   if (buf.size() < total) return Frame{};
   auto payload = buf.subspan(kFrameHeaderSize, h.value().payload_length);
-  if (Status s = verify_frame_payload(h.value(), payload); !s.ok())
-    return fail(s.context("from " + peer_ + ": "));
+  if (Status s = verify_frame_payload(h.value(), payload); !s.ok()) return fail(s.context("from " + peer_ + ": "));
   Frame f{h.value().type, h.value().epoch, {payload.begin(), payload.end()}};
   rx_start_ += total;
   if (rx_start_ == rx_.size()) {
@@ -215,17 +210,17 @@ Result<Frame> UcxChannel::receive(std::chrono::milliseconds timeout) {
       if (pending >= kFrameHeaderSize) {
         auto h = decode_frame_header({rx_.data() + rx_start_, pending}, max_payload_);
         if (h.ok()) {
-          what = "a " + message_type_name(static_cast<std::uint16_t>(h.value().type)) +
-                 " frame of epoch " + std::to_string(h.value().epoch);
+          what = "a " + message_type_name(static_cast<std::uint16_t>(h.value().type)) + " frame of epoch " +
+                 std::to_string(h.value().epoch);
           expected += h.value().payload_length;
         }
       }
-      return fail(lost("receiving").context("truncated " + what + " (" + std::to_string(pending) +
-                                            " of " + std::to_string(expected) + " bytes): "));
+      return fail(lost("receiving")
+                      .context("truncated " + what + " (" + std::to_string(pending) + " of " +
+                               std::to_string(expected) + " bytes): "));
     }
     if (Clock::now() >= deadline)
-      return Status::error("timeout: no message from " + peer_ + " within " +
-                           std::to_string(timeout.count()) + " ms");
+      return Status::error("timeout: no message from " + peer_ + " within " + std::to_string(timeout.count()) + " ms");
     core_->progress_or_wait(deadline);
   }
 }
@@ -235,8 +230,8 @@ Status UcxChannel::adopt_regions(RegionsMsg msg) {
     ucp_rkey_h rkey = nullptr;
     ucs_status_t s = ucp_ep_rkey_unpack(ep_, g.rkey.data(), &rkey);
     if (s != UCS_OK)
-      return Status::error("cannot unpack the remote key of region " + std::to_string(g.id) +
-                           " from " + peer_ + ": " + status_text(s));
+      return Status::error("cannot unpack the remote key of region " + std::to_string(g.id) + " from " + peer_ + ": " +
+                           status_text(s));
     if (g.id != rkeys_.size()) {
       ucp_rkey_destroy(rkey);
       return Status::error("regions from " + peer_ + " are not numbered 0, 1, ...");
@@ -255,9 +250,9 @@ Status UcxChannel::pull(std::span<const PullOp> ops) {
       return Status::error("pull from unknown region " + std::to_string(op.region) + " of " + peer_);
     const auto& g = regions_[op.region];
     if (op.offset > g.length || op.length > g.length - op.offset)
-      return Status::error("pull of " + std::to_string(op.length) + " bytes at offset " +
-                           std::to_string(op.offset) + " is outside region " +
-                           std::to_string(op.region) + " (" + std::to_string(g.length) + " bytes)");
+      return Status::error("pull of " + std::to_string(op.length) + " bytes at offset " + std::to_string(op.offset) +
+                           " is outside region " + std::to_string(op.region) + " (" + std::to_string(g.length) +
+                           " bytes)");
   }
   auto* batch = new PullBatch;
   ucp_request_param_t param{};
@@ -268,12 +263,11 @@ Status UcxChannel::pull(std::span<const PullOp> ops) {
   auto deadline = Clock::now() + core_->options().pull_timeout;
   Status result;
   for (const auto& op : ops) {
-    while (batch->outstanding >= window && !peer_failed() && Clock::now() < deadline)
-      core_->progress();
+    while (batch->outstanding >= window && !peer_failed() && Clock::now() < deadline) core_->progress();
     if (batch->outstanding >= window || state_->failed || batch->first_error != UCS_OK) break;
     batch->outstanding.fetch_add(1);
-    ucs_status_ptr_t req = ucp_get_nbx(ep_, op.dest, op.length, regions_[op.region].base + op.offset,
-                                       rkeys_[op.region], &param);
+    ucs_status_ptr_t req =
+        ucp_get_nbx(ep_, op.dest, op.length, regions_[op.region].base + op.offset, rkeys_[op.region], &param);
     if (req == nullptr) {
       batch->outstanding.fetch_sub(1);
     } else if (UCS_PTR_IS_ERR(req)) {
@@ -284,8 +278,8 @@ Status UcxChannel::pull(std::span<const PullOp> ops) {
   }
   while (batch->outstanding > 0 && !peer_failed() && Clock::now() < deadline) core_->progress();
   if (result.ok() && batch->first_error != UCS_OK)
-    result = Status::error("get from " + peer_ + " failed: " +
-                           status_text(static_cast<ucs_status_t>(batch->first_error.load())));
+    result = Status::error("get from " + peer_ +
+                           " failed: " + status_text(static_cast<ucs_status_t>(batch->first_error.load())));
   if (result.ok() && state_->failed) result = lost("pulling pages");
   if (result.ok() && batch->outstanding > 0)
     result = Status::error("timeout: pull from " + peer_ + " did not complete within " +

@@ -35,8 +35,7 @@ Result<std::shared_ptr<Core>> Core::create(const UcxOptions& options) {
   const std::string tls = !options.transports.empty() ? options.transports : env_tls ? env_tls : "";
   auto lists = [&tls](const char* name) { return tls.find(name) != std::string::npos; };
   bool explicit_list = !tls.empty() && tls[0] != '^' && !lists("all");
-  bool may_use_shm = !explicit_list || lists("sm") || lists("shm") || lists("mm") || lists("posix") ||
-                     lists("sysv");
+  bool may_use_shm = !explicit_list || lists("sm") || lists("shm") || lists("mm") || lists("posix") || lists("sysv");
   if (may_use_shm && std::getenv("UCX_MM_ERROR_HANDLING") == nullptr) {
     s = ucp_config_modify(config, "MM_ERROR_HANDLING", "y");
     if (s != UCS_OK) {
@@ -57,8 +56,7 @@ Result<std::shared_ptr<Core>> Core::create(const UcxOptions& options) {
       s = ucp_config_modify(config, "TLS", kLoopbackTransports);
       if (s != UCS_OK) {
         ucp_config_release(config);
-        return Status::error(std::string("UCX: cannot set TLS to ") + kLoopbackTransports + ": " +
-                             status_text(s));
+        return Status::error(std::string("UCX: cannot set TLS to ") + kLoopbackTransports + ": " + status_text(s));
       }
     }
     if (!iface.value().empty()) {
@@ -66,14 +64,12 @@ Result<std::shared_ptr<Core>> Core::create(const UcxOptions& options) {
       s = ucp_config_modify(config, "NET_DEVICES", core->net_devices_.c_str());
       if (s != UCS_OK) {
         ucp_config_release(config);
-        return Status::error("UCX: cannot restrict NET_DEVICES to '" + core->net_devices_ +
-                             "': " + status_text(s));
+        return Status::error("UCX: cannot restrict NET_DEVICES to '" + core->net_devices_ + "': " + status_text(s));
       }
     }
   }
   ucp_params_t params{};
-  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
-                      UCP_PARAM_FIELD_NAME;
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED | UCP_PARAM_FIELD_NAME;
   params.features = UCP_FEATURE_RMA | UCP_FEATURE_STREAM;
   params.mt_workers_shared = 1;
   params.name = "vmha";
@@ -141,8 +137,7 @@ void Core::start_progress_thread() {
 void Core::progress_loop() {
   // Emulated RMA (tcp) and connection management need the worker progressed
   // even while the owner thread is busy running the guest.
-  while (!stop_.load(std::memory_order_relaxed))
-    progress_or_wait(Clock::now() + std::chrono::milliseconds(1));
+  while (!stop_.load(std::memory_order_relaxed)) progress_or_wait(Clock::now() + std::chrono::milliseconds(1));
 }
 
 }  // namespace vmha::ucx

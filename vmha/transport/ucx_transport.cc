@@ -22,8 +22,7 @@ Result<HostPort> parse_host_port(const std::string& address) {
   std::string port = address.substr(colon + 1);
   if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
       std::stoul(port) > 65535)
-    return Status::error("address '" + address + "': port '" + port +
-                         "' is not a number from 0 to 65535");
+    return Status::error("address '" + address + "': port '" + port + "' is not a number from 0 to 65535");
   return HostPort{host, static_cast<std::uint16_t>(std::stoul(port))};
 }
 
@@ -66,8 +65,7 @@ class UcxTransport final : public Transport {
                                            std::chrono::milliseconds timeout) override;
   Status listen(const std::string& address) override;
   std::string listen_address() const override { return listen_address_; }
-  Result<std::unique_ptr<Channel>> accept(const Authenticator& auth,
-                                          std::chrono::milliseconds timeout) override;
+  Result<std::unique_ptr<Channel>> accept(const Authenticator& auth, std::chrono::milliseconds timeout) override;
 
  private:
   Result<std::uint32_t> add_region(ucp_mem_h memh, void* base, std::size_t length);
@@ -104,15 +102,13 @@ Result<std::uint32_t> UcxTransport::add_region(ucp_mem_h memh, void* base, std::
 Result<LocalRegion> UcxTransport::allocate_region(std::size_t length) {
   if (length == 0) return Status::error("allocate_region: empty region");
   ucp_mem_map_params_t p{};
-  p.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
-                 UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+  p.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH | UCP_MEM_MAP_PARAM_FIELD_FLAGS;
   p.address = nullptr;
   p.length = length;
   p.flags = UCP_MEM_MAP_ALLOCATE;
   ucp_mem_h memh = nullptr;
   ucs_status_t s = ucp_mem_map(core_->context(), &p, &memh);
-  if (s != UCS_OK)
-    return Status::error("UCX: cannot allocate " + std::to_string(length) + " bytes: " + status_text(s));
+  if (s != UCS_OK) return Status::error("UCX: cannot allocate " + std::to_string(length) + " bytes: " + status_text(s));
   ucp_mem_attr_t attr{};
   attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH;
   s = ucp_mem_query(memh, &attr);
@@ -133,13 +129,11 @@ Result<std::uint32_t> UcxTransport::register_region(void* base, std::size_t leng
   p.length = length;
   ucp_mem_h memh = nullptr;
   ucs_status_t s = ucp_mem_map(core_->context(), &p, &memh);
-  if (s != UCS_OK)
-    return Status::error("UCX: cannot register " + std::to_string(length) + " bytes: " + status_text(s));
+  if (s != UCS_OK) return Status::error("UCX: cannot register " + std::to_string(length) + " bytes: " + status_text(s));
   return add_region(memh, base, length);
 }
 
-Result<std::unique_ptr<UcxChannel>> UcxTransport::join_ucx(SocketChannel& socket,
-                                                          const std::string& peer) {
+Result<std::unique_ptr<UcxChannel>> UcxTransport::join_ucx(SocketChannel& socket, const std::string& peer) {
   auto mine = core_->worker_address();
   if (!mine.ok()) return mine.status();
   if (Status s = socket.send(WorkerAddressMsg{mine.take()}.to_frame()); !s.ok()) return s;
@@ -152,8 +146,7 @@ Result<std::unique_ptr<UcxChannel>> UcxTransport::join_ucx(SocketChannel& socket
   return ch;
 }
 
-Result<std::unique_ptr<Channel>> UcxTransport::connect(const std::string& address,
-                                                       const Authenticator& auth,
+Result<std::unique_ptr<Channel>> UcxTransport::connect(const std::string& address, const Authenticator& auth,
                                                        std::chrono::milliseconds timeout) {
   auto sin = resolve(address);
   if (!sin.ok()) return sin.status();
@@ -172,8 +165,7 @@ Result<std::unique_ptr<Channel>> UcxTransport::connect(const std::string& addres
   if (core_->options().progress_thread) core_->start_progress_thread();
   RegionsMsg msg;
   for (std::size_t i = 0; i < regions_.size(); ++i)
-    msg.regions.push_back(RegionInfo{static_cast<std::uint32_t>(i),
-                                     reinterpret_cast<std::uint64_t>(regions_[i].base),
+    msg.regions.push_back(RegionInfo{static_cast<std::uint32_t>(i), reinterpret_cast<std::uint64_t>(regions_[i].base),
                                      regions_[i].length, regions_[i].packed_rkey});
   // On the UCX stream: its arrival tells the backup that UCX connects. The
   // socket stays open as the connection's liveness signal.
@@ -193,8 +185,7 @@ Status UcxTransport::listen(const std::string& address) {
   return {};
 }
 
-Result<std::unique_ptr<Channel>> UcxTransport::accept(const Authenticator& auth,
-                                                      std::chrono::milliseconds timeout) {
+Result<std::unique_ptr<Channel>> UcxTransport::accept(const Authenticator& auth, std::chrono::milliseconds timeout) {
   if (!listener_) return Status::error("accept: not listening");
   const auto& o = core_->options();
   auto socket = listener_->accept(auth, o.handshake_timeout, timeout, o.send_timeout);

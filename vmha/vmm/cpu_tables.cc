@@ -21,9 +21,7 @@ bool vector_has_error_code(int v) {
   return v == 8 || v == 10 || v == 11 || v == 12 || v == 13 || v == 14 || v == 17 || v == 21 || v == 29 || v == 30;
 }
 
-uint64_t CpuTables::kernel_stack_gpa(uint64_t va) const {
-  return first_frame + (va - kKernelBase);
-}
+uint64_t CpuTables::kernel_stack_gpa(uint64_t va) const { return first_frame + (va - kKernelBase); }
 
 bool install_cpu_tables(GuestMemory& mem, PageTable& pt, CpuTables* out) {
   // Consecutive frames so the kernel area is one simple offset.
@@ -38,9 +36,12 @@ bool install_cpu_tables(GuestMemory& mem, PageTable& pt, CpuTables* out) {
   for (uint64_t i = 0; i < kKernelPages; ++i) {
     uint64_t va = kKernelBase + i * kPageSize;
     uint64_t flags = kPtePresent | kPteNoExec;
-    if (va == kSyscallStubVa) flags = kPtePresent | kPteUser;      // user-executable
-    else if (va == kExceptionStubVa) flags = kPtePresent;          // kernel-executable
-    else if (va >= kKernelStackVa || va == kTssVa) flags |= kPteWrite;
+    if (va == kSyscallStubVa)
+      flags = kPtePresent | kPteUser;  // user-executable
+    else if (va == kExceptionStubVa)
+      flags = kPtePresent;  // kernel-executable
+    else if (va >= kKernelStackVa || va == kTssVa)
+      flags |= kPteWrite;
     if (!pt.map(va, first + i * kPageSize, flags)) return false;
   }
   uint8_t page[kPageSize];
@@ -93,9 +94,14 @@ bool install_cpu_tables(GuestMemory& mem, PageTable& pt, CpuTables* out) {
   for (int v = 0; v < kVectors; ++v) {
     uint8_t* s = page + v * 8;
     int i = 0;
-    if (!vector_has_error_code(v)) { s[i++] = kOpPushImm8; s[i++] = 0; }
-    s[i++] = kOpPushImm8; s[i++] = static_cast<uint8_t>(v);
-    s[i++] = kOpOutImm8Al; s[i++] = kExceptionPort;
+    if (!vector_has_error_code(v)) {
+      s[i++] = kOpPushImm8;
+      s[i++] = 0;
+    }
+    s[i++] = kOpPushImm8;
+    s[i++] = static_cast<uint8_t>(v);
+    s[i++] = kOpOutImm8Al;
+    s[i++] = kExceptionPort;
   }
   mem.write(first + (kExceptionStubVa - kKernelBase), page, kPageSize);
   return true;

@@ -21,11 +21,14 @@ Status parse_elf(std::vector<uint8_t> bytes, const std::string& name, ElfImage* 
   if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) return bad(name, "no ELF magic (\\x7fELF) at offset 0");
   if (eh.e_ident[EI_CLASS] != ELFCLASS64) return bad(name, "not a 64-bit ELF (EI_CLASS)");
   if (eh.e_ident[EI_DATA] != ELFDATA2LSB) return bad(name, "not little-endian (EI_DATA)");
-  if (eh.e_machine != EM_X86_64) return bad(name, "machine is " + std::to_string(eh.e_machine) + ", expected x86-64 (62)");
+  if (eh.e_machine != EM_X86_64)
+    return bad(name, "machine is " + std::to_string(eh.e_machine) + ", expected x86-64 (62)");
   if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
     return bad(name, "ELF type " + std::to_string(eh.e_type) + " is not an executable");
-  if (eh.e_phentsize != sizeof(Elf64_Phdr)) return bad(name, "program header entry size " + std::to_string(eh.e_phentsize) + ", expected 56");
-  if (eh.e_phnum == 0 || eh.e_phnum > 256) return bad(name, "program header count " + std::to_string(eh.e_phnum) + " out of range 1..256");
+  if (eh.e_phentsize != sizeof(Elf64_Phdr))
+    return bad(name, "program header entry size " + std::to_string(eh.e_phentsize) + ", expected 56");
+  if (eh.e_phnum == 0 || eh.e_phnum > 256)
+    return bad(name, "program header count " + std::to_string(eh.e_phnum) + " out of range 1..256");
   if (eh.e_phoff > bytes.size() || bytes.size() - eh.e_phoff < uint64_t(eh.e_phnum) * sizeof(Elf64_Phdr))
     return bad(name, "program headers at offset " + std::to_string(eh.e_phoff) + " run past the end of the file");
   ElfImage img;
@@ -51,8 +54,10 @@ Status parse_elf(std::vector<uint8_t> bytes, const std::string& name, ElfImage* 
     if (ph.p_filesz > ph.p_memsz) return bad(name, where + ": file size exceeds memory size");
     if (ph.p_offset > bytes.size() || bytes.size() - ph.p_offset < ph.p_filesz)
       return bad(name, where + ": segment runs past the end of the file");
-    if ((ph.p_vaddr & 4095) != (ph.p_offset & 4095)) return bad(name, where + ": address and offset disagree modulo the page size");
-    if (ph.p_memsz > (1ull << 40) || ph.p_vaddr > (1ull << 46)) return bad(name, where + ": segment outside the user address space");
+    if ((ph.p_vaddr & 4095) != (ph.p_offset & 4095))
+      return bad(name, where + ": address and offset disagree modulo the page size");
+    if (ph.p_memsz > (1ull << 40) || ph.p_vaddr > (1ull << 46))
+      return bad(name, where + ": segment outside the user address space");
     img.segments.push_back({ph.p_vaddr, ph.p_memsz, ph.p_offset, ph.p_filesz, ph.p_flags});
   }
   if (img.segments.empty()) return bad(name, "no loadable segment (PT_LOAD)");
@@ -68,7 +73,11 @@ Status read_elf_file(const std::string& path, ElfImage* out) {
   uint8_t buf[65536];
   for (;;) {
     ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0) { Status s = Status::error(errno_text(path)); close(fd); return s; }
+    if (n < 0) {
+      Status s = Status::error(errno_text(path));
+      close(fd);
+      return s;
+    }
     if (n == 0) break;
     bytes.insert(bytes.end(), buf, buf + n);
   }

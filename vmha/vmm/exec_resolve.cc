@@ -65,7 +65,8 @@ Status resolve_exec(const std::vector<std::string>& argv, const std::string& pat
   if (path.find('/') == std::string::npos) {
     if (Status s = search_path(path, path_env.empty() ? kDefaultPath : path_env, &path); !s.ok()) return s;
   } else if (!executable_file(path)) {
-    return Status::error(path + ": " + (::access(path.c_str(), F_OK) == 0 ? "not an executable file" : std::strerror(ENOENT)));
+    return Status::error(path + ": " +
+                         (::access(path.c_str(), F_OK) == 0 ? "not an executable file" : std::strerror(ENOENT)));
   }
   std::vector<std::string> args = argv;
   for (int depth = 0;; ++depth) {

@@ -54,7 +54,10 @@ std::vector<uint64_t> pointer_block(const ElfImage& img, uint64_t base, uint64_t
   block.push_back(0);
   block.insert(block.end(), at.envp.begin(), at.envp.end());
   block.push_back(0);
-  auto aux = [&](uint64_t k, uint64_t v) { block.push_back(k); block.push_back(v); };
+  auto aux = [&](uint64_t k, uint64_t v) {
+    block.push_back(k);
+    block.push_back(v);
+  };
   aux(AT_PHDR, at.phdr_va);
   aux(AT_PHENT, img.phentsize);
   aux(AT_PHNUM, img.phnum);
@@ -80,16 +83,16 @@ std::vector<uint64_t> pointer_block(const ElfImage& img, uint64_t base, uint64_t
 
 }  // namespace
 
-Status load_program(const ElfImage& img, const std::string& exec_name,
-                    const std::vector<std::string>& argv, const std::vector<std::string>& envp,
-                    uint64_t hwcap, AddressSpace& as, LoadedProgram* out) {
+Status load_program(const ElfImage& img, const std::string& exec_name, const std::vector<std::string>& argv,
+                    const std::vector<std::string>& envp, uint64_t hwcap, AddressSpace& as, LoadedProgram* out) {
   uint64_t base = img.pie ? kPieBase : 0;
   uint64_t highest = 0;
   StackStrings at;
   if (Status s = map_segments(img, exec_name, base, as, &at.phdr_va, &highest); !s.ok()) return s;
   as.init_brk(highest);
 
-  if (!as.map_fixed(kStackTop - kStackSize, kStackTop, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN))
+  if (!as.map_fixed(kStackTop - kStackSize, kStackTop, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN))
     return Status::error(exec_name + ": guest memory exhausted while mapping the stack");
 
   // Strings at the top of the stack, then the pointer block below them.

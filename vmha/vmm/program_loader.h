@@ -15,8 +15,7 @@ struct LoadedProgram {
   uint64_t stack_pointer = 0;
 };
 
-Status load_program(const ElfImage& image, const std::string& exec_name,
-                    const std::vector<std::string>& argv, const std::vector<std::string>& envp,
-                    uint64_t hwcap, AddressSpace& as, LoadedProgram* out);
+Status load_program(const ElfImage& image, const std::string& exec_name, const std::vector<std::string>& argv,
+                    const std::vector<std::string>& envp, uint64_t hwcap, AddressSpace& as, LoadedProgram* out);
 
 }  // namespace vmha

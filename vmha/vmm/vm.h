@@ -47,13 +47,13 @@ struct KvmCpuidList {
 Status check_memory_mib(uint64_t mib);
 
 struct VmOptions {
-  uint64_t memory_bytes = 4ull << 30;     // guest physical memory (reserved, not committed)
+  uint64_t memory_bytes = 4ull << 30;  // guest physical memory (reserved, not committed)
   TrackerKind tracker = TrackerKind::kRing;
-  std::string workdir = ".";              // the guest cannot reach outside it
-  OutputSink* output = nullptr;           // nullptr: PassthroughSink
-  int std_fds[3] = {0, 1, 2};             // host fds behind guest 0, 1, 2
-  bool log_unsupported = true;            // one stderr line per unsupported syscall
-  uint8_t* memory_base = nullptr;         // caller-owned guest memory of memory_bytes (nullptr: own mapping)
+  std::string workdir = ".";       // the guest cannot reach outside it
+  OutputSink* output = nullptr;    // nullptr: PassthroughSink
+  int std_fds[3] = {0, 1, 2};      // host fds behind guest 0, 1, 2
+  bool log_unsupported = true;     // one stderr line per unsupported syscall
+  uint8_t* memory_base = nullptr;  // caller-owned guest memory of memory_bytes (nullptr: own mapping)
 };
 
 struct RunResult {
@@ -76,8 +76,8 @@ class Vm {
   // A fresh VM that continues where the saved one stopped.
   static Status restore(const VmOptions& opts, std::span<const uint8_t> state, std::unique_ptr<Vm>* out);
 
-  Status load(const ElfImage& image, const std::string& exec_name,
-              const std::vector<std::string>& argv, const std::vector<std::string>& envp);
+  Status load(const ElfImage& image, const std::string& exec_name, const std::vector<std::string>& argv,
+              const std::vector<std::string>& envp);
   // Runs until the guest exits, dies, a hook stops it, or the VMM fails.
   RunResult run();
   void set_syscall_hook(SyscallHook hook) { hook_ = std::move(hook); }

@@ -17,16 +17,26 @@ using namespace layout;
 
 const char* signal_name(int sig) {
   switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGILL: return "SIGILL";
-    case SIGFPE: return "SIGFPE";
-    case SIGTRAP: return "SIGTRAP";
-    case SIGABRT: return "SIGABRT";
-    case SIGPIPE: return "SIGPIPE";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    default: return "signal";
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGILL:
+      return "SIGILL";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGTRAP:
+      return "SIGTRAP";
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGPIPE:
+      return "SIGPIPE";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGTERM:
+      return "SIGTERM";
+    default:
+      return "signal";
   }
 }
 
@@ -128,14 +138,23 @@ Status Vm::handle_syscall(RunResult* end) {
     r.rip = r.rcx;
   }
   r.rflags = (r.r11 & kSysretRflagsMask) | kRflagsFixed;  // what SYSRET would load
-  if (sync_regs_) run_->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
-  else if (ioctl(vcpu_fd_, KVM_SET_REGS, &r) < 0) return Status::error(errno_text("KVM_SET_REGS"));
+  if (sync_regs_)
+    run_->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
+  else if (ioctl(vcpu_fd_, KVM_SET_REGS, &r) < 0)
+    return Status::error(errno_text("KVM_SET_REGS"));
   if (syscall_enters_cpl0_) {
     kvm_sregs sregs;
     if (ioctl(vcpu_fd_, KVM_GET_SREGS, &sregs) < 0) return Status::error(errno_text("KVM_GET_SREGS"));
     kvm_segment cs = sregs.cs, ss = sregs.ss;
-    cs.selector = kUserCs; cs.dpl = 3; cs.l = 1; cs.db = 0; cs.type = 11;
-    ss.selector = kUserDs; ss.dpl = 3; ss.type = 3; ss.db = 1;
+    cs.selector = kUserCs;
+    cs.dpl = 3;
+    cs.l = 1;
+    cs.db = 0;
+    cs.type = 11;
+    ss.selector = kUserDs;
+    ss.dpl = 3;
+    ss.type = 3;
+    ss.db = 1;
     sregs.cs = cs;
     sregs.ss = ss;
     if (ioctl(vcpu_fd_, KVM_SET_SREGS, &sregs) < 0) return Status::error(errno_text("KVM_SET_SREGS"));
@@ -156,18 +175,41 @@ void Vm::handle_exception(RunResult* end) {
   int sig;
   std::string what;
   switch (vector) {
-    case 0: sig = SIGFPE; what = "divide error"; break;
-    case 1: case 3: sig = SIGTRAP; what = "breakpoint"; break;
-    case 6: sig = SIGILL; what = "invalid opcode"; break;
-    case 13: sig = SIGSEGV; what = "general protection fault"; break;
+    case 0:
+      sig = SIGFPE;
+      what = "divide error";
+      break;
+    case 1:
+    case 3:
+      sig = SIGTRAP;
+      what = "breakpoint";
+      break;
+    case 6:
+      sig = SIGILL;
+      what = "invalid opcode";
+      break;
+    case 13:
+      sig = SIGSEGV;
+      what = "general protection fault";
+      break;
     case 14:
       sig = SIGSEGV;
       what = "page fault at " + hex(sregs.cr2) + ((err & 2) ? " (write" : " (read") +
              ((err & 1) ? ", protection)" : ", not mapped)");
       break;
-    case 16: case 19: sig = SIGFPE; what = "floating-point exception"; break;
-    case 17: sig = SIGBUS; what = "alignment check"; break;
-    default: sig = SIGSEGV; what = "exception " + std::to_string(vector); break;
+    case 16:
+    case 19:
+      sig = SIGFPE;
+      what = "floating-point exception";
+      break;
+    case 17:
+      sig = SIGBUS;
+      what = "alignment check";
+      break;
+    default:
+      sig = SIGSEGV;
+      what = "exception " + std::to_string(vector);
+      break;
   }
   proc_->die_by_signal(sig);
   end->message = std::string(signal_name(sig)) + ": " + what + " at rip " + hex(rip);
@@ -242,7 +284,8 @@ RunResult Vm::run() {
       case KVM_EXIT_SHUTDOWN:
         return finish(failed("guest triple fault (KVM_EXIT_SHUTDOWN)"));
       case KVM_EXIT_FAIL_ENTRY:
-        return finish(failed("KVM entry failed, hardware reason " + hex(run_->fail_entry.hardware_entry_failure_reason)));
+        return finish(
+            failed("KVM entry failed, hardware reason " + hex(run_->fail_entry.hardware_entry_failure_reason)));
       case KVM_EXIT_INTERNAL_ERROR:
         return finish(failed("KVM internal error, suberror " + std::to_string(run_->internal.suberror)));
       default:

@@ -48,7 +48,8 @@ Status Vm::open_kvm(const VmOptions& opts) {
   opts_ = opts;
   kvm_fd_ = open("/dev/kvm", O_RDWR | O_CLOEXEC);
   if (kvm_fd_ < 0) return Status::error(errno_text("/dev/kvm (vmha needs KVM)"));
-  if (ioctl(kvm_fd_, KVM_GET_API_VERSION, 0) != KVM_API_VERSION) return Status::error("/dev/kvm: unexpected KVM API version");
+  if (ioctl(kvm_fd_, KVM_GET_API_VERSION, 0) != KVM_API_VERSION)
+    return Status::error("/dev/kvm: unexpected KVM API version");
   vm_fd_ = ioctl(kvm_fd_, KVM_CREATE_VM, 0);
   if (vm_fd_ < 0) return Status::error(errno_text("KVM_CREATE_VM"));
   if (Status s = opts.memory_base ? GuestMemory::create_at(opts.memory_base, opts.memory_bytes, &mem_)
@@ -64,7 +65,8 @@ Status Vm::open_kvm(const VmOptions& opts) {
   region.guest_phys_addr = 0;
   region.memory_size = mem_->size();
   region.userspace_addr = reinterpret_cast<uint64_t>(mem_->base());
-  if (ioctl(vm_fd_, KVM_SET_USER_MEMORY_REGION, &region) < 0) return Status::error(errno_text("KVM_SET_USER_MEMORY_REGION"));
+  if (ioctl(vm_fd_, KVM_SET_USER_MEMORY_REGION, &region) < 0)
+    return Status::error(errno_text("KVM_SET_USER_MEMORY_REGION"));
   ioctl(vm_fd_, KVM_SET_TSS_ADDR, 0xfffbd000ul);  // needed by some Intel hosts, harmless elsewhere
   vcpu_fd_ = ioctl(vm_fd_, KVM_CREATE_VCPU, 0);
   if (vcpu_fd_ < 0) return Status::error(errno_text("KVM_CREATE_VCPU"));
@@ -93,7 +95,7 @@ Status Vm::open_kvm(const VmOptions& opts) {
 
   // A no-op handler: its only job is to interrupt KVM_RUN for request_pause().
   static const bool installed = [] {
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = [](int) {};
     sigaction(SIGRTMIN + 5, &sa, nullptr);
     return true;
@@ -104,7 +106,8 @@ Status Vm::open_kvm(const VmOptions& opts) {
 
 Status Vm::setup_cpuid() {
   auto entries = std::make_unique<KvmCpuidList>();
-  if (ioctl(kvm_fd_, kKvmGetSupportedCpuid, entries.get()) < 0) return Status::error(errno_text("KVM_GET_SUPPORTED_CPUID"));
+  if (ioctl(kvm_fd_, kKvmGetSupportedCpuid, entries.get()) < 0)
+    return Status::error(errno_text("KVM_GET_SUPPORTED_CPUID"));
   for (uint32_t i = 0; i < entries->nent; ++i) {
     kvm_cpuid_entry2& e = entries->entries[i];
     if (e.function == cpuid::kLeafFeatures) {
@@ -215,8 +218,8 @@ Status Vm::set_initial_cpu(uint64_t entry, uint64_t sp) {
   return Status();
 }
 
-Status Vm::load(const ElfImage& image, const std::string& exec_name,
-                const std::vector<std::string>& argv, const std::vector<std::string>& envp) {
+Status Vm::load(const ElfImage& image, const std::string& exec_name, const std::vector<std::string>& argv,
+                const std::vector<std::string>& envp) {
   LoadedProgram prog;
   if (Status s = load_program(image, exec_name, argv, envp, hwcap_, *as_, &prog); !s.ok()) return s;
   as_->take_flush();

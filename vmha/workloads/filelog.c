@@ -30,7 +30,11 @@ static int fail(const char *what, long i) {
 }
 
 static uint64_t spin(long work, uint64_t x) {
-  for (long k = 0; k < work; ++k) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; }
+  for (long k = 0; k < work; ++k) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+  }
   return x;
 }
 
@@ -54,8 +58,12 @@ int main(int argc, char **argv) {
         if (lseek(fd, i * REC, SEEK_SET) != i * REC) return fail("lseek", i);
         n = write(fd, buf, REC);
         break;
-      case 1: n = pwrite(fd, buf, REC, i * REC); break;
-      default: n = write(afd, buf, REC); break; /* the end is slot i */
+      case 1:
+        n = pwrite(fd, buf, REC, i * REC);
+        break;
+      default:
+        n = write(afd, buf, REC);
+        break; /* the end is slot i */
     }
     if (n != REC) return fail("short write", i);
     if ((i + 1) % batch && i + 1 != records) continue;
@@ -79,8 +87,7 @@ int main(int argc, char **argv) {
     record(buf, j);
     if (lseek(fd, j * REC, SEEK_SET) != j * REC || read(fd, back, REC) != REC || memcmp(back, buf, REC))
       return fail("read back", j);
-    if (pread(fd, back, REC, i * REC) != REC || (record(buf, i), memcmp(back, buf, REC)))
-      return fail("pread back", i);
+    if (pread(fd, back, REC, i * REC) != REC || (record(buf, i), memcmp(back, buf, REC))) return fail("pread back", i);
     printf("batch %ld ok: %ld records, read back %ld\n", (i + batch) / batch, i + 1, j);
     fflush(stdout);
   }

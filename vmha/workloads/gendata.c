@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static const char *words[] = {"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
-                              "india", "juliet", "kilo", "lima", "mike", "november", "oscar", "papa",
-                              "gpu", "node", "job", "queue", "epoch", "replica", "backup", "commit"};
+static const char *words[] = {"alpha", "bravo",  "charlie", "delta", "echo",  "foxtrot",  "golf",   "hotel",
+                              "india", "juliet", "kilo",    "lima",  "mike",  "november", "oscar",  "papa",
+                              "gpu",   "node",   "job",     "queue", "epoch", "replica",  "backup", "commit"};
 
 int main(int argc, char **argv) {
   long lines = argc > 1 ? atol(argv[1]) : 20000;

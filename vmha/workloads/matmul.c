@@ -4,9 +4,16 @@
 
 int main(int argc, char **argv) {
   int n = argc > 1 ? atoi(argv[1]) : 320;
-  double *a = malloc(sizeof(double) * n * n), *b = malloc(sizeof(double) * n * n), *c = calloc((size_t)n * n, sizeof(double));
-  if (!a || !b || !c) { fprintf(stderr, "matmul: out of memory\n"); return 1; }
-  for (int i = 0; i < n * n; ++i) { a[i] = (i % 13) * 0.5; b[i] = (i % 17) * 0.25 - 1.0; }
+  double *a = malloc(sizeof(double) * n * n), *b = malloc(sizeof(double) * n * n),
+         *c = calloc((size_t)n * n, sizeof(double));
+  if (!a || !b || !c) {
+    fprintf(stderr, "matmul: out of memory\n");
+    return 1;
+  }
+  for (int i = 0; i < n * n; ++i) {
+    a[i] = (i % 13) * 0.5;
+    b[i] = (i % 17) * 0.25 - 1.0;
+  }
   for (int i = 0; i < n; ++i)
     for (int k = 0; k < n; ++k) {
       double aik = a[i * n + k];

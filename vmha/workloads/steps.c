@@ -8,14 +8,19 @@
 
 int main(int argc, char **argv) {
   int steps = argc > 1 ? atoi(argv[1]) : 400;
-  long work = argc > 2 ? atol(argv[2]) : 20000;      /* word updates per step */
+  long work = argc > 2 ? atol(argv[2]) : 20000;                     /* word updates per step */
   size_t words = (argc > 3 ? strtoul(argv[3], NULL, 10) : 4) << 17; /* MiB -> 8-byte words */
   uint64_t *m = calloc(words, sizeof *m);
-  if (!m) { fprintf(stderr, "steps: out of memory\n"); return 1; }
+  if (!m) {
+    fprintf(stderr, "steps: out of memory\n");
+    return 1;
+  }
   uint64_t x = 88172645463325252ull, h = 0;
   for (int s = 1; s <= steps; ++s) {
     for (long i = 0; i < work; ++i) {
-      x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
       size_t k = x % words;
       m[k] = m[k] * 6364136223846793005ull + x;
       h += m[k];

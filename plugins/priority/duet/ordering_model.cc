@@ -43,16 +43,15 @@ int type_index(std::vector<std::string>& types, const std::string& t) {
   return static_cast<int>(types.size() - 1);
 }
 
-JobView job_view(const JobInfo& j, const std::vector<std::string>& gpu_types, std::string& user,
-                 std::string& type) {
+JobView job_view(const JobInfo& j, const std::vector<std::string>& gpu_types, std::string& user, std::string& type) {
   JobView v;
   v.id = j.job_id;
   v.gpus = static_cast<int>(j.gpus);
   if (!j.gpu_type.empty()) {
     auto it = std::find(gpu_types.begin(), gpu_types.end(), j.gpu_type);
     // A type no node has: no machine may host it (bit 63 matches none here).
-    v.type_mask = it != gpu_types.end() ? uint64_t{1} << std::min<size_t>(63, it - gpu_types.begin())
-                                        : uint64_t{1} << 63;
+    v.type_mask =
+        it != gpu_types.end() ? uint64_t{1} << std::min<size_t>(63, it - gpu_types.begin()) : uint64_t{1} << 63;
   }
   v.submit_s = static_cast<double>(j.submit_time);
   v.wait_s = j.wait_s;
@@ -156,9 +155,7 @@ class LearnedOrderScorer final : public OrderScorer {
       }
       used_pmsg_ = !pmsg_.empty();
       return true;
-    } catch (const std::exception& e) {
-      *error = std::string("ordering agent: ") + e.what();
-    } catch (...) {
+    } catch (const std::exception& e) { *error = std::string("ordering agent: ") + e.what(); } catch (...) {
       *error = "ordering agent: unknown exception";
     }
     return false;
@@ -174,8 +171,7 @@ class LearnedOrderScorer final : public OrderScorer {
   bool used_pmsg_ = false;
 };
 
-std::unique_ptr<OrderScorer> load_ordering_agent(const std::string& path, const DuetConf&,
-                                                 std::string* error) {
+std::unique_ptr<OrderScorer> load_ordering_agent(const std::string& path, const DuetConf&, std::string* error) {
   try {
     uint32_t crc = 0;
     if (!file_cksum(path, &crc, error)) return nullptr;
@@ -183,9 +179,7 @@ std::unique_ptr<OrderScorer> load_ordering_agent(const std::string& path, const 
     m.check_inputs(learn::kJobFeatures, learn::kClusterFeatures, m.nets.placement.machine_features);
     return std::make_unique<LearnedOrderScorer>(
         m, "model(cksum " + std::to_string(crc) + ", format " + std::to_string(learn::kModelVersion) + ")");
-  } catch (const std::exception& e) {
-    *error = e.what();
-  } catch (...) {
+  } catch (const std::exception& e) { *error = e.what(); } catch (...) {
     *error = "unknown exception while loading";
   }
   return nullptr;

@@ -79,7 +79,7 @@ struct State {
   std::string last_error;               // of the scorer, logged once a minute
   time_t last_error_time = 0;
   duet::plugin::PriorityLadder ladder;
-  ClusterInfo cluster;       // as seen at the last re-score
+  ClusterInfo cluster;  // as seen at the last re-score
   uint32_t next_fifo = kFifoTop;
 
   std::mutex stop_mu;
@@ -95,24 +95,26 @@ duet::plugin::LogLevel level() { return g.conf.log_level; }
 // (Re)reads duet.conf and builds the scorer. Caller holds g.mu.
 void load_locked() {
   std::string path = duet::plugin::duet_conf_path_for(slurm_conf.slurm_conf ? slurm_conf.slurm_conf : "");
-  duet::plugin::ConfResult r = duet::plugin::load_duet_conf(path, slurm_conf.slurm_user_id);  // only root and SlurmUser may steer
+  duet::plugin::ConfResult r =
+      duet::plugin::load_duet_conf(path, slurm_conf.slurm_user_id);  // only root and SlurmUser may steer
   g.conf = r.conf;
   for (const auto& e : r.errors) error("%s: %s", plugin_type, e.text().c_str());
-  if (!r.file_found)
-    DUET_INFO(level(), "%s: %s not found, using defaults", plugin_type, path.c_str());
+  if (!r.file_found) DUET_INFO(level(), "%s: %s not found, using defaults", plugin_type, path.c_str());
   std::string why;
   g.scorer = duet::plugin::make_order_scorer(g.conf, &why);
   g.last_error.clear();
   if (!g.scorer) {
-    error("%s: cannot use scorer '%s': %s; falling back to age+size priority until "
-          "`scontrol reconfigure`", plugin_type, g.conf.scorer.c_str(), why.c_str());
+    error(
+        "%s: cannot use scorer '%s': %s; falling back to age+size priority until "
+        "`scontrol reconfigure`",
+        plugin_type, g.conf.scorer.c_str(), why.c_str());
     g.scorer = duet::plugin::make_fallback_scorer(g.conf);
   }
   // A scorer without messages publishes none: drop the previous scorer's.
   duet::plugin::agent_channel()->clear_order_messages();
   g.scorer->connect(duet::plugin::agent_channel());
-  DUET_INFO(level(), "%s: scorer %s, re-score every %d s, config %s", plugin_type,
-            g.scorer->name().c_str(), g.conf.rescore_interval_s, path.c_str());
+  DUET_INFO(level(), "%s: scorer %s, re-score every %d s, config %s", plugin_type, g.scorer->name().c_str(),
+            g.conf.rescore_interval_s, path.c_str());
 }
 
 // Scores `jobs` (`queue`: the whole pending queue, whose messages go to the
@@ -123,9 +125,7 @@ std::vector<double> score_locked(const std::vector<JobInfo>& jobs, const Cluster
   bool ok = false;
   try {
     ok = queue ? g.scorer->score_queue(jobs, cluster, scores, &err) : g.scorer->score(jobs, cluster, scores, &err);
-  } catch (const std::exception& e) {
-    err = std::string("exception: ") + e.what();
-  } catch (...) {
+  } catch (const std::exception& e) { err = std::string("exception: ") + e.what(); } catch (...) {
     err = "unknown exception";
   }
   for (size_t i = 0; ok && i < jobs.size(); ++i)
@@ -136,8 +136,8 @@ std::vector<double> score_locked(const std::vector<JobInfo>& jobs, const Cluster
   if (!ok) {
     time_t now = time(nullptr);
     if (err != g.last_error || now - g.last_error_time >= 60) {
-      error("%s: scorer %s failed: %s; using age+size for this round", plugin_type,
-            g.scorer->name().c_str(), err.c_str());
+      error("%s: scorer %s failed: %s; using age+size for this round", plugin_type, g.scorer->name().c_str(),
+            err.c_str());
       g.last_error = err;
       g.last_error_time = now;
     }
@@ -216,10 +216,11 @@ Snapshot gather_views(time_t now) {
   Snapshot s;
   ListIterator it = list_iterator_create(job_list);
   while (auto* job = static_cast<job_record_t*>(list_next(it))) {
-    if (rescorable(job)) s.jobs.push_back(duet::plugin::job_info(job, now));
+    if (rescorable(job))
+      s.jobs.push_back(duet::plugin::job_info(job, now));
     else if (newly_finished(job))
-      s.finished.push_back({duet::plugin::job_info(job, now),
-                            static_cast<double>(job->end_time - job->start_time), job->end_time});
+      s.finished.push_back(
+          {duet::plugin::job_info(job, now), static_cast<double>(job->end_time - job->start_time), job->end_time});
   }
   list_iterator_destroy(it);
   advance_finish_mark(s.finished);
@@ -279,12 +280,11 @@ size_t apply_priorities(Snapshot& s, const Ranking& r) {
       ++changed;
     }
     if (r.explain) {
-      size_t rank = static_cast<size_t>(
-          std::lower_bound(sorted.begin(), sorted.end(), prio, std::greater<>()) - sorted.begin());
+      size_t rank =
+          static_cast<size_t>(std::lower_bound(sorted.begin(), sorted.end(), prio, std::greater<>()) - sorted.begin());
       explain_job(job, rank + 1, s.jobs.size(), r.scores[i], r.scorer_name);
     }
-    DUET_DEBUG(r.level, "%s: %pJ gpus=%u score=%g priority=%u", plugin_type, job, s.jobs[i].gpus,
-               r.scores[i], prio);
+    DUET_DEBUG(r.level, "%s: %pJ gpus=%u score=%g priority=%u", plugin_type, job, s.jobs[i].gpus, r.scores[i], prio);
   }
   if (changed) last_job_update = time(nullptr);
   std::lock_guard<std::mutex> lk(g.mu);
@@ -320,8 +320,7 @@ void rescore() {
   DUET_VERBOSE(ranking.level,
                "%s: re-scored %zu pending GPU jobs with %s, %zu priorities changed "
                "(views %.1f ms, scoring %.1f ms, applying %.1f ms under the job write lock)",
-               plugin_type, count, ranking.scorer_name.c_str(), changed, ms(t1 - t0), ms(t2 - t1),
-               ms(t4 - t3));
+               plugin_type, count, ranking.scorer_name.c_str(), changed, ms(t1 - t0), ms(t2 - t1), ms(t4 - t3));
 }
 
 void rescore_loop() {
@@ -339,9 +338,7 @@ void rescore_loop() {
     }
     try {
       rescore();
-    } catch (const std::exception& e) {
-      error("%s: re-score failed: %s", plugin_type, e.what());
-    } catch (...) {
+    } catch (const std::exception& e) { error("%s: re-score failed: %s", plugin_type, e.what()); } catch (...) {
       error("%s: re-score failed: unknown exception", plugin_type);
     }
   }
@@ -382,9 +379,7 @@ extern "C" int init(void) {
                   ? "connected to select/duet's placement agent"
                   : "no placement agent (SelectType is not select/duet), its message is zeros");
     return SLURM_SUCCESS;
-  } catch (const std::exception& e) {
-    error("%s: init failed: %s", plugin_type, e.what());
-  } catch (...) {
+  } catch (const std::exception& e) { error("%s: init failed: %s", plugin_type, e.what()); } catch (...) {
     error("%s: init failed: unknown exception", plugin_type);
   }
   return SLURM_ERROR;
@@ -402,9 +397,7 @@ extern "C" int fini(void) {
       duet::plugin::agent_channel()->attach(AgentChannel::Agent::kOrdering, false);  // drops our messages
     std::lock_guard<std::mutex> lk(g.mu);
     g.scorer.reset();
-  } catch (...) {
-    error("%s: fini failed", plugin_type);
-  }
+  } catch (...) { error("%s: fini failed", plugin_type); }
   return SLURM_SUCCESS;
 }
 
@@ -421,14 +414,11 @@ extern "C" uint32_t priority_p_set(uint32_t last_prio, job_record_t* job_ptr) {
     std::vector<double> score = score_locked({job}, g.cluster, false);
     uint32_t p = g.ladder.slot(score[0]);
     if (g.conf.explain) explain_job(job_ptr, 0, 0, score[0], with_message(g.scorer->name()));
-    DUET_DEBUG(level(), "%s: initial priority %u for %pJ (score %g)", plugin_type, p, job_ptr,
-               score[0]);
+    DUET_DEBUG(level(), "%s: initial priority %u for %pJ (score %g)", plugin_type, p, job_ptr, score[0]);
     return p;
   } catch (const std::exception& e) {
     error("%s: priority_p_set(%pJ): %s", plugin_type, job_ptr, e.what());
-  } catch (...) {
-    error("%s: priority_p_set(%pJ): unknown exception", plugin_type, job_ptr);
-  }
+  } catch (...) { error("%s: priority_p_set(%pJ): unknown exception", plugin_type, job_ptr); }
   return duet::plugin::kLadderBase;
 }
 
@@ -445,9 +435,7 @@ extern "C" void priority_p_reconfig(bool assoc_clear) {
       g.wake = true;  // the new scorer and interval apply now
     }
     g.stop_cv.notify_all();
-  } catch (const std::exception& e) {
-    error("%s: reconfigure failed: %s", plugin_type, e.what());
-  } catch (...) {
+  } catch (const std::exception& e) { error("%s: reconfigure failed: %s", plugin_type, e.what()); } catch (...) {
     error("%s: reconfigure failed: unknown exception", plugin_type);
   }
 }
@@ -461,8 +449,7 @@ extern "C" double priority_p_calc_fs_factor(long double usage_efctv, long double
 }
 
 // sprio: duet has no multifactor factors to show.
-extern "C" List priority_p_get_priority_factors_list(priority_factors_request_msg_t* req_msg,
-                                                      uid_t uid) {
+extern "C" List priority_p_get_priority_factors_list(priority_factors_request_msg_t* req_msg, uid_t uid) {
   (void)req_msg;
   (void)uid;
   return list_create(nullptr);
@@ -471,6 +458,4 @@ extern "C" List priority_p_get_priority_factors_list(priority_factors_request_ms
 // As priority/basic (tres_run_time.h).
 extern "C" void priority_p_job_end(job_record_t* job_ptr) try {
   duet::plugin::release_unused_tres_run_time(job_ptr);
-} catch (...) {
-  error("%s: job end accounting of %pJ failed", plugin_type, job_ptr);
-}
+} catch (...) { error("%s: job end accounting of %pJ failed", plugin_type, job_ptr); }

@@ -63,8 +63,7 @@ struct SavedState {
 // The agent; select/duet sees it through the two faces below.
 class LearnedPlacement {
  public:
-  LearnedPlacement(std::shared_ptr<const learn::Model> m, std::string name,
-                   std::map<std::string, double> speeds)
+  LearnedPlacement(std::shared_ptr<const learn::Model> m, std::string name, std::map<std::string, double> speeds)
       : model_(std::move(m)), head_(*model_), name_(std::move(name)), speeds_(std::move(speeds)) {
     for (size_t i = 0; i < model_->job_types.size(); ++i) type_index_[model_->job_types[i]] = static_cast<uint32_t>(i);
   }
@@ -112,9 +111,7 @@ class LearnedPlacement {
         *reason = buf;
       }
       return true;
-    } catch (const std::exception& e) {
-      *error = std::string("placement agent: ") + e.what();
-    } catch (...) {
+    } catch (const std::exception& e) { *error = std::string("placement agent: ") + e.what(); } catch (...) {
       *error = "placement agent: unknown exception";
     }
     return false;
@@ -171,8 +168,8 @@ class LearnedPlacement {
     if (gp_ && !keep) keep = capture();
     std::vector<learn::MachineDesc> d;
     for (const NodeInfo& n : cluster.nodes)
-      d.push_back(learn::MachineDesc{n.name, n.gpu_type.empty() ? "?" : n.gpu_type, "",
-                                     {std::log(std::max(1e-3, known_speed(n.name)))}});
+      d.push_back(learn::MachineDesc{
+          n.name, n.gpu_type.empty() ? "?" : n.gpu_type, "", {std::log(std::max(1e-3, known_speed(n.name)))}});
     gp_ = std::make_unique<learn::PerformanceGp>(std::move(d), static_cast<uint32_t>(model_->job_types.size()),
                                                  model_->gp);
     names_ = std::move(names);
@@ -235,8 +232,10 @@ class LearnedPlacement {
         return false;
       }
     }
-    if (gp_) apply(s);
-    else pending_ = std::move(s);
+    if (gp_)
+      apply(s);
+    else
+      pending_ = std::move(s);
     return true;
   }
 
@@ -312,17 +311,20 @@ class LearnedPlacement {
     if (published_ && published_->gp_changes == gp_changes_ && same_states(published_->states, msg_states_)) return;
     const learn::PlacementJob generic{static_cast<uint32_t>(model_->job_types.size()), 1};
     learn::placement_features(*gp_, generic, msg_states_, msg_rows_);
-    if (msg_states_.empty()) msg_.clear();  // no usable GPU node: no message (zeros)
-    else head_.message(msg_rows_, msg_states_.size(), msg_);
+    if (msg_states_.empty())
+      msg_.clear();  // no usable GPU node: no message (zeros)
+    else
+      head_.message(msg_rows_, msg_states_.size(), msg_);
     channel_->publish_placement_message(msg_);
     published_ = Published{gp_changes_, msg_states_};
   }
 
   static bool same_states(const std::vector<learn::MachineState>& a, const std::vector<learn::MachineState>& b) {
-    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const learn::MachineState& x, const learn::MachineState& y) {
-      return x.machine == y.machine && x.free_gpus == y.free_gpus && x.total_gpus == y.total_gpus &&
-             x.colocated_jobs == y.colocated_jobs && x.rel_speed == y.rel_speed;
-    });
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                      [](const learn::MachineState& x, const learn::MachineState& y) {
+                        return x.machine == y.machine && x.free_gpus == y.free_gpus && x.total_gpus == y.total_gpus &&
+                               x.colocated_jobs == y.colocated_jobs && x.rel_speed == y.rel_speed;
+                      });
   }
 
   std::shared_ptr<const learn::Model> model_;
@@ -331,9 +333,9 @@ class LearnedPlacement {
   std::map<std::string, double> speeds_;  // known speed per node (NodeSpeedsFile), else 1
   std::map<std::string, uint32_t> type_index_;
   std::unique_ptr<learn::PerformanceGp> gp_;
-  std::vector<std::string> names_;        // the GP's machines, cluster order
-  std::optional<SavedState> pending_;     // restored before the node list was known
-  std::vector<MachineView> views_;        // the nodes; rebuilt by every rank()
+  std::vector<std::string> names_;     // the GP's machines, cluster order
+  std::optional<SavedState> pending_;  // restored before the node list was known
+  std::vector<MachineView> views_;     // the nodes; rebuilt by every rank()
   std::vector<uint32_t> cand_;
   learn::PlacementScores scores_;
   // the agents' messages
@@ -342,7 +344,7 @@ class LearnedPlacement {
     std::vector<learn::MachineState> states;
   };
   AgentChannel* channel_ = nullptr;
-  uint64_t gp_changes_ = 0;            // bumped whenever the GP's posterior may change
+  uint64_t gp_changes_ = 0;             // bumped whenever the GP's posterior may change
   std::optional<Published> published_;  // what the last published message was computed from
   ClusterInfo last_cluster_;
   std::vector<MachineView> msg_views_;
@@ -396,9 +398,7 @@ PlacementAgent load_placement_agent(const std::string& path, const DuetConf& con
         m, "model(cksum " + std::to_string(crc) + ", format " + std::to_string(learn::kModelVersion) + ")",
         std::move(speeds));
     return PlacementAgent{std::make_shared<RankerFace>(agent), std::make_shared<ObserverFace>(agent)};
-  } catch (const std::exception& e) {
-    *error = e.what();
-  } catch (...) {
+  } catch (const std::exception& e) { *error = e.what(); } catch (...) {
     *error = "unknown exception while loading";
   }
   return {};

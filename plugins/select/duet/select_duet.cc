@@ -30,9 +30,8 @@ int select_p_state_save(char* dir_name);
 int select_p_state_restore(char* dir_name);
 int select_p_job_init(List job_list);
 int select_p_node_init(void);
-int select_p_job_test(job_record_t* job_ptr, bitstr_t* bitmap, uint32_t min_nodes,
-                      uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
-                      List preemptee_candidates, List* preemptee_job_list,
+int select_p_job_test(job_record_t* job_ptr, bitstr_t* bitmap, uint32_t min_nodes, uint32_t max_nodes,
+                      uint32_t req_nodes, uint16_t mode, List preemptee_candidates, List* preemptee_job_list,
                       bitstr_t* exc_core_bitmap);
 int select_p_job_begin(job_record_t* job_ptr);
 int select_p_job_ready(job_record_t* job_ptr);
@@ -42,40 +41,32 @@ int select_p_job_signal(job_record_t* job_ptr, int signal);
 int select_p_job_fini(job_record_t* job_ptr);
 int select_p_job_suspend(job_record_t* job_ptr, bool indf_susp);
 int select_p_job_resume(job_record_t* job_ptr, bool indf_susp);
-bitstr_t* select_p_step_pick_nodes(job_record_t* job_ptr, select_jobinfo_t* jobinfo,
-                                   uint32_t node_count, bitstr_t** avail_nodes);
+bitstr_t* select_p_step_pick_nodes(job_record_t* job_ptr, select_jobinfo_t* jobinfo, uint32_t node_count,
+                                   bitstr_t** avail_nodes);
 int select_p_step_start(step_record_t* step_ptr);
 int select_p_step_finish(step_record_t* step_ptr, bool killing_step);
-int select_p_select_nodeinfo_pack(select_nodeinfo_t* nodeinfo, buf_t* buffer,
-                                  uint16_t protocol_version);
-int select_p_select_nodeinfo_unpack(select_nodeinfo_t** nodeinfo, buf_t* buffer,
-                                    uint16_t protocol_version);
+int select_p_select_nodeinfo_pack(select_nodeinfo_t* nodeinfo, buf_t* buffer, uint16_t protocol_version);
+int select_p_select_nodeinfo_unpack(select_nodeinfo_t** nodeinfo, buf_t* buffer, uint16_t protocol_version);
 select_nodeinfo_t* select_p_select_nodeinfo_alloc(void);
 int select_p_select_nodeinfo_free(select_nodeinfo_t* nodeinfo);
 int select_p_select_nodeinfo_set_all(void);
 int select_p_select_nodeinfo_set(job_record_t* job_ptr);
-int select_p_select_nodeinfo_get(select_nodeinfo_t* nodeinfo, enum select_nodedata_type dinfo,
-                                 enum node_states state, void* data);
+int select_p_select_nodeinfo_get(select_nodeinfo_t* nodeinfo, enum select_nodedata_type dinfo, enum node_states state,
+                                 void* data);
 select_jobinfo_t* select_p_select_jobinfo_alloc(void);
 int select_p_select_jobinfo_free(select_jobinfo_t* jobinfo);
-int select_p_select_jobinfo_set(select_jobinfo_t* jobinfo, enum select_jobdata_type data_type,
-                                void* data);
-int select_p_select_jobinfo_get(select_jobinfo_t* jobinfo, enum select_jobdata_type data_type,
-                                void* data);
+int select_p_select_jobinfo_set(select_jobinfo_t* jobinfo, enum select_jobdata_type data_type, void* data);
+int select_p_select_jobinfo_get(select_jobinfo_t* jobinfo, enum select_jobdata_type data_type, void* data);
 select_jobinfo_t* select_p_select_jobinfo_copy(select_jobinfo_t* jobinfo);
-int select_p_select_jobinfo_pack(select_jobinfo_t* jobinfo, buf_t* buffer,
-                                 uint16_t protocol_version);
-int select_p_select_jobinfo_unpack(select_jobinfo_t** jobinfo_pptr, buf_t* buffer,
-                                   uint16_t protocol_version);
-char* select_p_select_jobinfo_sprint(select_jobinfo_t* jobinfo, char* buf, size_t size,
-                                     int mode);
+int select_p_select_jobinfo_pack(select_jobinfo_t* jobinfo, buf_t* buffer, uint16_t protocol_version);
+int select_p_select_jobinfo_unpack(select_jobinfo_t** jobinfo_pptr, buf_t* buffer, uint16_t protocol_version);
+char* select_p_select_jobinfo_sprint(select_jobinfo_t* jobinfo, char* buf, size_t size, int mode);
 char* select_p_select_jobinfo_xstrdup(select_jobinfo_t* jobinfo, int mode);
-int select_p_get_info_from_plugin(enum select_plugindata_info dinfo, job_record_t* job_ptr,
-                                  void* data);
+int select_p_get_info_from_plugin(enum select_plugindata_info dinfo, job_record_t* job_ptr, void* data);
 int select_p_update_node_config(int index);
 int select_p_reconfigure(void);
-bitstr_t* select_p_resv_test(resv_desc_msg_t* resv_desc_ptr, uint32_t node_cnt,
-                             bitstr_t* avail_bitmap, bitstr_t** core_bitmap);
+bitstr_t* select_p_resv_test(resv_desc_msg_t* resv_desc_ptr, uint32_t node_cnt, bitstr_t* avail_bitmap,
+                             bitstr_t** core_bitmap);
 }
 
 namespace {
@@ -133,10 +124,8 @@ extern "C" int init(void) {
   int rc = SLURM_SUCCESS;
   slurm_mutex_lock(&g_context_lock);
   if (!g_context) {
-    g_context = plugin_context_create(const_cast<char*>("select"),
-                                      const_cast<char*>("select/cons_tres"),
-                                      reinterpret_cast<void**>(&ops), cons_tres_syms,
-                                      sizeof(cons_tres_syms));
+    g_context = plugin_context_create(const_cast<char*>("select"), const_cast<char*>("select/cons_tres"),
+                                      reinterpret_cast<void**>(&ops), cons_tres_syms, sizeof(cons_tres_syms));
     if (!g_context) {
       error("%s: cannot load select/cons_tres", plugin_type);
       rc = SLURM_ERROR;
@@ -176,13 +165,12 @@ extern "C" int select_p_job_init(List job_list) { return (*(ops.job_init))(job_l
 
 extern "C" int select_p_node_init(void) { return (*(ops.node_init))(); }
 
-extern "C" int select_p_job_test(job_record_t* job_ptr, bitstr_t* bitmap, uint32_t min_nodes,
-                                 uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
-                                 List preemptee_candidates, List* preemptee_job_list,
+extern "C" int select_p_job_test(job_record_t* job_ptr, bitstr_t* bitmap, uint32_t min_nodes, uint32_t max_nodes,
+                                 uint32_t req_nodes, uint16_t mode, List preemptee_candidates, List* preemptee_job_list,
                                  bitstr_t* exc_core_bitmap) {
   duet::plugin::NodeBias bias(job_ptr, bitmap, mode);  // restores node weights on scope exit
-  int rc = (*(ops.job_test))(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
-                             preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+  int rc = (*(ops.job_test))(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
+                             preemptee_job_list, exc_core_bitmap);
   bias.done(rc == SLURM_SUCCESS);
   return rc;
 }
@@ -203,9 +191,7 @@ extern "C" int select_p_job_resized(job_record_t* job_ptr, node_record_t* node_p
   return (*(ops.job_resized))(job_ptr, node_ptr);
 }
 
-extern "C" int select_p_job_signal(job_record_t* job_ptr, int signal) {
-  return (*(ops.job_signal))(job_ptr, signal);
-}
+extern "C" int select_p_job_signal(job_record_t* job_ptr, int signal) { return (*(ops.job_signal))(job_ptr, signal); }
 
 extern "C" int select_p_job_fini(job_record_t* job_ptr) {
   duet::plugin::steering_job_fini(job_ptr);  // before cons_tres frees the allocation
@@ -220,64 +206,47 @@ extern "C" int select_p_job_resume(job_record_t* job_ptr, bool indf_susp) {
   return (*(ops.job_resume))(job_ptr, indf_susp);
 }
 
-extern "C" bitstr_t* select_p_step_pick_nodes(job_record_t* job_ptr, select_jobinfo_t* jobinfo,
-                                              uint32_t node_count, bitstr_t** avail_nodes) {
+extern "C" bitstr_t* select_p_step_pick_nodes(job_record_t* job_ptr, select_jobinfo_t* jobinfo, uint32_t node_count,
+                                              bitstr_t** avail_nodes) {
   return (*(ops.step_pick_nodes))(job_ptr, jobinfo, node_count, avail_nodes);
 }
 
-extern "C" int select_p_step_start(step_record_t* step_ptr) {
-  return (*(ops.step_start))(step_ptr);
-}
+extern "C" int select_p_step_start(step_record_t* step_ptr) { return (*(ops.step_start))(step_ptr); }
 
 extern "C" int select_p_step_finish(step_record_t* step_ptr, bool killing_step) {
   return (*(ops.step_finish))(step_ptr, killing_step);
 }
 
-extern "C" int select_p_select_nodeinfo_pack(select_nodeinfo_t* nodeinfo, buf_t* buffer,
-                                             uint16_t protocol_version) {
+extern "C" int select_p_select_nodeinfo_pack(select_nodeinfo_t* nodeinfo, buf_t* buffer, uint16_t protocol_version) {
   return (*(ops.nodeinfo_pack))(nodeinfo, buffer, protocol_version);
 }
 
-extern "C" int select_p_select_nodeinfo_unpack(select_nodeinfo_t** nodeinfo, buf_t* buffer,
-                                               uint16_t protocol_version) {
+extern "C" int select_p_select_nodeinfo_unpack(select_nodeinfo_t** nodeinfo, buf_t* buffer, uint16_t protocol_version) {
   return (*(ops.nodeinfo_unpack))(nodeinfo, buffer, protocol_version);
 }
 
-extern "C" select_nodeinfo_t* select_p_select_nodeinfo_alloc(void) {
-  return (*(ops.nodeinfo_alloc))();
-}
+extern "C" select_nodeinfo_t* select_p_select_nodeinfo_alloc(void) { return (*(ops.nodeinfo_alloc))(); }
 
-extern "C" int select_p_select_nodeinfo_free(select_nodeinfo_t* nodeinfo) {
-  return (*(ops.nodeinfo_free))(nodeinfo);
-}
+extern "C" int select_p_select_nodeinfo_free(select_nodeinfo_t* nodeinfo) { return (*(ops.nodeinfo_free))(nodeinfo); }
 
 extern "C" int select_p_select_nodeinfo_set_all(void) { return (*(ops.nodeinfo_set_all))(); }
 
-extern "C" int select_p_select_nodeinfo_set(job_record_t* job_ptr) {
-  return (*(ops.nodeinfo_set))(job_ptr);
-}
+extern "C" int select_p_select_nodeinfo_set(job_record_t* job_ptr) { return (*(ops.nodeinfo_set))(job_ptr); }
 
-extern "C" int select_p_select_nodeinfo_get(select_nodeinfo_t* nodeinfo,
-                                            enum select_nodedata_type dinfo,
+extern "C" int select_p_select_nodeinfo_get(select_nodeinfo_t* nodeinfo, enum select_nodedata_type dinfo,
                                             enum node_states state, void* data) {
   return (*(ops.nodeinfo_get))(nodeinfo, dinfo, state, data);
 }
 
-extern "C" select_jobinfo_t* select_p_select_jobinfo_alloc(void) {
-  return (*(ops.jobinfo_alloc))();
-}
+extern "C" select_jobinfo_t* select_p_select_jobinfo_alloc(void) { return (*(ops.jobinfo_alloc))(); }
 
-extern "C" int select_p_select_jobinfo_free(select_jobinfo_t* jobinfo) {
-  return (*(ops.jobinfo_free))(jobinfo);
-}
+extern "C" int select_p_select_jobinfo_free(select_jobinfo_t* jobinfo) { return (*(ops.jobinfo_free))(jobinfo); }
 
-extern "C" int select_p_select_jobinfo_set(select_jobinfo_t* jobinfo,
-                                           enum select_jobdata_type data_type, void* data) {
+extern "C" int select_p_select_jobinfo_set(select_jobinfo_t* jobinfo, enum select_jobdata_type data_type, void* data) {
   return (*(ops.jobinfo_set))(jobinfo, data_type, data);
 }
 
-extern "C" int select_p_select_jobinfo_get(select_jobinfo_t* jobinfo,
-                                           enum select_jobdata_type data_type, void* data) {
+extern "C" int select_p_select_jobinfo_get(select_jobinfo_t* jobinfo, enum select_jobdata_type data_type, void* data) {
   return (*(ops.jobinfo_get))(jobinfo, data_type, data);
 }
 
@@ -285,8 +254,7 @@ extern "C" select_jobinfo_t* select_p_select_jobinfo_copy(select_jobinfo_t* jobi
   return (*(ops.jobinfo_copy))(jobinfo);
 }
 
-extern "C" int select_p_select_jobinfo_pack(select_jobinfo_t* jobinfo, buf_t* buffer,
-                                            uint16_t protocol_version) {
+extern "C" int select_p_select_jobinfo_pack(select_jobinfo_t* jobinfo, buf_t* buffer, uint16_t protocol_version) {
   return (*(ops.jobinfo_pack))(jobinfo, buffer, protocol_version);
 }
 
@@ -295,8 +263,7 @@ extern "C" int select_p_select_jobinfo_unpack(select_jobinfo_t** jobinfo_pptr, b
   return (*(ops.jobinfo_unpack))(jobinfo_pptr, buffer, protocol_version);
 }
 
-extern "C" char* select_p_select_jobinfo_sprint(select_jobinfo_t* jobinfo, char* buf,
-                                                size_t size, int mode) {
+extern "C" char* select_p_select_jobinfo_sprint(select_jobinfo_t* jobinfo, char* buf, size_t size, int mode) {
   return (*(ops.jobinfo_sprint))(jobinfo, buf, size, mode);
 }
 
@@ -304,14 +271,11 @@ extern "C" char* select_p_select_jobinfo_xstrdup(select_jobinfo_t* jobinfo, int 
   return (*(ops.jobinfo_xstrdup))(jobinfo, mode);
 }
 
-extern "C" int select_p_get_info_from_plugin(enum select_plugindata_info dinfo,
-                                             job_record_t* job_ptr, void* data) {
+extern "C" int select_p_get_info_from_plugin(enum select_plugindata_info dinfo, job_record_t* job_ptr, void* data) {
   return (*(ops.get_info_from_plugin))(dinfo, job_ptr, data);
 }
 
-extern "C" int select_p_update_node_config(int index) {
-  return (*(ops.update_node_config))(index);
-}
+extern "C" int select_p_update_node_config(int index) { return (*(ops.update_node_config))(index); }
 
 extern "C" int select_p_reconfigure(void) {
   int rc = (*(ops.reconfigure))();
@@ -319,7 +283,7 @@ extern "C" int select_p_reconfigure(void) {
   return rc;
 }
 
-extern "C" bitstr_t* select_p_resv_test(resv_desc_msg_t* resv_desc_ptr, uint32_t node_cnt,
-                                        bitstr_t* avail_bitmap, bitstr_t** core_bitmap) {
+extern "C" bitstr_t* select_p_resv_test(resv_desc_msg_t* resv_desc_ptr, uint32_t node_cnt, bitstr_t* avail_bitmap,
+                                        bitstr_t** core_bitmap) {
   return (*(ops.resv_test))(resv_desc_ptr, node_cnt, avail_bitmap, core_bitmap);
 }

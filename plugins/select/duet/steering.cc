@@ -43,11 +43,11 @@ constexpr uint64_t kMaxTier = (1u << kTierBits) - 1;
 
 struct State {
   std::mutex mu;
-  bool active = false;  // slurmctld, after init
+  bool active = false;    // slurmctld, after init
   bool selected = false;  // SelectType=select/duet: the placement agent on the channel
   DuetConf conf;
   PlacementAgent agent;
-  std::string agent_error;               // why there is no ranker
+  std::string agent_error;                  // why there is no ranker
   std::map<uint32_t, std::string> reasons;  // job id -> why its nodes
   std::string last_error;                   // of the ranker, logged once a minute
   time_t last_error_time = 0;
@@ -60,16 +60,12 @@ template <class F>
 void guarded(const char* what, F&& f) {
   try {
     f();
-  } catch (const std::exception& e) {
-    error("%s: %s: %s", kTag, what, e.what());
-  } catch (...) {
+  } catch (const std::exception& e) { error("%s: %s: %s", kTag, what, e.what()); } catch (...) {
     error("%s: %s: unknown exception", kTag, what);
   }
 }
 
-std::string state_path(const char* dir) {
-  return std::string(dir ? dir : ".") + "/" + kStateFile;
-}
+std::string state_path(const char* dir) { return std::string(dir ? dir : ".") + "/" + kStateFile; }
 
 // Writes the observer's state next to Slurm's (tmp + rename). Holds g.mu.
 void save_locked(const char* dir) {
@@ -105,13 +101,12 @@ void restore_locked(const char* dir) {
   in >> magic >> version >> word >> name;
   in.ignore(1);  // the newline after the name
   if (magic != kStateMagic || version != kStateVersion || word != "observer") {
-    error("%s: %s: not a %s version %d file; observer starts empty", kTag, path.c_str(),
-          kStateMagic, kStateVersion);
+    error("%s: %s: not a %s version %d file; observer starts empty", kTag, path.c_str(), kStateMagic, kStateVersion);
     return;
   }
   if (name != g.agent.observer->name()) {
-    error("%s: %s holds state of observer '%s', configured is '%s'; observer starts empty", kTag,
-          path.c_str(), name.c_str(), g.agent.observer->name().c_str());
+    error("%s: %s holds state of observer '%s', configured is '%s'; observer starts empty", kTag, path.c_str(),
+          name.c_str(), g.agent.observer->name().c_str());
     return;
   }
   std::stringstream rest;
@@ -184,8 +179,7 @@ bool rank_nodes(const JobInfo& job, const ClusterInfo& cluster, std::vector<doub
 // Logs a ranker failure, the same one at most once a minute. Holds g.mu.
 void log_ranker_failure(const job_record_t* job, const std::string& err, time_t now) {
   if (err == g.last_error && now - g.last_error_time < 60) return;
-  error("%s: ranker %s failed for %pJ: %s; cons_tres order", kTag, g.agent.ranker->name().c_str(), job,
-        err.c_str());
+  error("%s: ranker %s failed for %pJ: %s; cons_tres order", kTag, g.agent.ranker->name().c_str(), job, err.c_str());
   g.last_error = err;
   g.last_error_time = now;
 }
@@ -302,14 +296,12 @@ void steering_job_fini(job_record_t* job) {
     g.agent.observer->set_cluster(cluster_info(time(nullptr)));
     g.agent.observer->observe(o);
     save_locked(slurm_conf.state_save_location);  // a SIGKILL loses nothing
-    DUET_VERBOSE(level(), "%s: observer %s updated by %pJ (%.0f s): %s", kTag,
-                 g.agent.observer->name().c_str(), job, o.run_s,
-                 g.agent.observer->summary().c_str());
+    DUET_VERBOSE(level(), "%s: observer %s updated by %pJ (%.0f s): %s", kTag, g.agent.observer->name().c_str(), job,
+                 o.run_s, g.agent.observer->summary().c_str());
   });
 }
 
-NodeBias::NodeBias(job_record_t* job, bitstr_t* candidates, uint16_t mode)
-    : job_(job), mode_(mode) {
+NodeBias::NodeBias(job_record_t* job, bitstr_t* candidates, uint16_t mode) : job_(job), mode_(mode) {
   guarded("job test", [&] {
     std::lock_guard<std::mutex> lk(g.mu);
     if (!g.active || !job || !candidates) return;

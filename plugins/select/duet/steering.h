@@ -12,7 +12,7 @@
 
 namespace duet::plugin {
 
-void steering_init();         // slurmctld only: read duet.conf, build the agent
+void steering_init();  // slurmctld only: read duet.conf, build the agent
 void steering_fini();
 void steering_reconfigure();  // re-read duet.conf (scontrol reconfigure)
 void steering_state_save(const char* dir);

@@ -48,13 +48,20 @@ bool parse_result(const std::string& text, TaskResult* r, std::string* error) {
       return true;
     };
     bool ok = true;
-    if (k == "epochs") ok = number(&r->epochs);
-    else if (k == "pause_ms_mean") ok = number(&r->pause_ms_mean);
-    else if (k == "pause_count") ok = number(&r->pause_count);
-    else if (k == "failovers") ok = number(&r->failovers);
-    else if (k == "node") r->node = v;
-    else if (k == "backup_node") r->backup_node = v;
-    else if (k == "exit") r->exit_code = std::atoi(v.c_str());
+    if (k == "epochs")
+      ok = number(&r->epochs);
+    else if (k == "pause_ms_mean")
+      ok = number(&r->pause_ms_mean);
+    else if (k == "pause_count")
+      ok = number(&r->pause_count);
+    else if (k == "failovers")
+      ok = number(&r->failovers);
+    else if (k == "node")
+      r->node = v;
+    else if (k == "backup_node")
+      r->backup_node = v;
+    else if (k == "exit")
+      r->exit_code = std::atoi(v.c_str());
     // other keys: written by newer versions, ignored
     if (!ok) {
       *error = "line " + std::to_string(n) + ": " + k + ": expected a non-negative number, got '" + v + "'";

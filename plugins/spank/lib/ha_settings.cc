@@ -44,7 +44,9 @@ bool set_int(const std::string& v, long lo, long hi, int* field) {
 
 const Key kKeys[] = {
     {"epoch", "an epoch length in milliseconds, 1-60000",
-     [](const std::string& v, HaSettings* s) { return set_int(v, vmha::kMinEpochMs, vmha::kMaxEpochMs, &s->epoch_ms); }},
+     [](const std::string& v, HaSettings* s) {
+       return set_int(v, vmha::kMinEpochMs, vmha::kMaxEpochMs, &s->epoch_ms);
+     }},
     {"mode", "async or stop-copy",
      [](const std::string& v, HaSettings* s) {
        if (v != "async" && v != "stop-copy") return false;
@@ -52,7 +54,9 @@ const Key kKeys[] = {
        return true;
      }},
     {"lease", "a lease in milliseconds, 50-60000",
-     [](const std::string& v, HaSettings* s) { return set_int(v, vmha::kMinLeaseMs, vmha::kMaxLeaseMs, &s->lease_ms); }},
+     [](const std::string& v, HaSettings* s) {
+       return set_int(v, vmha::kMinLeaseMs, vmha::kMaxLeaseMs, &s->lease_ms);
+     }},
     {"memory", "guest memory in MiB, 16-65536",
      [](const std::string& v, HaSettings* s) {
        long x;
@@ -120,7 +124,8 @@ std::string value_of(const HaSettings& s, const std::string& key) {
 bool apply_plugstack_arg(const std::string& arg, HaSettings* s, std::string* error) {
   auto eq = arg.find('=');
   if (eq == std::string::npos) {
-    *error = "expected key=value (keys: epoch, mode, lease, memory, backup, statedir, vmha, task, transports, srun_args)";
+    *error =
+        "expected key=value (keys: epoch, mode, lease, memory, backup, statedir, vmha, task, transports, srun_args)";
     return false;
   }
   std::string key = arg.substr(0, eq), value = arg.substr(eq + 1);
@@ -130,7 +135,8 @@ bool apply_plugstack_arg(const std::string& arg, HaSettings* s, std::string* err
     *error = key + ": expected " + k.expected + ", got '" + value + "'";
     return false;
   }
-  *error = "unknown key '" + key + "' (keys: epoch, mode, lease, memory, backup, statedir, vmha, task, transports, srun_args)";
+  *error = "unknown key '" + key +
+           "' (keys: epoch, mode, lease, memory, backup, statedir, vmha, task, transports, srun_args)";
   return false;
 }
 
@@ -173,8 +179,7 @@ std::vector<std::pair<std::string, std::string>> task_environment(const HaSettin
   return env;
 }
 
-bool settings_from_environment(const std::function<const char*(const char*)>& get, HaSettings* s,
-                               std::string* error) {
+bool settings_from_environment(const std::function<const char*(const char*)>& get, HaSettings* s, std::string* error) {
   for (const Key& k : kKeys) {
     std::string name = env_name(k.name);
     const char* v = get(name.c_str());

@@ -18,16 +18,16 @@ std::string default_vmha_path();
 std::string default_task_path();
 
 struct HaSettings {
-  int epoch_ms = vmha::kDefaultEpochMs;  // epoch=       longest epoch (ms)
-  std::string mode = "async";        // mode=        async | stop-copy
-  int lease_ms = vmha::kDefaultLeaseMs;  // lease=       primary/backup silent this long: lost (ms)
-  uint64_t memory_mib = 1024;        // memory=      guest memory (MiB)
-  std::string backup = "next";       // backup=      next | last: which other node of the allocation
-  std::string statedir = "/tmp/vmha-ha";  // statedir= per-job files (keys, output, results)
+  int epoch_ms = vmha::kDefaultEpochMs;    // epoch=       longest epoch (ms)
+  std::string mode = "async";              // mode=        async | stop-copy
+  int lease_ms = vmha::kDefaultLeaseMs;    // lease=       primary/backup silent this long: lost (ms)
+  uint64_t memory_mib = 1024;              // memory=      guest memory (MiB)
+  std::string backup = "next";             // backup=      next | last: which other node of the allocation
+  std::string statedir = "/tmp/vmha-ha";   // statedir= per-job files (keys, output, results)
   std::string vmha = default_vmha_path();  // vmha=   path of the vmha command
   std::string task = default_task_path();  // task=   path of the vmha-task supervisor
-  std::string transports;            // transports=  UCX_TLS for both sides ("" = UCX's choice)
-  std::string srun_args;             // srun_args=   extra srun arguments of the backup step
+  std::string transports;                  // transports=  UCX_TLS for both sides ("" = UCX's choice)
+  std::string srun_args;                   // srun_args=   extra srun arguments of the backup step
 };
 
 // One plugstack.conf argument `key=value` applied to `s`. On error returns
@@ -45,14 +45,13 @@ bool parse_ha_value(const char* value, bool* on, int* epoch_ms, std::string* err
 
 // The settings as environment variables VMHA_TASK_* for the supervisor, and back.
 std::vector<std::pair<std::string, std::string>> task_environment(const HaSettings& s);
-bool settings_from_environment(const std::function<const char*(const char*)>& get, HaSettings* s,
-                               std::string* error);
+bool settings_from_environment(const std::function<const char*(const char*)>& get, HaSettings* s, std::string* error);
 
 // Names of the environment variables the plugin and the supervisor use.
-inline constexpr const char* kEnvHa = "SLURM_HA";                     // user's fallback for --ha
+inline constexpr const char* kEnvHa = "SLURM_HA";                                // user's fallback for --ha
 inline constexpr const char* kEnvSpankHa = "SPANK__SLURM_SPANK_OPTION_vmha_ha";  // sbatch --ha, in the job
-inline constexpr const char* kEnvRole = "VMHA_HA_ROLE";               // "backup": a backup step, untouched
-inline constexpr const char* kEnvArgv0 = "VMHA_TASK_ARGV0";           // the task's own program
+inline constexpr const char* kEnvRole = "VMHA_HA_ROLE";                          // "backup": a backup step, untouched
+inline constexpr const char* kEnvArgv0 = "VMHA_TASK_ARGV0";                      // the task's own program
 inline constexpr const char* kEnvPrefix = "VMHA_TASK_";
 
 }  // namespace vmha_spank

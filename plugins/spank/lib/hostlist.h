@@ -13,7 +13,6 @@ bool expand_hostlist(const std::string& list, std::vector<std::string>* hosts, s
 // The node of `nodes` (the allocation, in order) that holds the backup of a
 // task on `self`: "next" is the node after self (wrapping around), "last"
 // the last node that is not self. Empty when no other node exists.
-std::string pick_backup_node(const std::vector<std::string>& nodes, const std::string& self,
-                             const std::string& policy);
+std::string pick_backup_node(const std::vector<std::string>& nodes, const std::string& self, const std::string& policy);
 
 }  // namespace vmha_spank

@@ -175,8 +175,9 @@ Fd open_state_dir(const std::string& path, std::string* error) {
     Fd next(::openat(dir.get(), parts[i].c_str(), kDirFlags));
     if (!next) {
       int err = errno;
-      *error = "statedir " + path + ": " + at +
-               (err == ELOOP || err == ENOTDIR ? std::string(" is not a directory (a symlink?)") : ": " + errno_text(err));
+      *error =
+          "statedir " + path + ": " + at +
+          (err == ELOOP || err == ENOTDIR ? std::string(" is not a directory (a symlink?)") : ": " + errno_text(err));
       return Fd();
     }
     if (created) ::fchmod(next.get(), 0711);  // not what the umask left
@@ -204,8 +205,7 @@ Fd open_state_dir(const std::string& path, std::string* error) {
   return dir;
 }
 
-Fd open_job_dir(int state_fd, const std::string& state_path, uint32_t job, uid_t uid, gid_t gid,
-                std::string* error) {
+Fd open_job_dir(int state_fd, const std::string& state_path, uint32_t job, uid_t uid, gid_t gid, std::string* error) {
   std::string name = "job" + std::to_string(job);
   std::string where = state_path + "/" + name;
   bool created = ::mkdirat(state_fd, name.c_str(), 0700) == 0;
@@ -216,8 +216,9 @@ Fd open_job_dir(int state_fd, const std::string& state_path, uint32_t job, uid_t
   Fd dir(::openat(state_fd, name.c_str(), kDirFlags));
   if (!dir) {
     int err = errno;
-    *error = where + (err == ELOOP || err == ENOTDIR ? std::string(" exists and is not a directory (a symlink?)")
-                                                     : ": " + errno_text(err)) +
+    *error = where +
+             (err == ELOOP || err == ENOTDIR ? std::string(" exists and is not a directory (a symlink?)")
+                                             : ": " + errno_text(err)) +
              "; refusing to use it";
     return Fd();
   }

@@ -46,8 +46,7 @@ Fd open_state_dir(const std::string& path, std::string* error);
 // statedir/job<J>: created (0700, then fchown'd to uid:gid through its
 // descriptor) or, for a later step of the same job, reopened; refused if it
 // is anything but a directory owned by `uid` that nobody else can write.
-Fd open_job_dir(int state_fd, const std::string& state_path, uint32_t job, uid_t uid, gid_t gid,
-                std::string* error);
+Fd open_job_dir(int state_fd, const std::string& state_path, uint32_t job, uid_t uid, gid_t gid, std::string* error);
 
 // Removes statedir/job<J> and everything in it. The user's tree is removed
 // as its owner (fsuid) through directory descriptors, so a symlink planted or

@@ -16,15 +16,44 @@ namespace vmha_task {
 namespace {
 
 // srun input variables a task inherits from its own step's srun.
-const char* const kStepSrunSettings[] = {
-    "SLURM_LABELIO", "SLURM_UNBUFFEREDIO", "SLURM_STDOUTMODE", "SLURM_STDERRMODE", "SLURM_STDINMODE",
-    "SLURM_OPEN_MODE", "SLURM_NTASKS_PER_NODE", "SLURM_NTASKS_PER_CORE", "SLURM_NTASKS_PER_SOCKET",
-    "SLURM_NTASKS_PER_GPU", "SLURM_DISTRIBUTION", "SLURM_CPU_BIND", "SLURM_MEM_BIND", "SLURM_GPU_BIND",
-    "SLURM_GPUS_PER_TASK", "SLURM_TRES_PER_TASK", "SLURM_CPUS_PER_GPU", "SLURM_CPUS_PER_TASK",
-    "SLURM_EXCLUSIVE", "SLURM_WAIT", "SLURM_KILL_BAD_EXIT", "SLURM_MPI_TYPE", "SLURM_ACCEL_BIND",
-    "SLURM_CONTAINER", "SLURM_DEBUG", "SLURM_PROFILE", "SLURM_NPROCS", "SLURM_NTASKS", "SLURM_NNODES",
-    "SLURM_STEP_GPUS", "SLURM_GPUS", "SLURM_TIMELIMIT", "SLURM_MEM_PER_CPU", "SLURM_MEM_PER_GPU",
-    "SLURM_MEM_PER_NODE", "SLURM_THREADS", "SLURM_OVERCOMMIT", "SLURM_HINT"};
+const char* const kStepSrunSettings[] = {"SLURM_LABELIO",
+                                         "SLURM_UNBUFFEREDIO",
+                                         "SLURM_STDOUTMODE",
+                                         "SLURM_STDERRMODE",
+                                         "SLURM_STDINMODE",
+                                         "SLURM_OPEN_MODE",
+                                         "SLURM_NTASKS_PER_NODE",
+                                         "SLURM_NTASKS_PER_CORE",
+                                         "SLURM_NTASKS_PER_SOCKET",
+                                         "SLURM_NTASKS_PER_GPU",
+                                         "SLURM_DISTRIBUTION",
+                                         "SLURM_CPU_BIND",
+                                         "SLURM_MEM_BIND",
+                                         "SLURM_GPU_BIND",
+                                         "SLURM_GPUS_PER_TASK",
+                                         "SLURM_TRES_PER_TASK",
+                                         "SLURM_CPUS_PER_GPU",
+                                         "SLURM_CPUS_PER_TASK",
+                                         "SLURM_EXCLUSIVE",
+                                         "SLURM_WAIT",
+                                         "SLURM_KILL_BAD_EXIT",
+                                         "SLURM_MPI_TYPE",
+                                         "SLURM_ACCEL_BIND",
+                                         "SLURM_CONTAINER",
+                                         "SLURM_DEBUG",
+                                         "SLURM_PROFILE",
+                                         "SLURM_NPROCS",
+                                         "SLURM_NTASKS",
+                                         "SLURM_NNODES",
+                                         "SLURM_STEP_GPUS",
+                                         "SLURM_GPUS",
+                                         "SLURM_TIMELIMIT",
+                                         "SLURM_MEM_PER_CPU",
+                                         "SLURM_MEM_PER_GPU",
+                                         "SLURM_MEM_PER_NODE",
+                                         "SLURM_THREADS",
+                                         "SLURM_OVERCOMMIT",
+                                         "SLURM_HINT"};
 
 std::string quote(const std::string& s) {
   std::string q = "'";
@@ -57,10 +86,19 @@ bool start_backup_step(const TaskEnv& t, const std::string& self, BackupStep* b,
     *error = "no other node in the allocation for the backup (the job has only " + t.node + ")";
     return false;
   }
-  std::vector<std::string> argv = {"/usr/bin/env", "srun", "--overlap", "-N1", "-n1", "-w", b->node,
-                                   "--input=none", "--output=" + t.file("backup.step"),
-                                   "--error=" + t.file("backup.step"), "--open-mode=append",
-                                   "--job-name=vmha-backup", "--quiet"};
+  std::vector<std::string> argv = {"/usr/bin/env",
+                                   "srun",
+                                   "--overlap",
+                                   "-N1",
+                                   "-n1",
+                                   "-w",
+                                   b->node,
+                                   "--input=none",
+                                   "--output=" + t.file("backup.step"),
+                                   "--error=" + t.file("backup.step"),
+                                   "--open-mode=append",
+                                   "--job-name=vmha-backup",
+                                   "--quiet"};
   std::string extra = t.settings.srun_args;
   for (size_t s = 0; !extra.empty() && s <= extra.size();) {
     size_t c = extra.find(',', s);
@@ -69,14 +107,14 @@ bool start_backup_step(const TaskEnv& t, const std::string& self, BackupStep* b,
     s = c + 1;
   }
   std::string fence_cmd = quote(self) + " fence " + quote(t.dir) + " " + quote(t.node);
-  argv.insert(argv.end(), {t.settings.vmha, "backup", "--listen", node_address(b->node) + ":0", "--key",
-                           t.file("key"), "--address-file", t.file("backup.addr"), "--workdir", t.cwd,
-                           // A resumed program appends to the task's files itself: srun would
-                           // forward its output through a pipe, and the file's size is how the
-                           // backup knows what the primary released.
-                           "--stdout", t.file("out"), "--stderr", t.file("err"),
-                           "--lease-ms", std::to_string(t.settings.lease_ms), "--accept-timeout", "60",
-                           "--log", t.file("backup.log"), "--fence-cmd", fence_cmd});
+  argv.insert(argv.end(),
+              {t.settings.vmha, "backup", "--listen", node_address(b->node) + ":0", "--key", t.file("key"),
+               "--address-file", t.file("backup.addr"), "--workdir", t.cwd,
+               // A resumed program appends to the task's files itself: srun would
+               // forward its output through a pipe, and the file's size is how the
+               // backup knows what the primary released.
+               "--stdout", t.file("out"), "--stderr", t.file("err"), "--lease-ms", std::to_string(t.settings.lease_ms),
+               "--accept-timeout", "60", "--log", t.file("backup.log"), "--fence-cmd", fence_cmd});
   std::vector<std::string> add = {std::string(vmha_spank::kEnvRole) + "=backup",
                                   "UCX_LOG_FILE=" + t.file("ucx-backup.log")};
   if (!t.settings.transports.empty()) add.push_back("UCX_TLS=" + t.settings.transports);

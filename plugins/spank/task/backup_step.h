@@ -14,9 +14,9 @@
 namespace vmha_task {
 
 struct BackupStep {
-  std::string node;      // where it runs
-  pid_t srun = -1;       // the local srun of the step
-  std::string address;   // HOST:PORT the backup listens on
+  std::string node;     // where it runs
+  pid_t srun = -1;      // the local srun of the step
+  std::string address;  // HOST:PORT the backup listens on
 };
 
 // Starts the step; `self` is vmha-task's own path (the fencing command).

@@ -127,11 +127,27 @@ bool prepare_step_dir(const TaskEnv& t, std::string* error) {
 // `vmha run` replicating to the backup at `address`; -1 (and *error) if it
 // could not be started.
 pid_t spawn_primary(const TaskEnv& t, const std::string& address, std::string* error) {
-  std::vector<std::string> argv = {t.settings.vmha, "run", "--backup", address, "--key", t.file("key"),
-                                   "--mode", t.settings.mode, "--epoch-ms", std::to_string(t.settings.epoch_ms),
-                                   "--lease-ms", std::to_string(t.settings.lease_ms), "--memory",
-                                   std::to_string(t.settings.memory_mib), "--workdir", t.cwd, "--log",
-                                   t.file("primary.log"), "--stats-file", t.file("primary.stats"), "--",
+  std::vector<std::string> argv = {t.settings.vmha,
+                                   "run",
+                                   "--backup",
+                                   address,
+                                   "--key",
+                                   t.file("key"),
+                                   "--mode",
+                                   t.settings.mode,
+                                   "--epoch-ms",
+                                   std::to_string(t.settings.epoch_ms),
+                                   "--lease-ms",
+                                   std::to_string(t.settings.lease_ms),
+                                   "--memory",
+                                   std::to_string(t.settings.memory_mib),
+                                   "--workdir",
+                                   t.cwd,
+                                   "--log",
+                                   t.file("primary.log"),
+                                   "--stats-file",
+                                   t.file("primary.stats"),
+                                   "--",
                                    t.program};
   argv.insert(argv.end(), t.args.begin(), t.args.end());
   std::vector<std::string> add = {"UCX_LOG_FILE=" + t.file("ucx-primary.log")};
@@ -214,8 +230,9 @@ int task_status(const TaskEnv& t, const Ending& e) {
                        WEXITSTATUS(e.backup_status) == 128 + WTERMSIG(e.primary_status);
     if (WIFEXITED(e.backup_status) && WEXITSTATUS(e.backup_status) < 125) {
       status = e.backup_status;  // the backup finished the program
-    } else if (!same_signal) {  // same_signal: the program itself died by it
-      std::fprintf(stderr, "vmha-task: the primary vmha ended (%s) and the backup could not finish the program; see %s\n",
+    } else if (!same_signal) {   // same_signal: the program itself died by it
+      std::fprintf(stderr,
+                   "vmha-task: the primary vmha ended (%s) and the backup could not finish the program; see %s\n",
                    WIFSIGNALED(e.primary_status) ? strsignal(WTERMSIG(e.primary_status)) : "status 125",
                    t.file("backup.log").c_str());
     }

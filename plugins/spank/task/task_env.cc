@@ -80,8 +80,7 @@ bool read_task_env(int argc, char** argv, TaskEnv* t, std::string* error) {
   return true;
 }
 
-std::vector<std::string> child_environment(const std::vector<std::string>& drop,
-                                           const std::vector<std::string>& add) {
+std::vector<std::string> child_environment(const std::vector<std::string>& drop, const std::vector<std::string>& add) {
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
     std::string kv = *e;

@@ -16,7 +16,7 @@ struct TaskEnv {
   std::vector<std::string> args;   // its arguments (argv[1..])
   std::string cwd;
   vmha_spank::HaSettings settings;
-  std::string dir;                 // statedir/job<J>/step<S>.task<R>
+  std::string dir;  // statedir/job<J>/step<S>.task<R>
 
   std::string file(const char* name) const { return dir + "/" + name; }
 };
@@ -26,8 +26,7 @@ bool read_task_env(int argc, char** argv, TaskEnv* t, std::string* error);
 
 // The environment for a child: ours without the VMHA_TASK_* variables and
 // `drop`, plus `add` (NAME=VALUE).
-std::vector<std::string> child_environment(const std::vector<std::string>& drop,
-                                           const std::vector<std::string>& add);
+std::vector<std::string> child_environment(const std::vector<std::string>& drop, const std::vector<std::string>& add);
 
 // Resolves PROGRAM like execvp: a name with '/' as given, else along PATH.
 bool resolve_program(const std::string& name, std::string* path);

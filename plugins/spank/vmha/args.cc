@@ -30,11 +30,14 @@ int on_ha_option(int /*val*/, const char* optarg, int /*remote*/) {
 }
 
 struct spank_option g_ha_option = {
-    const_cast<char*>("ha"), const_cast<char*>("EPOCH_MS"),
+    const_cast<char*>("ha"),
+    const_cast<char*>("EPOCH_MS"),
     const_cast<char*>("Run each task in a vmha process VM replicated to another node of the "
                       "allocation (epoch EPOCH_MS ms, site default without a value); "
                       "the job survives the loss of a task's primary. Env: SLURM_HA"),
-    2 /* optional argument */, 0, on_ha_option};
+    2 /* optional argument */,
+    0,
+    on_ha_option};
 
 int from_value(const char* value, const char* source, HaRequest* req) {
   std::string error;

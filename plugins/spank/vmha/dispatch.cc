@@ -24,9 +24,7 @@ template <typename F>
 int guarded(const char* hook, F f) {
   try {
     return f();
-  } catch (const std::exception& e) {
-    slurm_error("vmha: %s: %s", hook, e.what());
-  } catch (...) {
+  } catch (const std::exception& e) { slurm_error("vmha: %s: %s", hook, e.what()); } catch (...) {
     slurm_error("vmha: %s: unexpected failure", hook);
   }
   return -1;
@@ -43,10 +41,14 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
 extern "C" int slurm_spank_init_post_opt(spank_t sp, int, char**) {
   return guarded("init_post_opt", [&] {
     switch (spank_context()) {
-      case S_CTX_ALLOCATOR: return alloc_init_post_opt(sp);
-      case S_CTX_LOCAL: return srun_init_post_opt(sp);
-      case S_CTX_REMOTE: return stepd_init_post_opt(sp);
-      default: return 0;
+      case S_CTX_ALLOCATOR:
+        return alloc_init_post_opt(sp);
+      case S_CTX_LOCAL:
+        return srun_init_post_opt(sp);
+      case S_CTX_REMOTE:
+        return stepd_init_post_opt(sp);
+      default:
+        return 0;
     }
   });
 }

@@ -33,7 +33,7 @@ struct Step {
   uid_t uid = 0;
   gid_t gid = 0;
   std::string job_dir;
-  Fd job_fd;  // statedir/job<J>, opened without following symlinks
+  Fd job_fd;            // statedir/job<J>, opened without following symlinks
   std::string refused;  // why the state directory was refused: each task says so and fails
 };
 Step g_step;
@@ -122,9 +122,10 @@ int stepd_task_post_fork(spank_t sp) {
   pid_t pid = 0;
   spank_get_item(sp, S_TASK_GLOBAL_ID, &task);
   spank_get_item(sp, S_TASK_PID, &pid);
-  slurm_info("vmha: job %u step %u task %u (pid %d) runs under %s: vmha run, epoch %d ms, mode %s, backup on the %s node",
-             g_step.job, g_step.step, task, static_cast<int>(pid), settings().task.c_str(), settings().epoch_ms,
-             settings().mode.c_str(), settings().backup.c_str());
+  slurm_info(
+      "vmha: job %u step %u task %u (pid %d) runs under %s: vmha run, epoch %d ms, mode %s, backup on the %s node",
+      g_step.job, g_step.step, task, static_cast<int>(pid), settings().task.c_str(), settings().epoch_ms,
+      settings().mode.c_str(), settings().backup.c_str());
   return 0;
 }
 

@@ -43,9 +43,10 @@ int check_and_export(const HaRequest& req, const char* command) {
   if (!req.on) return 0;
   unsigned nodes = requested_min_nodes();
   if (nodes != 0 && nodes < 2) {
-    slurm_error("vmha: %s --ha: a protected job needs a second node for the backups of its tasks, "
-                "but this job asks for %u node (add -N 2 or more; no backup partition is configured)",
-                command, nodes);
+    slurm_error(
+        "vmha: %s --ha: a protected job needs a second node for the backups of its tasks, "
+        "but this job asks for %u node (add -N 2 or more; no backup partition is configured)",
+        command, nodes);
     return -1;
   }
   // The job's steps (srun inside sbatch/salloc) read SLURM_HA.

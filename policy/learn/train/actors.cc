@@ -38,7 +38,8 @@ OrderOut order_pass(Nets& n, const NetConfig& nc, const torch::Tensor& jobs, con
   auto pm = messages ? n.plc->message(machines) : torch::zeros({nc.placement.placement_message});
   OrderOut o;
   o.scores = n.ord->scores(e, ctx, cluster, pm) + prior;
-  o.msgs = messages ? n.ord->messages(e, ctx) : torch::zeros({jobs.size(0), static_cast<std::int64_t>(nc.ordering.order_message)});
+  o.msgs = messages ? n.ord->messages(e, ctx)
+                    : torch::zeros({jobs.size(0), static_cast<std::int64_t>(nc.ordering.order_message)});
   return o;
 }
 

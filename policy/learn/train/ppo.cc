@@ -14,8 +14,8 @@ constexpr int kMaxPrefix = 32;
 
 // log P(perm[0..L)) under Plackett-Luce with logits s: sum_i s_pi(i) - logsumexp(s over the rest).
 torch::Tensor pl_logp(const torch::Tensor& s, const torch::Tensor& perm, std::int64_t L) {
-  auto sp = s.index_select(0, perm);                   // scores in ranked order
-  auto tail = sp.flip(0).logcumsumexp(0).flip(0);      // logsumexp of positions i..n-1
+  auto sp = s.index_select(0, perm);               // scores in ranked order
+  auto tail = sp.flip(0).logcumsumexp(0).flip(0);  // logsumexp of positions i..n-1
   return (sp.narrow(0, 0, L) - tail.narrow(0, 0, L)).sum();
 }
 
@@ -68,8 +68,8 @@ struct PpoLoss {
   torch::Tensor pol = torch::zeros({}), val = torch::zeros({}), ent = torch::zeros({});
 };
 
-void add_pass_loss(Nets& n, const Pass& p, const Episode& e, const NetConfig& nc, const TrainOptions& o,
-                   double a, double ret_scale, PpoLoss& l) {
+void add_pass_loss(Nets& n, const Pass& p, const Episode& e, const NetConfig& nc, const TrainOptions& o, double a,
+                   double ret_scale, PpoLoss& l) {
   auto clipped = [&](const torch::Tensor& logp, float old) {
     auto ratio = (logp - old).exp();
     return -torch::min(ratio * a, ratio.clamp(1 - o.clip, 1 + o.clip) * a);

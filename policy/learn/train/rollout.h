@@ -30,15 +30,15 @@ namespace duet::learn {
 // One scheduling pass as the actors saw it.
 struct Pass {
   double t = 0;
-  torch::Tensor jobs, cluster, machines;  // critic + ordering inputs
-  torch::Tensor prior;                    // the ordering prior under the network's score (add_order_prior)
-  torch::Tensor perm;                     // sampled order (int64)
-  std::vector<std::int64_t> ids;          // job ids in input order
+  torch::Tensor jobs, cluster, machines;      // critic + ordering inputs
+  torch::Tensor prior;                        // the ordering prior under the network's score (add_order_prior)
+  torch::Tensor perm;                         // sampled order (int64)
+  std::vector<std::int64_t> ids;              // job ids in input order
   std::unordered_map<std::int64_t, int> pos;  // job id -> position in perm
-  int prefix = 0;                         // L (0: nothing started)
+  int prefix = 0;                             // L (0: nothing started)
   float old_logp = 0;
-  std::vector<int> places;                // PlaceStep indices
-  torch::Tensor order_msgs;               // [n, order_message] as sent in the rollout
+  std::vector<int> places;                             // PlaceStep indices
+  torch::Tensor order_msgs;                            // [n, order_message] as sent in the rollout
   std::unordered_map<std::int64_t, std::int64_t> row;  // job id -> input row
   double reward = 0, value = 0, adv = 0, ret = 0;
 };
@@ -48,7 +48,7 @@ struct PlaceStep {
   torch::Tensor rows, prior;  // [k, kPlacementFeatures] choices, [k] risk-aware prior
   std::int64_t job_row = -1;  // the job's row in its pass (its message); -1: zeros
   std::int64_t choice = 0;
-  int bc_label = 0;           // best-fit choice (warm start)
+  int bc_label = 0;  // best-fit choice (warm start)
   float old_logp = 0;
 };
 
@@ -62,9 +62,9 @@ struct Episode {
 struct Rollout {
   Nets* nets = nullptr;
   const Model* base = nullptr;
-  DuetPolicyOptions popt;   // the priors' weights, as the deployed agents use them
+  DuetPolicyOptions popt;  // the priors' weights, as the deployed agents use them
   std::mt19937_64 rng;
-  bool sample = true;       // false: greedy, as deployed
+  bool sample = true;  // false: greedy, as deployed
   bool messages = true;
   std::vector<Pass> passes;
   std::vector<PlaceStep> steps;

@@ -59,7 +59,8 @@ State read_state(const std::string& path) {
   State s;
   std::ifstream in(path);
   if (!in) throw std::runtime_error(path + ": cannot read the trainer state (needed by --resume)");
-  if (!(in >> s.episodes >> s.best >> s.initial)) throw std::runtime_error(path + ":1: expected 'EPISODES BEST_JCT INITIAL_JCT'");
+  if (!(in >> s.episodes >> s.best >> s.initial))
+    throw std::runtime_error(path + ":1: expected 'EPISODES BEST_JCT INITIAL_JCT'");
   return s;
 }
 void write_state(const std::string& path, const State& s) {
@@ -81,10 +82,18 @@ class TrainRun {
  public:
   TrainRun(const Trace& trace, const ClusterModel& cluster, const ThroughputTable& table, const PriceTable* prices,
            const TrainOptions& o)
-      : trace_(trace), cluster_(cluster), table_(table), prices_(prices), o_(o),
-        csv_(o.curve_csv.empty() ? o.out + ".csv" : o.curve_csv), state_path_(o.out + ".state"),
-        base_(start_model()), nets_(base_), opt_(nets_.params(o.agents), torch::optim::AdamOptions(o.lr)),
-        eval_(window(trace, 0, o.window_jobs)), prov_(provenance(o)) {}
+      : trace_(trace),
+        cluster_(cluster),
+        table_(table),
+        prices_(prices),
+        o_(o),
+        csv_(o.curve_csv.empty() ? o.out + ".csv" : o.curve_csv),
+        state_path_(o.out + ".state"),
+        base_(start_model()),
+        nets_(base_),
+        opt_(nets_.params(o.agents), torch::optim::AdamOptions(o.lr)),
+        eval_(window(trace, 0, o.window_jobs)),
+        prov_(provenance(o)) {}
 
   TrainReport run() {
     if (!o_.resume) start_curve();
@@ -168,9 +177,7 @@ class TrainRun {
   void episode_done() {
     if (o_.progress) o_.progress(static_cast<double>(++done_) / total_);
   }
-  double elapsed() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-  }
+  double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
   bool out_of_time() const { return o_.hours > 0 && elapsed() > o_.hours * 3600; }
 
   const std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();

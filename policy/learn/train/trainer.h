@@ -33,25 +33,25 @@ TrainAgents parse_train_agents(const std::string& s);
 const char* train_agents_name(TrainAgents a);
 
 struct TrainOptions {
-  std::string out;            // model file (checkpoints overwrite it)
-  std::string curve_csv;      // learning curve; "" = out + ".csv"
+  std::string out;        // model file (checkpoints overwrite it)
+  std::string curve_csv;  // learning curve; "" = out + ".csv"
   std::uint64_t seed = 1;
-  int episodes = 50;          // PPO episodes (after behaviour cloning)
-  double hours = 0;           // wall-clock budget; 0 = none
+  int episodes = 50;              // PPO episodes (after behaviour cloning)
+  double hours = 0;               // wall-clock budget; 0 = none
   std::size_t window_jobs = 400;  // jobs per episode window (whole trace if smaller)
-  int bc_episodes = 4;        // behaviour-cloning rollouts; 0 = no warm start
-  int bc_epochs = 20;         // gradient passes per BC rollout
+  int bc_episodes = 4;            // behaviour-cloning rollouts; 0 = no warm start
+  int bc_epochs = 20;             // gradient passes per BC rollout
   int ppo_epochs = 4;
   double lr = 1e-3;
   double clip = 0.2, gamma = 0.99, gae_lambda = 0.95, entropy = 0.01, value_coef = 0.5;
-  double fee_lambda = 0.0;    // weight of fees (USD) against job-hours
-  int eval_every = 5;         // episodes between greedy evaluations/checkpoints
-  bool resume = false;        // continue from `out` and its .state file
+  double fee_lambda = 0.0;  // weight of fees (USD) against job-hours
+  int eval_every = 5;       // episodes between greedy evaluations/checkpoints
+  bool resume = false;      // continue from `out` and its .state file
   TrainAgents agents = TrainAgents::both;
   // false: `out` is the best evaluated checkpoint (default); true: the last
   // one (a fixed training budget, e.g. for ablations).
   bool keep_last = false;
-  bool ideal = false;         // simulator --ideal
+  bool ideal = false;  // simulator --ideal
   // The agents exchange their messages (duet-model(5), MESSAGES) in rollouts,
   // updates and evaluations; false: zeros both ways (an ablation).
   bool messages = true;
@@ -59,9 +59,9 @@ struct TrainOptions {
 };
 
 struct TrainReport {
-  double initial_jct_s = 0;   // greedy evaluation of the starting model
-  double final_jct_s = 0;     // greedy evaluation of the saved model
-  double best_jct_s = 0;      // best evaluation seen (that model is saved)
+  double initial_jct_s = 0;  // greedy evaluation of the starting model
+  double final_jct_s = 0;    // greedy evaluation of the saved model
+  double best_jct_s = 0;     // best evaluation seen (that model is saved)
   int episodes_done = 0;
   double wall_s = 0;
 };
