@@ -173,8 +173,8 @@ START_TEST(plugin_ranks_as_the_agent_places) {
     pj.job_id = static_cast<uint32_t>(id);
     pj.gpus = gpus;
     std::vector<double> pref;
-    const std::string err = plugin_agent.ranker->rank(pj, pc, pref, nullptr);
-    ck_assert_msg(err.empty(), "%s", err.c_str());
+    std::string err;
+    ck_assert_msg(plugin_agent.ranker->rank(pj, pc, pref, nullptr, &err), "%s", err.c_str());
     const auto a = agent->place(job(id++, static_cast<int>(gpus)), c);
     ck_assert(a.has_value());
     std::set<int> placed;
