@@ -4,13 +4,13 @@
 // register (register_order_model_loader / register_placement_model_loader,
 // see order_scorer.h and placement_agent.h). The adapters live in their own
 // .cc files, linked into priority_duet.la / select_duet.la with their
-// libraries (libduetlearn_torch.la + $(TORCH_LIBS), libduetlearn.la), so this
+// torch-free learn libraries ($(LEARN_LIBS), policy/learn/Makefile.inc), so this
 // library stays free of LibTorch and Slurm. With no loader registered, the
 // model keys fail with one clear error and the plugins fall back (age+size
 // priority; plain cons_tres node order).
 #include "plugins/seam/file_trust.h"
 #include "plugins/seam/seam.h"
-#include "policy/learn/model_limits.h"
+#include "policy/learn/model/model_limits.h"
 #include "policy/util/printable.h"
 #include "policy/util/safe_file.h"
 

@@ -10,9 +10,9 @@
 
 #include "policy/cli/commands.h"
 #include "policy/cli/common.h"
-#include "policy/learn/model_combine.h"
-#include "policy/learn/model_file.h"
-#include "policy/learn/model_init.h"
+#include "policy/learn/model/model_combine.h"
+#include "policy/learn/model/model_file.h"
+#include "policy/learn/nets/model_init.h"
 
 namespace duet::cli {
 namespace {

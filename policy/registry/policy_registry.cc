@@ -6,10 +6,10 @@
 
 #include "policy/baselines/ordering.h"
 #include "policy/baselines/placement.h"
-#include "policy/learn/duet_policy.h"
-#include "policy/learn/features.h"
-#include "policy/learn/model_file.h"
-#include "policy/learn/placement_features.h"
+#include "policy/learn/agents/duet_policy.h"
+#include "policy/learn/agents/features.h"
+#include "policy/learn/agents/placement_features.h"
+#include "policy/learn/model/model_file.h"
 
 namespace duet {
 

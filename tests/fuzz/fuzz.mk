@@ -17,9 +17,9 @@ src_cluster := policy/io/cluster.cc $(POLICY_CSV)
 src_philly := policy/io/philly.cc policy/io/trace.cc $(POLICY_CSV)
 src_pai := policy/io/pai.cc policy/io/cluster.cc $(POLICY_CSV)
 src_duet_conf := plugins/seam/duet_conf.cc plugins/seam/file_trust.cc
-# The torch-free model file decoder (libduetlearn.la's part of it).
-src_model_file := policy/learn/model_file.cc policy/learn/binary_io.cc policy/learn/net_config.cc \
-	policy/learn/gp_hyper.cc policy/learn/machine_graph.cc
+# The torch-free model file decoder (libduetlearn_model.la, and what it needs of libduetlearn_gp.la).
+src_model_file := policy/learn/model/model_file.cc policy/learn/gp/binary_io.cc policy/learn/model/net_config.cc \
+	policy/learn/gp/gp_hyper.cc policy/learn/gp/machine_graph.cc
 src_elf := vmha/common/status.cc vmha/vmm/elf_image.cc vmha/vmm/program_loader.cc vmha/mem/address_space.cc \
 	vmha/mem/page_table.cc vmha/mem/guest_memory.cc vmha/track/vmm_write_log.cc
 VMHA_PROTOCOL := vmha/protocol/frame.cc vmha/protocol/messages.cc vmha/protocol/crc32c.cc

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <vector>
 
-#include "policy/learn/binary_io.h"
-#include "policy/learn/model_file.h"
+#include "policy/learn/gp/binary_io.h"
+#include "policy/learn/model/model_file.h"
 #include "tests/fuzz/fuzz_target.h"
 #include "tests/fuzz/mem_file.h"
 
@@ -17,7 +17,7 @@ void put_le(std::vector<std::uint8_t>& b, std::uint64_t v, int n) {
   for (int i = 0; i < n; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
 }
 
-// Header per policy/learn/binary_io.h: magic, version, reserved, length, checksum.
+// Header per policy/learn/gp/binary_io.h: magic, version, reserved, length, checksum.
 std::vector<std::uint8_t> wrap(const std::uint8_t* payload, std::size_t size) {
   std::vector<std::uint8_t> b(duet::learn::kModelMagic, duet::learn::kModelMagic + 8);
   put_le(b, duet::learn::kModelVersion, 4);

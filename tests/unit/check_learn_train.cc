@@ -10,12 +10,12 @@
 #include <string>
 
 #include "policy/io/cluster.h"
-#include "policy/model/gavel.h"
 #include "policy/io/trace.h"
-#include "policy/learn/model_file.h"
-#include "policy/learn/model_init.h"
+#include "policy/learn/model/model_file.h"
+#include "policy/learn/nets/model_init.h"
 #include "policy/learn/train/trainer.h"
 #include "policy/model/cluster_model.h"
+#include "policy/model/gavel.h"
 #include "tests/unit/test_data.h"
 
 // Last: check.h defines a fail() macro that breaks <ios>.

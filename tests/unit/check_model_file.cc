@@ -1,7 +1,7 @@
-// Unit tests of the model file (policy/learn/model_file.h): round trip, and a
+// Unit tests of the model file (policy/learn/model/model_file.h): round trip, and a
 // clear error for a wrong version, a truncated or corrupt file, and wrong
 // shapes. Torch-free translation unit (the initial model comes from
-// libduetlearn_torch).
+// libduetlearn_nets, policy/learn/nets).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -21,12 +21,12 @@
 #include <unistd.h>
 #include <vector>
 
-#include "policy/learn/binary_io.h"
-#include "policy/learn/model_combine.h"
-#include "policy/learn/model_file.h"
-#include "policy/learn/model_init.h"
-#include "policy/learn/ordering_agent.h"
-#include "policy/learn/placement_head.h"
+#include "policy/learn/agents/ordering_agent.h"
+#include "policy/learn/agents/placement_head.h"
+#include "policy/learn/gp/binary_io.h"
+#include "policy/learn/model/model_combine.h"
+#include "policy/learn/model/model_file.h"
+#include "policy/learn/nets/model_init.h"
 #include "tests/unit/in_child.h"
 #include "tests/unit/test_data.h"
 

@@ -9,10 +9,10 @@
 #include <stdexcept>
 #include <vector>
 
-#include "policy/learn/model_init.h"
-#include "policy/learn/nets_torch.h"
-#include "policy/learn/ordering_agent.h"
-#include "policy/learn/placement_head.h"
+#include "policy/learn/agents/ordering_agent.h"
+#include "policy/learn/agents/placement_head.h"
+#include "policy/learn/nets/model_init.h"
+#include "policy/learn/nets/nets_torch.h"
 
 #include <check.h>  // last: it defines a fail() macro
 

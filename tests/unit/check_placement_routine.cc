@@ -1,4 +1,4 @@
-// The one placement routine (policy/learn/placement_routine.h) places alike
+// The one placement routine (policy/learn/agents/placement_routine.h) places alike
 // for its three callers on the same model and cluster: the simulator's
 // "duet" placement, the trainer's placement actor acting greedily, and
 // select/duet's learned ranker (through the plugin's factory seam, no Slurm).
@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "plugins/seam/placement_agent.h"
-#include "policy/learn/duet_policy.h"
-#include "policy/learn/model_file.h"
-#include "policy/learn/model_init.h"
-#include "policy/learn/placement_routine.h"
+#include "policy/learn/agents/duet_policy.h"
+#include "policy/learn/agents/placement_routine.h"
+#include "policy/learn/model/model_file.h"
+#include "policy/learn/nets/model_init.h"
 #include "policy/learn/train/actors.h"
 #include "policy/learn/train/rollout.h"
 

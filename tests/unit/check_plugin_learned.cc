@@ -19,7 +19,7 @@
 #include "plugins/seam/job_hints.h"
 #include "plugins/seam/order_scorer.h"
 #include "plugins/seam/placement_agent.h"
-#include "policy/learn/model_init.h"
+#include "policy/learn/nets/model_init.h"
 #include "tests/unit/in_child.h"
 
 #include <check.h>  // last: it defines a fail() macro

@@ -10,12 +10,12 @@
 #include <unistd.h>
 #include <vector>
 
-#include "policy/learn/binary_io.h"
-#include "policy/learn/gp_fit.h"
-#include "policy/learn/gp_likelihood.h"
-#include "policy/learn/gp_state_io.h"
-#include "policy/learn/machine_kernel.h"
-#include "policy/learn/performance_gp.h"
+#include "policy/learn/gp/binary_io.h"
+#include "policy/learn/gp/gp_fit.h"
+#include "policy/learn/gp/gp_likelihood.h"
+#include "policy/learn/gp/gp_state_io.h"
+#include "policy/learn/gp/machine_kernel.h"
+#include "policy/learn/gp/performance_gp.h"
 
 #include <check.h>  // last: it defines a fail() macro
 

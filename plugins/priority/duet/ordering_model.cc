@@ -1,14 +1,14 @@
 // Scorer=model: duet's learned ordering agent (policy/learn OrderingAgent, the
 // squeeze-and-communicate network) behind priority/duet's OrderScorer seam.
 //
-// Features are policy/learn/features.h's, computed from the same views the
+// Features are policy/learn/agents/features.h's, computed from the same views the
 // simulator builds: the plugin's JobInfo/ClusterInfo are turned into
 // JobView/ClusterView here (user = uid, vc = account, job type from the job's
 // "duet:...;type=" comment), and finished jobs feed the run-time history as in
 // training. No Slurm and no LibTorch header here: OrderingAgent hides LibTorch
 // (one intra-op thread) behind a pimpl. Nothing thrown escapes score().
 //
-// Messages (agent_channel.h), as in training (policy/learn/duet_policy.cc):
+// Messages (agent_channel.h), as in training (policy/learn/agents/duet_policy.cc):
 // the placement agent's message, when select/duet published one of the
 // model's width, goes into every scoring; a queue re-score publishes each
 // job's message to the placement agent, keyed by job id.
@@ -21,9 +21,9 @@
 #include "plugins/seam/file_cksum.h"
 #include "plugins/seam/job_hints.h"
 #include "plugins/seam/order_scorer.h"
-#include "policy/learn/features.h"
-#include "policy/learn/model_file.h"
-#include "policy/learn/ordering_agent.h"
+#include "policy/learn/agents/features.h"
+#include "policy/learn/agents/ordering_agent.h"
+#include "policy/learn/model/model_file.h"
 
 namespace duet::plugin {
 namespace {

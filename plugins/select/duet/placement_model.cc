@@ -13,7 +13,7 @@
 //            and publishes its own message to the ordering agent: the head's
 //            summary of all usable GPU nodes for a generic 1-GPU job of
 //            unknown type, recomputed when the GP or the occupancy changed;
-//            the same semantics as policy/learn/duet_policy.cc in training.
+//            the same semantics as policy/learn/agents/duet_policy.cc in training.
 // No Slurm and no LibTorch header here. select/duet serialises all calls.
 #include <algorithm>
 #include <cmath>
@@ -31,12 +31,12 @@
 #include "plugins/seam/file_cksum.h"
 #include "plugins/seam/job_hints.h"
 #include "plugins/seam/placement_agent.h"
-#include "policy/learn/machine_set.h"
-#include "policy/learn/model_file.h"
-#include "policy/learn/performance_gp.h"
-#include "policy/learn/placement_features.h"
-#include "policy/learn/placement_head.h"
-#include "policy/learn/placement_routine.h"
+#include "policy/learn/agents/machine_set.h"
+#include "policy/learn/agents/placement_features.h"
+#include "policy/learn/agents/placement_head.h"
+#include "policy/learn/agents/placement_routine.h"
+#include "policy/learn/gp/performance_gp.h"
+#include "policy/learn/model/model_file.h"
 
 namespace duet::plugin {
 namespace {
@@ -118,7 +118,7 @@ class LearnedPlacement {
   }
 
   // A job no node can hold alone runs at its slowest node's speed
-  // (policy/learn/machine_set.h): the nodes below the fastest speed floor
+  // (policy/learn/agents/machine_set.h): the nodes below the fastest speed floor
   // that still holds it go after all others, in their order, so cons_tres
   // fills the job from fast nodes and falls back to slow ones only if it must.
   // Reads views_ as rank() just built them.

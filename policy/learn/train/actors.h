@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "policy/learn/model_file.h"
-#include "policy/learn/nets_torch.h"
+#include "policy/learn/model/model_file.h"
+#include "policy/learn/nets/nets_torch.h"
 #include "policy/learn/train/trainer.h"
 
 namespace duet::learn {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "policy/learn/features.h"
+#include "policy/learn/agents/features.h"
 
 namespace duet::learn {
 namespace {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "policy/learn/placement_features.h"
+#include "policy/learn/agents/placement_features.h"
 #include "policy/sim/simulator.h"
 
 namespace duet::learn {

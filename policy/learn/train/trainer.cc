@@ -12,10 +12,10 @@
 #include <random>
 #include <stdexcept>
 
-#include "policy/learn/duet_policy.h"
-#include "policy/learn/model_file.h"
-#include "policy/learn/model_init.h"
-#include "policy/learn/nets_torch.h"
+#include "policy/learn/agents/duet_policy.h"
+#include "policy/learn/model/model_file.h"
+#include "policy/learn/nets/model_init.h"
+#include "policy/learn/nets/nets_torch.h"
 #include "policy/learn/train/actors.h"
 #include "policy/learn/train/ppo.h"
 #include "policy/learn/train/rollout.h"

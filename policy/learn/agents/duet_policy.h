@@ -1,0 +1,49 @@
+// The learned scheduler behind the policy seam (policy/core/policy.h):
+//   "duet" ordering  - the squeeze-and-communicate OrderingAgent scores every
+//                      pending job (features.h); rank = descending score.
+//   "duet" placement - RWGP posterior (mean, sd) per machine + the placement
+//                      head choose machines; risk-aware; greedy machine set
+//                      for jobs larger than any one machine's free GPUs, from
+//                      the fastest machines that hold them: the one
+//                      placement routine (placement_routine.h).
+// Both are built from a model file (duet-model(5)). Torch-free header.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "policy/core/policy.h"
+#include "policy/learn/agents/placement_features.h"
+#include "policy/learn/gp/gp_hyper.h"
+#include "policy/learn/model/model_file.h"
+
+namespace duet::learn {
+
+struct DuetPolicyOptions {
+  // Placement: weight of the explicit risk-aware prior added to the head's
+  // score, prior_weight * (log rel_speed + mu - risk_aversion * sd). The head
+  // learns a residual on top, so an untrained model already places sensibly.
+  double prior_weight = kPlacementPriorWeight;
+  double risk_aversion = kPlacementRiskAversion;
+  // Ordering: weight of the explicit QSSF-like prior added to the network's
+  // score (add_order_prior, features.h); the network learns a residual.
+  double order_prior_weight = 3.0;
+  // Ordering: sample from softmax(scores / temperature) instead of ranking
+  // greedily (training exploration); the seed drives the sampler.
+  bool sample = false;
+  double temperature = 1.0;
+  std::uint64_t seed = 1;
+  // Ordering paired with a "duet" placement (Simulator::set_policies):
+  // exchange the agents' messages (duet-model(5), MESSAGES); false sends
+  // zeros both ways, as a model trained without them expects.
+  bool messages = true;
+  // Ablations: replace the model's GP kernel ("duet-rbf", "duet-nogp").
+  std::optional<KernelKind> kernel;
+};
+
+std::unique_ptr<OrderingPolicy> make_duet_ordering(std::shared_ptr<const Model> m, const DuetPolicyOptions& o = {});
+std::unique_ptr<PlacementPolicy> make_duet_placement(std::shared_ptr<const Model> m, const DuetPolicyOptions& o = {});
+
+}  // namespace duet::learn

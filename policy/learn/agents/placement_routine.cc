@@ -1,0 +1,125 @@
+#include "policy/learn/agents/placement_routine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "policy/learn/agents/machine_set.h"
+#include "policy/learn/agents/placement_head.h"
+#include "policy/learn/gp/performance_gp.h"
+
+namespace duet::learn {
+
+std::uint32_t PlacementScorer::choose(const PlacementScores& s, std::span<const std::uint32_t> among) {
+  std::uint32_t best = among[0];
+  for (std::uint32_t k : among)
+    if (s.total[k] > s.total[best]) best = k;
+  return best;
+}
+
+void HeadScorer::score(std::span<const float> rows, std::size_t k, std::vector<float>& scores) {
+  head_.score(rows, k, msg_, scores);
+}
+
+void machine_states(std::span<const MachineView> machines, std::span<const std::uint32_t> idx, int rack,
+                    std::vector<MachineState>& states) {
+  states.resize(idx.size());
+  for (std::size_t k = 0; k < idx.size(); ++k) {
+    const MachineView& mv = machines[idx[k]];
+    states[k] = MachineState{idx[k],
+                             static_cast<std::uint16_t>(std::clamp(mv.free_gpus, 0, 65535)),
+                             static_cast<std::uint16_t>(std::clamp(mv.total_gpus, 1, 65535)),
+                             static_cast<std::uint16_t>(std::clamp(mv.jobs, 0, 65535)),
+                             static_cast<float>(mv.speed),
+                             rack >= 0 && mv.rack == rack ? 1.f : 0.f};
+  }
+}
+
+void candidate_rows(const PerformanceGp& gp, std::span<const MachineView> machines, std::span<const std::uint32_t> idx,
+                    const PlacementJob& job, int rack, std::vector<MachineState>& states, std::vector<float>& rows) {
+  machine_states(machines, idx, rack, states);
+  placement_features(gp, job, states, rows);
+}
+
+void score_candidates(const PerformanceGp& gp, std::span<const MachineView> machines, const PlacementJob& job, int rack,
+                      PlacementScorer& scorer, const PriorWeights& w, PlacementScores& s) {
+  candidate_rows(gp, machines, s.machines, job, rack, s.states, s.rows);
+  const std::size_t k = s.machines.size();
+  scorer.score(s.rows, k, s.learned);
+  s.prior.resize(k);
+  s.total.resize(k);
+  for (std::size_t i = 0; i < k; ++i) {
+    s.prior[i] = placement_prior(s.rows.data() + i * kPlacementFeatures, w.weight, w.risk_aversion);
+    s.total[i] = s.learned[i] + static_cast<float>(s.prior[i]);
+  }
+}
+
+namespace {
+
+// A job no machine holds alone: `first`, then the other candidates re-scored
+// with locality to it (same rack), best first, until the job is held.
+Placement machine_set(const PerformanceGp& gp, std::span<const MachineView> machines, int gpus, const PlacementJob& pj,
+                      std::uint32_t first, PlacementScorer& scorer, const PriorWeights& w, PlacementScores& s) {
+  score_candidates(gp, machines, pj, machines[first].rack, scorer, w, s);
+  std::vector<std::size_t> ord(s.machines.size());
+  std::iota(ord.begin(), ord.end(), std::size_t{0});
+  std::stable_sort(ord.begin(), ord.end(), [&](std::size_t a, std::size_t b) {
+    if ((s.machines[a] == first) != (s.machines[b] == first)) return s.machines[a] == first;
+    return s.total[a] > s.total[b];
+  });
+  Placement p;
+  int need = gpus;
+  for (std::size_t k : ord) {
+    const int take = std::min(need, machines[s.machines[k]].free_gpus);
+    p.push_back({static_cast<int>(s.machines[k]), take});
+    need -= take;
+    if (need == 0) break;
+  }
+  return p;
+}
+
+}  // namespace
+
+std::optional<Placement> place_job(const PerformanceGp& gp, std::span<const MachineView> machines, const JobView& job,
+                                   const PlacementJob& pj, PlacementScorer& scorer, const PriorWeights& w,
+                                   PlacementScores& s) {
+  if (job.gpus <= 0) return std::nullopt;
+  auto allowed = [&](std::size_t i) { return type_allowed(job, machines[i]); };
+  if (placement_candidates(machines, allowed, s.machines) < job.gpus) return std::nullopt;
+  keep_fastest_floor(machines, job.gpus, s.machines);
+  score_candidates(gp, machines, pj, -1, scorer, w, s);
+  // One machine if any can hold the whole job; else the first of a set.
+  s.among.clear();
+  for (std::uint32_t k = 0; k < s.machines.size(); ++k)
+    if (machines[s.machines[k]].free_gpus >= job.gpus) s.among.push_back(k);
+  const bool one = !s.among.empty();
+  if (!one) {
+    s.among.resize(s.machines.size());
+    std::iota(s.among.begin(), s.among.end(), 0u);
+  }
+  const std::uint32_t first = s.machines[scorer.choose(s, s.among)];
+  if (one) return Placement{{static_cast<int>(first), job.gpus}};
+  return machine_set(gp, machines, job.gpus, pj, first, scorer, w, s);
+}
+
+double placement_speed(std::span<const MachineView> machines, const Placement& p) {
+  double speed = 1e300;
+  for (const PlacementPart& part : p) speed = std::min(speed, machines[part.machine].speed);
+  return speed;
+}
+
+std::vector<MachineDesc> machine_descs(const ClusterView& c) {
+  std::vector<MachineDesc> d;
+  d.reserve(c.machines.size());
+  for (const MachineView& m : c.machines) {
+    const std::string type = m.gpu_type >= 0 && static_cast<std::size_t>(m.gpu_type) < c.gpu_types.size()
+                                 ? c.gpu_types[m.gpu_type]
+                                 : std::string("?");
+    d.push_back(
+        MachineDesc{std::string(m.name), type, "r" + std::to_string(m.rack), {std::log(std::max(1e-3, m.speed))}});
+  }
+  return d;
+}
+
+}  // namespace duet::learn
