@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "config.h"
 #include "vmha/bench/native_bench.h"
 #include "vmha/bench/repl_bench.h"
 #include "vmha/cli/diagnostics_log.h"
@@ -126,6 +127,7 @@ const Command kCommands[] = {
 
 int main(int argc, char** argv) {
   CLI::App app{"vmha: a KVM process VM for static x86-64 Linux programs, with exact dirty-page tracking"};
+  app.set_version_flag("--version", std::string("vmha ") + PACKAGE_VERSION);
   app.require_subcommand(1);
   std::string log_file;
   std::vector<std::pair<CLI::App*, Runner>> commands;
