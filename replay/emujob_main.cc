@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -26,6 +27,11 @@
 #include "replay/emu_registry.h"
 
 namespace {
+
+using duet::ThroughputTable;
+using duet::replay::EmuNode;
+using duet::replay::EmuPart;
+using duet::replay::EmuRegistry;
 
 volatile sig_atomic_t g_stop = 0;
 void on_signal(int sig) { g_stop = sig; }
@@ -52,7 +58,7 @@ struct Args {
 
 // Geometric mean over job types of R(jt, type) -- what a scheduler may know
 // of a GPU type -- times the node's speed factor.
-int print_known_speeds(const duet::ThroughputTable& table, const std::vector<duet::replay::EmuNode>& nodes) {
+int print_known_speeds(const ThroughputTable& table, const std::vector<EmuNode>& nodes) {
   std::cout << "node,gpu_type,num_gpus,speed\n";
   for (const auto& n : nodes) {
     int g = table.find_gpu(n.gpu_type);
@@ -64,110 +70,164 @@ int print_known_speeds(const duet::ThroughputTable& table, const std::vector<due
   return 0;
 }
 
-int run(const Args& a) {
-  using namespace duet;
-  using namespace duet::replay;
-  std::string tp = a.throughputs.empty() ? find_data("data/gavel/simulation_throughputs.json") : a.throughputs;
+// Where the job runs and what it is: from the options, else from Slurm's
+// environment.
+struct Job {
+  std::vector<std::string> node_names;
+  std::vector<const EmuNode*> placed;  // their rows of nodes.csv
+  int gpus = 0;
+  std::string id;
+  int type = -1;  // job type in the throughput table
+  std::string type_name;
+};
+
+std::string throughputs_file(const Args& a) {
+  std::string tp = a.throughputs.empty() ? duet::find_data("data/gavel/simulation_throughputs.json") : a.throughputs;
   if (tp.empty())
     throw std::runtime_error(
         "cannot find data/gavel/simulation_throughputs.json; give --throughputs or set DUET_DATA_DIR");
-  std::string nodes_csv = a.nodes_csv.empty() ? nodes_csv_from_slurm_conf() : a.nodes_csv;
+  return tp;
+}
+
+std::string nodes_csv_file(const Args& a) {
+  std::string nodes_csv = a.nodes_csv.empty() ? duet::replay::nodes_csv_from_slurm_conf() : a.nodes_csv;
   if (nodes_csv.empty())
     throw std::runtime_error("no nodes.csv: give --nodes-csv or run in a test cluster ($SLURM_CONF/../nodes.csv)");
-  const ThroughputTable table = read_gavel(tp);
-  const std::vector<EmuNode> nodes = read_nodes_csv(nodes_csv);
-  if (a.known_speeds) return print_known_speeds(table, nodes);
-  if (a.work < 0) throw std::runtime_error("--work is required");
+  return nodes_csv;
+}
 
-  std::string list = !a.nodes.empty() ? a.nodes : env_or("SLURM_JOB_NODELIST", env_or("SLURMD_NODENAME", ""));
-  if (list.empty()) throw std::runtime_error("no nodes: give --nodes or run under Slurm (SLURM_JOB_NODELIST)");
-  std::vector<std::string> mine = expand_hostlist(list);
-  std::vector<const EmuNode*> placed;
-  for (const auto& n : mine) {
-    const EmuNode* e = find_node(nodes, n);
-    if (!e) throw std::runtime_error("node '" + n + "' is not in " + nodes_csv);
-    placed.push_back(e);
-  }
-  int gpus = a.gpus;
-  if (gpus <= 0) {
-    int per = std::atoi(env_or("SLURM_GPUS_ON_NODE", "1").c_str());
-    gpus = std::max(1, per) * static_cast<int>(placed.size());
-  }
-  const std::string job_id = !a.job_id.empty() ? a.job_id : env_or("SLURM_JOB_ID", "local");
-  int jt;
+// The job's type: --job-type, else the simulator's rule from its id and GPUs.
+int job_type(const Args& a, const ThroughputTable& table, const std::string& tp, const std::string& job_id, int gpus) {
   if (!a.job_type.empty()) {
-    jt = table.find_job_type(a.job_type);
+    const int jt = table.find_job_type(a.job_type);
     if (jt < 0)
       throw std::runtime_error("--job-type '" + a.job_type + "' is not in " + tp +
                                " (e.g. 'ResNet-50 (batch size 32)')");
-  } else {
-    JobSpec js;
-    js.id = std::atoll(job_id.c_str());
-    js.gpus = gpus;
-    jt = assign_job_type(js, table, 1);
+    return jt;
   }
-  const std::string type_name = table.job_type_name(jt);
-  for (const EmuNode* n : placed)
-    if (table.find_gpu(n->gpu_type) < 0 && !a.quiet)
+  duet::JobSpec js;
+  js.id = std::atoll(job_id.c_str());
+  js.gpus = gpus;
+  return duet::assign_job_type(js, table, 1);
+}
+
+Job place_job(const Args& a, const ThroughputTable& table, const std::vector<EmuNode>& nodes,
+              const std::string& nodes_csv, const std::string& tp) {
+  Job job;
+  std::string list = !a.nodes.empty() ? a.nodes : env_or("SLURM_JOB_NODELIST", env_or("SLURMD_NODENAME", ""));
+  if (list.empty()) throw std::runtime_error("no nodes: give --nodes or run under Slurm (SLURM_JOB_NODELIST)");
+  job.node_names = duet::replay::expand_hostlist(list);
+  for (const auto& n : job.node_names) {
+    const EmuNode* e = duet::replay::find_node(nodes, n);
+    if (!e) throw std::runtime_error("node '" + n + "' is not in " + nodes_csv);
+    job.placed.push_back(e);
+  }
+  job.gpus = a.gpus;
+  if (job.gpus <= 0) {
+    int per = std::atoi(env_or("SLURM_GPUS_ON_NODE", "1").c_str());
+    job.gpus = std::max(1, per) * static_cast<int>(job.placed.size());
+  }
+  job.id = !a.job_id.empty() ? a.job_id : env_or("SLURM_JOB_ID", "local");
+  job.type = job_type(a, table, tp, job.id, job.gpus);
+  job.type_name = table.job_type_name(job.type);
+  return job;
+}
+
+void warn_unknown_gpu_types(const Job& job, const ThroughputTable& table) {
+  for (const EmuNode* n : job.placed)
+    if (table.find_gpu(n->gpu_type) < 0)
       std::cerr << fmt::format(
           "duet-emujob: GPU type '{}' of {} is not in the throughput table; taken as the reference type\n", n->gpu_type,
           n->name);
+}
+
+// The performance model's rate now, with the emulated jobs registered on the
+// job's nodes at this moment.
+double current_rate(const Args& a, const Job& job, const ThroughputTable& table, const EmuRegistry& reg, long self) {
+  std::vector<EmuPart> parts;
+  for (const EmuNode* n : job.placed) {
+    EmuPart p;
+    p.table_gpu = table.find_gpu(n->gpu_type);
+    p.speed = n->speed;
+    p.rack = n->rack;
+    for (const auto& e : reg.on_node(n->name, self)) {
+      int k = table.find_job_type(e.job_type);
+      if (k >= 0) p.others.push_back(k);
+    }
+    parts.push_back(std::move(p));
+  }
+  duet::replay::EmuRateOptions o;
+  o.interference_beta = a.beta;
+  return duet::replay::emulated_rate(table, job.type, job.gpus, parts, o);
+}
+
+struct Progress {
+  double start = 0;     // now_s() when it began
+  double progress = 0;  // reference seconds of work done
+  double rate = 0, rmin = 0, rmax = 0;
+  long evaluations = 0;
+};
+
+// "Trains" until the work is done or a signal comes, re-evaluating the rate
+// every --interval wall seconds.
+Progress train(const Args& a, const std::function<double()>& rate_now) {
+  Progress p;
+  p.start = now_s();
+  double t = p.start;
+  p.rate = p.rmin = p.rmax = rate_now();
+  p.evaluations = 1;
+  while (p.progress < a.work && !g_stop) {
+    double to_finish = (a.work - p.progress) / (p.rate * a.scale);
+    sleep_s(std::min(a.interval, to_finish));
+    double t1 = now_s();
+    p.progress += p.rate * a.scale * (t1 - t);
+    t = t1;
+    if (p.progress >= a.work * (1 - 1e-9) || g_stop) break;
+    p.rate = rate_now();
+    p.rmin = std::min(p.rmin, p.rate);
+    p.rmax = std::max(p.rmax, p.rate);
+    ++p.evaluations;
+  }
+  return p;
+}
+
+// Prints how the run went; returns the exit status (128 + the signal if one
+// stopped it).
+int print_outcome(const Args& a, const Job& job, const Progress& p, double wall) {
+  if (g_stop) {
+    std::cout << fmt::format("duet-emujob: job {} stopped by signal {} after {:.3f} s at {:.1f}% of its work\n", job.id,
+                             static_cast<int>(g_stop), wall, 100 * std::min(1.0, p.progress / std::max(a.work, 1e-12)));
+    return 128 + g_stop;
+  }
+  std::string where;
+  for (const EmuNode* n : job.placed)
+    where += fmt::format("{}{}({},speed={})", where.empty() ? "" : ",", n->name, n->gpu_type, n->speed);
+  const double measured = wall > 0 ? a.work / (wall * a.scale) : p.rate;
+  std::cout << fmt::format(
+      "duet-emujob: job {} type '{}' gpus {} on {}: work {} s at scale {}: {:.3f} s wall, measured rate {:.4f} "
+      "(model {:.4f}..{:.4f}, {} evaluations)\n",
+      job.id, job.type_name, job.gpus, where, a.work, a.scale, wall, measured, p.rmin, p.rmax, p.evaluations);
+  return 0;
+}
+
+int run(const Args& a) {
+  const std::string tp = throughputs_file(a);
+  const std::string nodes_csv = nodes_csv_file(a);
+  const ThroughputTable table = duet::read_gavel(tp);
+  const std::vector<EmuNode> nodes = duet::replay::read_nodes_csv(nodes_csv);
+  if (a.known_speeds) return print_known_speeds(table, nodes);
+  if (a.work < 0) throw std::runtime_error("--work is required");
+  const Job job = place_job(a, table, nodes, nodes_csv, tp);
+  if (!a.quiet) warn_unknown_gpu_types(job, table);
 
   std::string state =
       a.state_dir.empty() ? (std::filesystem::path(nodes_csv).parent_path() / "emujob").string() : a.state_dir;
   EmuRegistry reg(state);
   const long self = static_cast<long>(getpid());
-  reg.enter(mine, job_id, self, type_name);
-
-  auto rate_now = [&] {
-    std::vector<EmuPart> parts;
-    for (const EmuNode* n : placed) {
-      EmuPart p;
-      p.table_gpu = table.find_gpu(n->gpu_type);
-      p.speed = n->speed;
-      p.rack = n->rack;
-      for (const auto& e : reg.on_node(n->name, self)) {
-        int k = table.find_job_type(e.job_type);
-        if (k >= 0) p.others.push_back(k);
-      }
-      parts.push_back(std::move(p));
-    }
-    EmuRateOptions o;
-    o.interference_beta = a.beta;
-    return emulated_rate(table, jt, gpus, parts, o);
-  };
-
-  const double t0 = now_s();
-  double t = t0, progress = 0, rate = rate_now(), rmin = rate, rmax = rate;
-  long evaluations = 1;
-  while (progress < a.work && !g_stop) {
-    double to_finish = (a.work - progress) / (rate * a.scale);
-    sleep_s(std::min(a.interval, to_finish));
-    double t1 = now_s();
-    progress += rate * a.scale * (t1 - t);
-    t = t1;
-    if (progress >= a.work * (1 - 1e-9) || g_stop) break;
-    rate = rate_now();
-    rmin = std::min(rmin, rate);
-    rmax = std::max(rmax, rate);
-    ++evaluations;
-  }
+  reg.enter(job.node_names, job.id, self, job.type_name);
+  const Progress p = train(a, [&] { return current_rate(a, job, table, reg, self); });
   reg.leave();
-  const double wall = now_s() - t0;
-  if (g_stop) {
-    std::cout << fmt::format("duet-emujob: job {} stopped by signal {} after {:.3f} s at {:.1f}% of its work\n", job_id,
-                             static_cast<int>(g_stop), wall, 100 * std::min(1.0, progress / std::max(a.work, 1e-12)));
-    return 128 + g_stop;
-  }
-  std::string where;
-  for (const EmuNode* n : placed)
-    where += fmt::format("{}{}({},speed={})", where.empty() ? "" : ",", n->name, n->gpu_type, n->speed);
-  const double measured = wall > 0 ? a.work / (wall * a.scale) : rate;
-  std::cout << fmt::format(
-      "duet-emujob: job {} type '{}' gpus {} on {}: work {} s at scale {}: {:.3f} s wall, measured rate {:.4f} "
-      "(model {:.4f}..{:.4f}, {} evaluations)\n",
-      job_id, type_name, gpus, where, a.work, a.scale, wall, measured, rmin, rmax, evaluations);
-  return 0;
+  return print_outcome(a, job, p, now_s() - p.start);
 }
 
 }  // namespace

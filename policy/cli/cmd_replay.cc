@@ -101,7 +101,26 @@ std::set<std::string> queued_ids(const std::string& partition) {
   return s;
 }
 
-void run(const ReplayArgs& a) {
+// The jobs to submit: the trace after --skip, by submit time, at most --limit.
+std::vector<JobSpec> replay_slice(const ReplayArgs& a, const Trace& t) {
+  if (a.skip >= t.jobs.size())
+    throw std::runtime_error(fmt::format("--skip {}: the trace has {} jobs", a.skip, t.jobs.size()));
+  std::vector<JobSpec> slice(t.jobs.begin() + a.skip, t.jobs.end());
+  std::stable_sort(slice.begin(), slice.end(), [](auto& x, auto& y) { return x.submit < y.submit; });
+  if (a.limit && slice.size() > a.limit) slice.resize(a.limit);
+  return slice;
+}
+
+// What the job-id file and each job's sbatch line need.
+struct Replay {
+  Trace trace;
+  ThroughputTable table;
+  std::vector<EmuNode> nodes;
+  std::vector<JobSpec> slice;
+  std::string emujob;
+};
+
+Replay read_replay(const ReplayArgs& a) {
   Trace t = read_trace(a.trace);
   std::string tp = a.throughputs.empty() ? find_data("data/gavel/simulation_throughputs.json") : a.throughputs;
   if (tp.empty())
@@ -112,72 +131,82 @@ void run(const ReplayArgs& a) {
   if (nodes_csv.empty())
     throw std::runtime_error("no nodes.csv: give --nodes-csv or set SLURM_CONF to a test cluster's slurm.conf");
   std::vector<EmuNode> nodes = read_nodes_csv(nodes_csv);
-  if (a.skip >= t.jobs.size())
-    throw std::runtime_error(fmt::format("--skip {}: the trace has {} jobs", a.skip, t.jobs.size()));
-  std::vector<JobSpec> slice(t.jobs.begin() + a.skip, t.jobs.end());
-  std::stable_sort(slice.begin(), slice.end(), [](auto& x, auto& y) { return x.submit < y.submit; });
-  if (a.limit && slice.size() > a.limit) slice.resize(a.limit);
-  const std::string emujob = a.emujob.empty() ? default_emujob() : a.emujob;
+  std::vector<JobSpec> slice = replay_slice(a, t);
+  std::string emujob = a.emujob.empty() ? default_emujob() : a.emujob;
+  return Replay{std::move(t), std::move(table), std::move(nodes), std::move(slice), std::move(emujob)};
+}
 
-  std::ofstream out(a.out, std::ios::trunc);
-  if (!out) throw std::runtime_error("cannot write " + a.out);
-  write_jobs_header(out, {{"trace", a.trace},
-                          {"scale", fmt::format("{}", a.scale)},
-                          {"partition", a.partition},
-                          {"skip", std::to_string(a.skip)},
-                          {"seed", std::to_string(a.seed)},
-                          {"max_duration", fmt::format("{}", a.max_duration)}});
-  const double first = slice.front().submit;
-  const auto t0 = std::chrono::steady_clock::now();
+// The rest of a job's sbatch line after its --gres options: time limit,
+// the hint for select/duet and the duet-emujob command.
+void add_job_options(const ReplayArgs& a, const Replay& r, const JobSpec& j, int jt, std::vector<std::string>& argv) {
+  if (a.time_limit_factor > 0)
+    argv.push_back(fmt::format(
+        "--time={}", std::max(1L, std::lround(std::ceil(j.duration / a.scale * a.time_limit_factor / 60.0)))));
+  // What select/duet's learned agent compares the measured run time with
+  // (plugins/seam/job_hints.h): wall seconds alone on a reference machine.
+  argv.push_back(fmt::format("--comment=duet:ref={:.6g};type={}", j.duration / a.scale, r.table.job_type_name(jt)));
+  argv.push_back("--wrap=exec " + quote_sh(r.emujob) +
+                 fmt::format(" --work {} --scale {} --gpus {} --job-type ", j.duration, a.scale, j.gpus) +
+                 quote_sh(r.table.job_type_name(jt)));
+}
+
+// sbatch, once more after a second if it fails (slurmctld may be busy for a
+// moment); returns the job id, "" if both failed (r says why).
+std::string sbatch(const std::vector<std::string>& argv, CommandResult& r) {
+  r = run_command(argv, 30);
+  if (r.status != 0) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    r = run_command(argv, 30);
+  }
+  std::string id = r.out.substr(0, r.out.find_first_of(";\n"));
+  return r.status != 0 ? "" : id;
+}
+
+struct Submitted {
   std::vector<std::string> ids;
-  int skipped = 0, failed = 0;
-  int capped = 0;
-  for (JobSpec j : slice) {
+  int skipped = 0, failed = 0, capped = 0;
+};
+
+// Submits the slice at its scaled submit times, the first job at t0,
+// writing each job's row to the job-id file as it goes.
+Submitted submit_all(const ReplayArgs& a, const Replay& r, std::ofstream& out,
+                     std::chrono::steady_clock::time_point t0) {
+  Submitted s;
+  const double first = r.slice.front().submit;
+  for (JobSpec j : r.slice) {
     if (a.max_duration > 0 && j.duration > a.max_duration) {
       j.duration = a.max_duration;
-      ++capped;
+      ++s.capped;
     }
     std::vector<std::string> argv = {"sbatch", "--parsable", "--partition=" + a.partition,
                                      fmt::format("--job-name=duet-{}", j.id), "--output=" + a.job_output};
     std::string why;
-    if (!gres_options(j, nodes, argv, why)) {
-      std::cerr << fmt::format("duet replay: {}:{}: job {} left out: {}\n", t.source, j.line, j.id, why);
-      ++skipped;
+    if (!gres_options(j, r.nodes, argv, why)) {
+      std::cerr << fmt::format("duet replay: {}:{}: job {} left out: {}\n", r.trace.source, j.line, j.id, why);
+      ++s.skipped;
       continue;
     }
-    const int jt = assign_job_type(j, table, a.seed, t.source);
-    if (a.time_limit_factor > 0)
-      argv.push_back(fmt::format(
-          "--time={}", std::max(1L, std::lround(std::ceil(j.duration / a.scale * a.time_limit_factor / 60.0)))));
-    // What select/duet's learned agent compares the measured run time with
-    // (plugins/seam/job_hints.h): wall seconds alone on a reference machine.
-    argv.push_back(fmt::format("--comment=duet:ref={:.6g};type={}", j.duration / a.scale, table.job_type_name(jt)));
-    argv.push_back("--wrap=exec " + quote_sh(emujob) +
-                   fmt::format(" --work {} --scale {} --gpus {} --job-type ", j.duration, a.scale, j.gpus) +
-                   quote_sh(table.job_type_name(jt)));
+    const int jt = assign_job_type(j, r.table, a.seed, r.trace.source);
+    add_job_options(a, r, j, jt, argv);
     std::this_thread::sleep_until(t0 + std::chrono::duration<double>((j.submit - first) / a.scale));
-    CommandResult r = run_command(argv, 30);
-    if (r.status != 0) {  // one retry: slurmctld may be busy for a moment
-      std::this_thread::sleep_for(std::chrono::seconds(1));
-      r = run_command(argv, 30);
-    }
-    std::string id = r.out.substr(0, r.out.find_first_of(";\n"));
-    if (r.status != 0 || id.empty()) {
-      std::cerr << fmt::format("duet replay: job {}: sbatch failed ({}): {}\n", j.id, command_text(argv), r.err);
-      ++failed;
+    CommandResult result;
+    const std::string id = sbatch(argv, result);
+    if (id.empty()) {
+      std::cerr << fmt::format("duet replay: job {}: sbatch failed ({}): {}\n", j.id, command_text(argv), result.err);
+      ++s.failed;
       continue;
     }
-    ids.push_back(id);
-    write_job_row(out, {id, j.id, j.submit - first, j.duration, j.gpus, j.gpu_type, table.job_type_name(jt)});
+    s.ids.push_back(id);
+    write_job_row(out, {id, j.id, j.submit - first, j.duration, j.gpus, j.gpu_type, r.table.job_type_name(jt)});
     out.flush();
-    if (ids.size() % 10 == 0)
-      std::cerr << fmt::format("duet replay: {} of {} jobs submitted\n", ids.size(), slice.size());
+    if (s.ids.size() % 10 == 0)
+      std::cerr << fmt::format("duet replay: {} of {} jobs submitted\n", s.ids.size(), r.slice.size());
   }
-  if (capped)
-    std::cerr << fmt::format("duet replay: {} jobs' work capped at --max-duration {} s\n", capped, a.max_duration);
-  std::cerr << fmt::format("duet replay: {} jobs submitted, {} left out, {} failed; ids in {}\n", ids.size(), skipped,
-                           failed, a.out);
-  if (a.no_wait || ids.empty()) return;
+  return s;
+}
+
+// Waits until none of the jobs is queued or running any more.
+void wait_for_jobs(const ReplayArgs& a, const std::vector<std::string>& ids, std::chrono::steady_clock::time_point t0) {
   const std::set<std::string> mine(ids.begin(), ids.end());
   const auto limit = std::chrono::steady_clock::now() + std::chrono::duration<double>(a.wait_timeout);
   for (;;) {
@@ -191,7 +220,27 @@ void run(const ReplayArgs& a) {
   }
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cerr << fmt::format("duet replay: all {} jobs left the queue after {:.1f} s\n", ids.size(), took);
-  if (failed) throw std::runtime_error(fmt::format("{} sbatch calls failed", failed));
+}
+
+void run(const ReplayArgs& a) {
+  const Replay r = read_replay(a);
+  std::ofstream out(a.out, std::ios::trunc);
+  if (!out) throw std::runtime_error("cannot write " + a.out);
+  write_jobs_header(out, {{"trace", a.trace},
+                          {"scale", fmt::format("{}", a.scale)},
+                          {"partition", a.partition},
+                          {"skip", std::to_string(a.skip)},
+                          {"seed", std::to_string(a.seed)},
+                          {"max_duration", fmt::format("{}", a.max_duration)}});
+  const auto t0 = std::chrono::steady_clock::now();
+  const Submitted s = submit_all(a, r, out, t0);
+  if (s.capped)
+    std::cerr << fmt::format("duet replay: {} jobs' work capped at --max-duration {} s\n", s.capped, a.max_duration);
+  std::cerr << fmt::format("duet replay: {} jobs submitted, {} left out, {} failed; ids in {}\n", s.ids.size(),
+                           s.skipped, s.failed, a.out);
+  if (a.no_wait || s.ids.empty()) return;
+  wait_for_jobs(a, s.ids, t0);
+  if (s.failed) throw std::runtime_error(fmt::format("{} sbatch calls failed", s.failed));
 }
 
 }  // namespace

@@ -43,65 +43,73 @@ std::string config_value(const std::string& text, const std::string& key) {
   return "";
 }
 
-void report_sacct(const ReportArgs& a) {
-  if (a.out.empty()) throw std::runtime_error("--out DIR is required with --sacct");
-  JobsFile jf;
-  if (!a.jobs.empty()) jf = read_jobs_file(a.jobs);
+// --scale, else the replay's scale from the job-id file, else 1.
+double report_scale(const ReportArgs& a, const JobsFile& jf) {
   double scale = a.scale;
-  if (scale <= 0 && jf.meta.count("scale")) scale = std::stod(jf.meta["scale"]);
+  if (scale <= 0 && jf.meta.count("scale")) scale = std::stod(jf.meta.at("scale"));
   if (scale <= 0) scale = 1;
+  return scale;
+}
 
-  std::string text;
+// sacct -X -P's output: the --input file, else sacct run for the jobs of
+// --jobs or those since --since.
+std::string sacct_text(const ReportArgs& a, const JobsFile& jf) {
   if (!a.input.empty()) {
     std::ifstream f(a.input);
     if (!f) throw std::runtime_error("cannot read " + a.input);
-    text.assign(std::istreambuf_iterator<char>(f), {});
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  }
+  std::vector<std::string> argv = {"sacct", "-X", "-P", std::string("--format=") + kSacctFormat};
+  if (!a.jobs.empty()) {
+    if (jf.jobs.empty()) throw std::runtime_error(a.jobs + ": no jobs listed");
+    std::string ids;
+    for (const auto& j : jf.jobs) ids += (ids.empty() ? "" : ",") + j.job_id;
+    argv.push_back("--jobs=" + ids);
+  } else if (!a.since.empty()) {
+    argv.insert(argv.end(), {"--allusers", "--starttime=" + a.since});
   } else {
-    std::vector<std::string> argv = {"sacct", "-X", "-P", std::string("--format=") + kSacctFormat};
-    if (!a.jobs.empty()) {
-      if (jf.jobs.empty()) throw std::runtime_error(a.jobs + ": no jobs listed");
-      std::string ids;
-      for (const auto& j : jf.jobs) ids += (ids.empty() ? "" : ",") + j.job_id;
-      argv.push_back("--jobs=" + ids);
-    } else if (!a.since.empty()) {
-      argv.insert(argv.end(), {"--allusers", "--starttime=" + a.since});
-    } else {
-      throw std::runtime_error("--sacct needs --jobs FILE, --since TIME or --input FILE");
-    }
-    CommandResult r = run_command(argv, 120);
-    if (r.status != 0) throw std::runtime_error("sacct failed: " + command_text(argv) + ": " + r.err);
-    text = r.out;
+    throw std::runtime_error("--sacct needs --jobs FILE, --since TIME or --input FILE");
   }
-  std::filesystem::create_directories(a.out);
-  std::ofstream(a.out + "/sacct.txt") << text;
-  std::istringstream in(text);
-  std::vector<SacctJob> jobs = parse_sacct(in, a.input.empty() ? "sacct output (" + a.out + "/sacct.txt)" : a.input);
-  if (!a.jobs.empty()) {  // a job of the file missing in accounting is reported, not skipped
-    std::set<std::string> seen;
-    for (const auto& j : jobs) seen.insert(j.job_id);
-    int missing = 0;
-    for (const auto& j : jf.jobs) missing += !seen.count(j.job_id);
-    if (missing)
-      std::cerr << fmt::format("duet report: {} of the {} jobs in {} are not in accounting\n", missing, jf.jobs.size(),
-                               a.jobs);
-  }
+  CommandResult r = run_command(argv, 120);
+  if (r.status != 0) throw std::runtime_error("sacct failed: " + command_text(argv) + ": " + r.err);
+  return r.out;
+}
 
-  std::string pr = a.prices.empty() ? find_etc("gpu-prices.csv") : a.prices;
-  if (pr.empty()) throw std::runtime_error("cannot find gpu-prices.csv; give --prices or set DUET_ETC_DIR");
-  PriceTable prices = PriceTable::read(pr);
-  std::string nodes_csv = a.nodes_csv.empty() ? nodes_csv_from_slurm_conf() : a.nodes_csv;
+// A job of the file missing in accounting is reported, not skipped.
+void warn_missing_jobs(const ReportArgs& a, const JobsFile& jf, const std::vector<SacctJob>& jobs) {
+  std::set<std::string> seen;
+  for (const auto& j : jobs) seen.insert(j.job_id);
+  int missing = 0;
+  for (const auto& j : jf.jobs) missing += !seen.count(j.job_id);
+  if (missing)
+    std::cerr << fmt::format("duet report: {} of the {} jobs in {} are not in accounting\n", missing, jf.jobs.size(),
+                             a.jobs);
+}
+
+// The cluster from nodes.csv, if there is one: total GPUs and each node's
+// GPU type.
+struct ReportCluster {
+  std::string nodes_csv;  // "" = none found
   int total_gpus = 0;
   std::map<std::string, std::string> node_types;
-  if (!nodes_csv.empty())
-    for (const auto& n : read_nodes_csv(nodes_csv)) {
-      total_gpus += n.gpus;
-      node_types[n.name] = n.gpu_type;
+};
+
+ReportCluster read_report_cluster(const ReportArgs& a) {
+  ReportCluster c;
+  c.nodes_csv = a.nodes_csv.empty() ? nodes_csv_from_slurm_conf() : a.nodes_csv;
+  if (!c.nodes_csv.empty())
+    for (const auto& n : read_nodes_csv(c.nodes_csv)) {
+      c.total_gpus += n.gpus;
+      c.node_types[n.name] = n.gpu_type;
     }
   else
     std::cerr << "duet report: no nodes.csv (give --nodes-csv): GPU utilisation not computed\n";
+  return c;
+}
 
-  SacctCounts c;
-  SimResult r = metrics_from_sacct(jobs, prices, total_gpus, scale, node_types, &c);
+// Names the run ORDER/PLACE: --label, else PriorityType/SelectType from
+// scontrol show config, else sacct/sacct.
+void name_run(const ReportArgs& a, SimResult& r) {
   std::string label = a.label;
   if (label.empty()) {
     CommandResult sc = run_command({"scontrol", "show", "config"}, 20);
@@ -114,13 +122,34 @@ void report_sacct(const ReportArgs& a) {
   if (label.find('/', slash + 1) != std::string::npos) slash = label.find('/', slash + 1);  // "priority/x/select/y"
   r.ordering = label.substr(0, slash);
   r.placement = slash == std::string::npos ? "" : label.substr(slash + 1);
+}
+
+void report_sacct(const ReportArgs& a) {
+  if (a.out.empty()) throw std::runtime_error("--out DIR is required with --sacct");
+  JobsFile jf;
+  if (!a.jobs.empty()) jf = read_jobs_file(a.jobs);
+  const double scale = report_scale(a, jf);
+  const std::string text = sacct_text(a, jf);
+  std::filesystem::create_directories(a.out);
+  std::ofstream(a.out + "/sacct.txt") << text;
+  std::istringstream in(text);
+  std::vector<SacctJob> jobs = parse_sacct(in, a.input.empty() ? "sacct output (" + a.out + "/sacct.txt)" : a.input);
+  if (!a.jobs.empty()) warn_missing_jobs(a, jf, jobs);
+
+  std::string pr = a.prices.empty() ? find_etc("gpu-prices.csv") : a.prices;
+  if (pr.empty()) throw std::runtime_error("cannot find gpu-prices.csv; give --prices or set DUET_ETC_DIR");
+  PriceTable prices = PriceTable::read(pr);
+  const ReportCluster cluster = read_report_cluster(a);
+  SacctCounts c;
+  SimResult r = metrics_from_sacct(jobs, prices, cluster.total_gpus, scale, cluster.node_types, &c);
+  name_run(a, r);
 
   EvalMeta meta;
   meta.trace = jf.meta.count("trace") ? jf.meta["trace"] + fmt::format(" replayed at scale {}", scale) : "sacct";
-  meta.cluster = nodes_csv.empty() ? "(unknown)" : nodes_csv;
+  meta.cluster = cluster.nodes_csv.empty() ? "(unknown)" : cluster.nodes_csv;
   meta.jobs = c.finished;
   meta.dropped = c.not_started + c.not_ended;
-  meta.total_gpus = total_gpus;
+  meta.total_gpus = cluster.total_gpus;
   write_summary_md(a.out + "/summary.md", meta, {r});
   write_summary_json(a.out + "/summary.json", meta, {r});
   std::string gp = DUET_GNUPLOT;

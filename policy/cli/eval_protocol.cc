@@ -182,6 +182,143 @@ void write_json(const std::string& path, const ProtocolArgs& a, size_t jobs, dou
   std::ofstream(path) << j.dump(2) << "\n";
 }
 
+// The protocol's data, read once: the Philly split, the full PAI cluster and
+// the offered load the sampled clusters are sized to.
+struct ProtocolData {
+  std::string trace_name;  // PHILLY [SPLIT], as the per-seed summaries name it
+  ThroughputTable table;
+  PriceTable prices;
+  Trace trace;
+  double offered = 0;  // reference GPU-seconds asked over the span of submissions
+  ClusterSpec full;
+  double full_cap = 0;
+};
+
+const Split& find_split(const std::string& name) {
+  for (const Split& s : kSplits)
+    if (name == s.name) return s;
+  throw std::invalid_argument("--split: expected train, validate or test, got '" + name + "'");
+}
+
+// A data file given on the command line, else the installed copy.
+std::string data_file(const std::string& given, const char* rel, const char* opt) {
+  std::string p = given.empty() ? find_data(rel) : given;
+  if (p.empty()) throw std::runtime_error(fmt::format("cannot find {}; give {} or set DUET_DATA_DIR", rel, opt));
+  return p;
+}
+
+ProtocolData read_protocol_data(const ProtocolArgs& a, const Split& split) {
+  const std::string philly = data_file(a.philly, "data/philly/philly.csv", "--philly");
+  const std::string pai = data_file(a.pai, "data/pai/pai_machine_spec.csv", "--pai");
+  const std::string tp = data_file(a.throughputs, "data/gavel/simulation_throughputs.json", "--throughputs");
+  const std::string pr = a.prices.empty() ? find_etc("gpu-prices.csv") : a.prices;
+  if (pr.empty()) throw std::runtime_error("cannot find gpu-prices.csv; give --prices or set DUET_ETC_DIR");
+  ThroughputTable table = read_gavel(tp);
+  PriceTable prices = PriceTable::read(pr);
+
+  TimeWindow w;
+  parse_timestamp(split.from, w.from);
+  parse_timestamp(split.to, w.to);
+  Trace trace = read_philly(philly, w);
+  double work = 0, last = 0;
+  for (const JobSpec& j : trace.jobs) {
+    work += j.duration * j.gpus;
+    last = std::max(last, j.submit);
+  }
+  const double offered = work / std::max(last, 1.0);
+  ClusterSpec full = read_pai(pai).cluster;
+  const double full_cap = capacity(build_cluster(full, table));
+  return ProtocolData{philly + " [" + split.name + "]",
+                      std::move(table),
+                      std::move(prices),
+                      std::move(trace),
+                      offered,
+                      std::move(full),
+                      full_cap};
+}
+
+// The pairs given with --policies, else the protocol's defaults.
+std::vector<std::pair<std::string, std::string>> protocol_pairs(const ProtocolArgs& a) {
+  if (!a.policies.empty()) return expand_pairs(a.policies, a.context);
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (auto& p : expand_pairs(kBaselinePairs, a.context))  // wildcards would take "duet" in too
+    if (!learned(p.first) && !learned(p.second)) pairs.push_back(std::move(p));
+  if (a.context.model)
+    for (auto& p : expand_pairs(kLearnedPairs, a.context)) pairs.push_back(std::move(p));
+  return pairs;
+}
+
+void add_run(PairStats& ps, const SimResult& s) {
+  ps.oracle = s.oracle;
+  ps.jct_h.v.push_back(s.avg_jct_s / 3600);
+  ps.p95_h.v.push_back(s.p95_jct_s / 3600);
+  ps.fees.v.push_back(s.fees_usd);
+  ps.energy.v.push_back(s.energy_kwh);
+  ps.makespan_h.v.push_back(s.makespan_s / 3600);
+  ps.queue_h.v.push_back(s.avg_queue_s / 3600);
+}
+
+// A PAI cluster sampled for this load and seed, written to DIR/cluster.csv.
+ClusterSpec sample_load_cluster(const ProtocolData& d, double load, uint64_t seed, const std::string& dir) {
+  const double fraction = std::min(1.0, d.offered / (load / 100 * d.full_cap));
+  ClusterSpec spec = sample_cluster(d.full, fraction, seed);
+  std::filesystem::create_directories(dir);
+  spec.source = dir + "/cluster.csv";
+  std::ofstream f(spec.source);
+  write_cluster(f, spec);
+  return spec;
+}
+
+// Counts the runs of the whole protocol for the progress lines.
+struct RunCounter {
+  size_t done = 0, total = 0;
+};
+
+// Every pair on one sampled cluster: OUT/load<L>/seed<S>/ with duet eval's
+// files; each run's metrics are added to r.pairs.
+void run_seed(const ProtocolArgs& a, const ProtocolData& d,
+              const std::vector<std::pair<std::string, std::string>>& pairs, double load, uint64_t seed, LoadResult& r,
+              RunCounter& count) {
+  const std::string dir = fmt::format("{}/load{:.0f}/seed{}", a.out, load, seed);
+  const ClusterSpec spec = sample_load_cluster(d, load, seed, dir);
+  const ClusterModel cluster = build_cluster(spec, d.table);
+  const double cap = capacity(cluster);
+  r.clusters.push_back(fmt::format("seed {}: {} machines, {} GPUs, {:.0f} reference GPUs, offered load {:.2f}", seed,
+                                   cluster.machines.size(), spec.total_gpus(), cap, d.offered / cap));
+  std::vector<SimResult>& rows = r.runs[seed];
+  EvalMeta meta;
+  meta.trace = d.trace_name;
+  meta.cluster = spec.source;
+  meta.seed = seed;
+  meta.total_gpus = spec.total_gpus();
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    RunOptions ro;
+    ro.seed = seed;
+    ro.period_s = a.period;
+    ro.drop_oversized = true;
+    ro.progress_label = fmt::format("L{:.0f} s{} {}", load, seed, pairs[i].first);
+    int64_t dropped = 0;
+    rows.push_back(
+        run_pair(d.trace, cluster, d.table, &d.prices, pairs[i].first, pairs[i].second, a.context, ro, &dropped));
+    meta.dropped = dropped;
+    meta.jobs = rows.back().jobs;
+    const SimResult& s = rows.back();
+    add_run(r.pairs[i], s);
+    std::cerr << fmt::format("duet eval: [{}/{}] load {:.0f}% seed {}: {}/{} mean JCT {:.2f} h ({:.1f} s)\n",
+                             ++count.done, count.total, load, seed, s.ordering, s.placement, s.avg_jct_s / 3600,
+                             s.wall_s);
+  }
+  write_summary_md(dir + "/summary.md", meta, rows);
+  write_summary_json(dir + "/summary.json", meta, rows);
+  if (!a.no_plots && !std::string(DUET_GNUPLOT).empty()) write_plots(dir, rows, DUET_GNUPLOT);
+  for (SimResult& s : rows) {  // keep memory flat over many runs
+    s.samples.clear();
+    s.samples.shrink_to_fit();
+    s.jct_sorted.clear();
+    s.jct_sorted.shrink_to_fit();
+  }
+}
+
 }  // namespace
 
 std::vector<double> parse_loads(const std::string& s) {
@@ -220,111 +357,21 @@ std::vector<uint64_t> parse_seeds(const std::string& s) {
 }
 
 void run_protocol(const ProtocolArgs& a) {
-  const Split* split = nullptr;
-  for (const Split& s : kSplits)
-    if (a.split == s.name) split = &s;
-  if (!split) throw std::invalid_argument("--split: expected train, validate or test, got '" + a.split + "'");
-  auto data = [](const std::string& given, const char* rel, const char* opt) {
-    std::string p = given.empty() ? find_data(rel) : given;
-    if (p.empty()) throw std::runtime_error(fmt::format("cannot find {}; give {} or set DUET_DATA_DIR", rel, opt));
-    return p;
-  };
-  const std::string philly = data(a.philly, "data/philly/philly.csv", "--philly");
-  const std::string pai = data(a.pai, "data/pai/pai_machine_spec.csv", "--pai");
-  const std::string tp = data(a.throughputs, "data/gavel/simulation_throughputs.json", "--throughputs");
-  const std::string pr = a.prices.empty() ? find_etc("gpu-prices.csv") : a.prices;
-  if (pr.empty()) throw std::runtime_error("cannot find gpu-prices.csv; give --prices or set DUET_ETC_DIR");
-  const ThroughputTable table = read_gavel(tp);
-  const PriceTable prices = PriceTable::read(pr);
-
-  TimeWindow w;
-  parse_timestamp(split->from, w.from);
-  parse_timestamp(split->to, w.to);
-  const Trace trace = read_philly(philly, w);
-  double work = 0, last = 0;
-  for (const JobSpec& j : trace.jobs) {
-    work += j.duration * j.gpus;
-    last = std::max(last, j.submit);
-  }
-  // Offered load: reference GPU-seconds asked over the span of submissions.
-  const double offered = work / std::max(last, 1.0);
-  const ClusterSpec full = read_pai(pai).cluster;
-  const double full_cap = capacity(build_cluster(full, table));
-
-  std::vector<std::pair<std::string, std::string>> pairs;
-  if (!a.policies.empty()) {
-    pairs = expand_pairs(a.policies, a.context);
-  } else {
-    for (auto& p : expand_pairs(kBaselinePairs, a.context))  // wildcards would take "duet" in too
-      if (!learned(p.first) && !learned(p.second)) pairs.push_back(std::move(p));
-    if (a.context.model)
-      for (auto& p : expand_pairs(kLearnedPairs, a.context)) pairs.push_back(std::move(p));
-  }
+  const ProtocolData d = read_protocol_data(a, find_split(a.split));
+  const std::vector<std::pair<std::string, std::string>> pairs = protocol_pairs(a);
   std::filesystem::create_directories(a.out);
   std::vector<LoadResult> results;
-  const size_t total_runs = a.loads.size() * a.seeds.size() * pairs.size();
-  size_t done = 0;
+  RunCounter count;
+  count.total = a.loads.size() * a.seeds.size() * pairs.size();
   for (double load : a.loads) {
     LoadResult r;
     r.load = load;
     for (const auto& [o, p] : pairs) r.pairs.push_back(PairStats{o, p, false, {}, {}, {}, {}, {}, {}});
-    for (uint64_t seed : a.seeds) {
-      const double fraction = std::min(1.0, offered / (load / 100 * full_cap));
-      ClusterSpec spec = sample_cluster(full, fraction, seed);
-      const std::string dir = fmt::format("{}/load{:.0f}/seed{}", a.out, load, seed);
-      std::filesystem::create_directories(dir);
-      spec.source = dir + "/cluster.csv";
-      {
-        std::ofstream f(spec.source);
-        write_cluster(f, spec);
-      }
-      const ClusterModel cluster = build_cluster(spec, table);
-      const double cap = capacity(cluster);
-      r.clusters.push_back(fmt::format("seed {}: {} machines, {} GPUs, {:.0f} reference GPUs, offered load {:.2f}",
-                                       seed, cluster.machines.size(), spec.total_gpus(), cap, offered / cap));
-      std::vector<SimResult>& rows = r.runs[seed];
-      EvalMeta meta;
-      meta.trace = philly + " [" + split->name + "]";
-      meta.cluster = spec.source;
-      meta.seed = seed;
-      meta.total_gpus = spec.total_gpus();
-      for (size_t i = 0; i < pairs.size(); ++i) {
-        RunOptions ro;
-        ro.seed = seed;
-        ro.period_s = a.period;
-        ro.drop_oversized = true;
-        ro.progress_label = fmt::format("L{:.0f} s{} {}", load, seed, pairs[i].first);
-        int64_t dropped = 0;
-        rows.push_back(
-            run_pair(trace, cluster, table, &prices, pairs[i].first, pairs[i].second, a.context, ro, &dropped));
-        meta.dropped = dropped;
-        meta.jobs = rows.back().jobs;
-        const SimResult& s = rows.back();
-        PairStats& ps = r.pairs[i];
-        ps.oracle = s.oracle;
-        ps.jct_h.v.push_back(s.avg_jct_s / 3600);
-        ps.p95_h.v.push_back(s.p95_jct_s / 3600);
-        ps.fees.v.push_back(s.fees_usd);
-        ps.energy.v.push_back(s.energy_kwh);
-        ps.makespan_h.v.push_back(s.makespan_s / 3600);
-        ps.queue_h.v.push_back(s.avg_queue_s / 3600);
-        std::cerr << fmt::format("duet eval: [{}/{}] load {:.0f}% seed {}: {}/{} mean JCT {:.2f} h ({:.1f} s)\n",
-                                 ++done, total_runs, load, seed, s.ordering, s.placement, s.avg_jct_s / 3600, s.wall_s);
-      }
-      write_summary_md(dir + "/summary.md", meta, rows);
-      write_summary_json(dir + "/summary.json", meta, rows);
-      if (!a.no_plots && !std::string(DUET_GNUPLOT).empty()) write_plots(dir, rows, DUET_GNUPLOT);
-      for (SimResult& s : rows) {  // keep memory flat over many runs
-        s.samples.clear();
-        s.samples.shrink_to_fit();
-        s.jct_sorted.clear();
-        s.jct_sorted.shrink_to_fit();
-      }
-    }
+    for (uint64_t seed : a.seeds) run_seed(a, d, pairs, load, seed, r, count);
     results.push_back(std::move(r));
     // Rewritten after each load so a long run shows results as it goes.
-    write_md(a.out + "/summary.md", a, trace.jobs.size(), offered, results);
-    write_json(a.out + "/summary.json", a, trace.jobs.size(), offered, results);
+    write_md(a.out + "/summary.md", a, d.trace.jobs.size(), d.offered, results);
+    write_json(a.out + "/summary.json", a, d.trace.jobs.size(), d.offered, results);
   }
   std::cout << a.out << "/summary.md\n" << a.out << "/summary.json\n";
 }
