@@ -13,16 +13,10 @@
 #include "plugins/seam/file_trust.h"
 #include "policy/util/printable.h"
 #include "policy/util/safe_file.h"
+#include "policy/util/text.h"
 
 namespace duet::plugin {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
@@ -192,7 +186,7 @@ void parse_setting(std::string_view line, Where at, std::vector<bool>& seen, Con
   size_t vb = eq + 1;
   while (vb < body.size() && is_space(body[vb])) ++vb;
   std::string value(body.substr(vb));
-  auto it = std::find_if(keys().begin(), keys().end(), [&](const Key& k) { return lower(k.name) == lower(key); });
+  auto it = std::find_if(keys().begin(), keys().end(), [&](const Key& k) { return iequal(k.name, key); });
   if (it == keys().end()) return add(b, "unknown key '" + std::string(key) + "' (known keys: " + known_keys() + ")");
   size_t idx = static_cast<size_t>(it - keys().begin());
   if (seen[idx]) add(b, std::string("key ") + it->name + " given twice (the last wins)");
