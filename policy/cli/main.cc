@@ -2,7 +2,9 @@
 // Each subcommand lives in its own cmd_*.cc; the table below is the one
 // place that says which subcommands exist.
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -33,16 +35,46 @@ const Command kCommands[] = {
     {"train", "train the learned scheduler (joint MAPPO, duet-train(1))", duet::cli::setup_train},
 };
 
+std::string command_names() {
+  std::string s;
+  for (const Command& c : kCommands) s += (s.empty() ? "" : ", ") + std::string(c.name);
+  return s;
+}
+
+// A missing or unknown subcommand is a usage error (exit 2) that names the
+// known ones; CLI11 alone says only "A subcommand is required" (exit 106).
+int usage_error(const char* argv1) {
+  if (argv1)
+    std::fprintf(stderr, "duet: unknown %s '%s' (subcommands: %s); see duet --help\n",
+                 argv1[0] == '-' ? "option" : "subcommand", argv1, command_names().c_str());
+  else
+    std::fprintf(stderr, "duet: a subcommand is required (subcommands: %s); see duet --help\n",
+                 command_names().c_str());
+  return 2;
+}
+
+bool is_command(const char* name) {
+  for (const Command& c : kCommands)
+    if (std::strcmp(c.name, name) == 0) return true;
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc < 2) return usage_error(nullptr);
+  const std::string first = argv[1];
+  if (!is_command(argv[1]) && first != "-h" && first != "--help" && first != "--version") return usage_error(argv[1]);
   CLI::App app{"duet: learned GPU scheduling for Slurm clusters -- simulator, baselines and evaluation"};
   app.set_version_flag("--version", std::string("duet ") + PACKAGE_VERSION);
   app.require_subcommand(1);
   for (const Command& c : kCommands) c.setup(app.add_subcommand(c.name, c.help));
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) { return app.exit(e); } catch (const std::exception& e) {
+  } catch (const CLI::ParseError& e) {
+    // --help and --version end here with 0; every command-line error exits 2 (duet(1)).
+    return app.exit(e) == 0 ? 0 : 2;
+  } catch (const std::exception& e) {
     duet::cli::progress_done();
     std::fprintf(stderr, "duet: %s\n", e.what());
     return 1;

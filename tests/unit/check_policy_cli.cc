@@ -75,6 +75,22 @@ START_TEST(help_everywhere) {
 }
 END_TEST
 
+// Command-line errors exit 2 and name what was expected (duet(1), EXIT STATUS).
+START_TEST(usage_errors_exit_2) {
+  for (const char* args : {"", "foo", "--bogus", "sim --bogus", "sim --order fifo"}) {
+    Out r = run(args);
+    ck_assert_msg(r.rc == 2, "duet %s exited %d: %s", args, r.rc, r.err.c_str());
+    ck_assert_msg(!r.err.empty(), "duet %s said nothing on stderr", args);
+  }
+  Out r = run("foo");
+  ck_assert_msg(r.err.find("unknown subcommand 'foo'") != std::string::npos, "%s", r.err.c_str());
+  for (const char* sub : {"sim", "eval", "convert", "bench", "model", "train", "replay", "report", "explain"})
+    ck_assert_msg(r.err.find(sub) != std::string::npos, "the error does not name %s: %s", sub, r.err.c_str());
+  Out v = run("--version");
+  ck_assert_msg(v.rc == 0 && v.out.rfind("duet ", 0) == 0, "duet --version: %d %s", v.rc, v.out.c_str());
+}
+END_TEST
+
 START_TEST(convert_then_sim_json_is_deterministic) {
   const std::string d = tmpdir();
   write(d + "/philly.csv",
@@ -273,6 +289,7 @@ int main() {
   TCase* tc = tcase_create("cli");
   tcase_set_timeout(tc, 240);
   tcase_add_test(tc, help_everywhere);
+  tcase_add_test(tc, usage_errors_exit_2);
   tcase_add_test(tc, convert_then_sim_json_is_deterministic);
   tcase_add_test(tc, errors_name_file_and_line);
   tcase_add_test(tc, eval_writes_table_json_and_plots);
