@@ -41,6 +41,9 @@ const char* signal_name(int sig) {
 }
 
 namespace {
+// How often wait_paused() repeats its kick while the vCPU has not parked.
+constexpr std::chrono::milliseconds kPauseRekick{5};
+
 RunResult failed(const std::string& why) { return {RunResult::End::kFailed, 0, why}; }
 
 std::string hex(uint64_t v) {
@@ -64,7 +67,15 @@ void Vm::request_stop() {
 
 void Vm::wait_paused() {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return parked_ || finished_; });
+  // The kick can land while the vCPU thread serves a system call, after the
+  // call looked for a pause and before it blocks (a read of an empty pipe,
+  // a poll, a sleep): the no-op handler runs, the call then blocks and the
+  // pause would wait for the call to end, for ever on a pipe nobody writes.
+  // Kick again until the thread parks; a call cut by a kick restarts after
+  // the pause (kWaitForRelease), so extra kicks change nothing else.
+  while (!cv_.wait_for(lock, kPauseRekick, [&] { return parked_ || finished_; }))
+    if (running_.load() && (pause_requested_.load() || stop_requested_.load()))
+      pthread_kill(vcpu_thread_, SIGRTMIN + 5);
 }
 
 void Vm::resume() {
