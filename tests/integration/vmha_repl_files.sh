@@ -8,6 +8,11 @@
 #    written and told so through a FIFO (not held), the host file is empty.
 # 3. kill -9 of the primary at random points: the backup finishes, the file
 #    is the native one (every record once, at its place) and so is the output.
+# 4. The confinement policy crosses a failover: the guest reads a file under
+#    a --ro path (the only one: --no-default-ro) through a descriptor it holds
+#    across the kill; the backup, given the same policy, reopens it and the
+#    output is the file's lines once each; a backup without that path refuses
+#    to resume the guest.
 . "$top_srcdir/tests/integration/vmha_repl_lib.sh"
 vmha_repl_require
 vmha_repl_setup
@@ -91,4 +96,34 @@ done
 [ "$kfail" = 0 ] && echo "ok: $i kills of the primary ($RESUMED resumed on the backup), file and output as native"
 [ "$kfail" = 0 ] || fail=1
 [ "$RESUMED" -ge "$KILLS" ] || { echo "FAIL: only $RESUMED of $i kills hit a running primary ($KILLS wanted)"; fail=1; }
+
+# 4. The policy on both sides.
+PROBE="$top_builddir/tests/vmha/ro_probe"
+mkdir "$T/ro"
+seq 1 40 | sed 's/^/line /' > "$T/ro/lines.txt"
+POLICY="--no-default-ro --ro $T/ro"
+i=0 kfail=0 RESUMED=0
+while [ "$RESUMED" -lt 4 ] && [ $i -lt 8 ]; do
+  i=$((i + 1))
+  rm -rf policy; mkdir policy; cd policy || exit 1
+  kill_round $i 30 "$PROBE" "lines:$T/ro/lines.txt"
+  if [ "$BRC" != 0 ] || ! cmp -s "$T/ro/lines.txt" out; then
+    echo "FAIL: policy kill $i ($MODE): backup exit $BRC; output differs"; diff "$T/ro/lines.txt" out | head -5
+    echo "backup's stderr:"; tail -5 "$T/backup.err"; echo "primary's stderr:"; tail -5 primary.err; kfail=1
+  fi
+  cd "$T" || exit 1
+done
+[ "$kfail" = 0 ] && [ "$RESUMED" -ge 4 ] &&
+  echo "ok: $i kills of a primary reading under --ro ($RESUMED resumed with the same policy), output as the file"
+[ "$kfail" = 0 ] && [ "$RESUMED" -ge 4 ] || fail=1
+rm -rf policy; mkdir policy; cd policy || exit 1
+BACKUP_POLICY="--no-default-ro" RESUMED=0
+kill_round 1 30 "$PROBE" "lines:$T/ro/lines.txt"
+if [ "$BRC" = 0 ] || ! grep -q "not a read-only path of this vmha" "$T/backup.err"; then
+  echo "FAIL: a backup without the --ro path resumed the guest (exit $BRC)"; tail -5 "$T/backup.err"; fail=1
+else
+  echo "ok: a backup without the primary's --ro path refuses to resume"
+fi
+BACKUP_POLICY= POLICY=
+cd "$T" || exit 1
 exit $fail

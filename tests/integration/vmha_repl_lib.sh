@@ -23,10 +23,12 @@ vmha_repl_cleanup() {
 }
 
 # Starts a backup writing stdout to $1 (appending); sets BACKUP_PID, ADDR.
+# $POLICY (read-only path options, vmha(1) CONFINEMENT) goes to the backup
+# and, in kill_round, to the primary; $BACKUP_POLICY replaces it for the backup.
 start_backup() {
   rm -f "$T/addr"
   "$VMHA" backup --key "$T/key" --lease-ms "${LEASE_MS:-1000}" --accept-timeout 20 \
-    --address-file "$T/addr" ${FENCE:+--fence-cmd "$FENCE"} >> "$1" 2>> "$T/backup.err" &
+    --address-file "$T/addr" ${FENCE:+--fence-cmd "$FENCE"} ${BACKUP_POLICY:-$POLICY} >> "$1" 2>> "$T/backup.err" &
   BACKUP_PID=$!
   for _ in $(seq 1500); do [ -s "$T/addr" ] && break; sleep 0.02; done
   [ -s "$T/addr" ] || { echo "FAIL: backup did not listen"; cat "$T/backup.err"; exit 1; }
@@ -70,7 +72,7 @@ kill_round() {
   MODE=async; [ $((_i % 2)) -eq 0 ] && MODE=stop-copy
   : > out; : > "$T/backup.err"
   start_backup "$PWD/out"
-  "$VMHA" run --memory 256 --mode $MODE --epoch-ms 10 --backup "$ADDR" --key "$T/key" -- "$@" \
+  "$VMHA" run --memory 256 --mode $MODE --epoch-ms 10 --backup "$ADDR" --key "$T/key" $POLICY -- "$@" \
     >> out 2> primary.err &
   PRIMARY_PID=$!
   wait_lines $(( $(od -An -N2 -tu2 /dev/urandom) % _max + 1 ))

@@ -1,5 +1,6 @@
 // Confinement and refusals: the guest cannot open a path outside its working
-// directory (.., absolute paths, symlinks out); an unsupported system call
+// directory (.., absolute paths, symlinks out) and the read-only paths of its
+// policy (vmha(1) CONFINEMENT), and never writes under those; an unsupported system call
 // gets ENOSYS with exactly one log line; dynamic and malformed executables
 // are refused by `vmha run` with a clear message; the size, mode, times and
 // status flags of files behind inherited fds and devices stay unchanged.
@@ -10,6 +11,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "tests/vmha/vmha_test_util.h"
 
@@ -39,7 +41,7 @@ START_TEST(paths_outside_the_workdir_are_refused) {
   std::string probe = vmha_test::builddir() + "/tests/vmha/confine_probe";
   vmha_test::Captured c = vmha_test::run_capture(
       {vmha_test::vmha_bin(), "run", "--", probe, "inside.txt", "link_in", dir + "/inside.txt", "../secret",
-       outer + "/secret", "/etc/passwd", "link_out", "abs_link_out", "sub/../../secret", "/dev/null"},
+       outer + "/secret", "/etc/hostname", "link_out", "abs_link_out", "sub/../../secret", "/dev/null"},
       dir);
   ck_assert_msg(c.exit_code() == 0, "probe exited %d: %s", c.exit_code(), c.err.c_str());
   ck_assert_msg(contains(c.out, "open inside.txt: ok\n"), "%s", c.out.c_str());
@@ -48,7 +50,7 @@ START_TEST(paths_outside_the_workdir_are_refused) {
                 c.out.c_str());
   ck_assert_msg(contains(c.out, "open ../secret: EACCES\n"), "%s", c.out.c_str());
   ck_assert_msg(contains(c.out, "open " + outer + "/secret: EACCES\n"), "%s", c.out.c_str());
-  ck_assert_msg(contains(c.out, "open /etc/passwd: EACCES\n"), "%s", c.out.c_str());
+  ck_assert_msg(contains(c.out, "open /etc/hostname: EACCES\n"), "%s", c.out.c_str());  // not a read-only path
   ck_assert_msg(contains(c.out, "open link_out: EACCES\n"), "%s", c.out.c_str());
   ck_assert_msg(contains(c.out, "open abs_link_out: EACCES\n"), "%s", c.out.c_str());
   ck_assert_msg(contains(c.out, "open sub/../../secret: "), "%s", c.out.c_str());
@@ -60,6 +62,140 @@ START_TEST(paths_outside_the_workdir_are_refused) {
   ck_assert_msg(contains(c.out, "rename out: EACCES\n"), "%s", c.out.c_str());
   ck_assert_int_eq(access((outer + "/victim").c_str(), F_OK), 0);
   ck_assert_int_eq(access((dir + "/created.txt").c_str(), F_OK), 0);
+}
+END_TEST
+
+// The policy's read-only paths (tests/vmha/ro_probe.c): readable, listable,
+// never changed (EROFS as on a read-only mount); everything else outside the
+// working directory EACCES, however it is named (.., symlinks, dirfds).
+START_TEST(read_only_paths_are_read_never_written) {
+  std::string outer = vmha_test::make_temp_dir();
+  std::string dir = outer + "/job", ro = outer + "/ro";
+  ck_assert_int_eq(mkdir(dir.c_str(), 0755), 0);
+  ck_assert_int_eq(mkdir(ro.c_str(), 0755), 0);
+  for (const std::string& path : {ro + "/data.txt", outer + "/secret", dir + "/mine.txt"}) {
+    FILE* f = std::fopen(path.c_str(), "w");
+    std::fputs("data\n", f);
+    std::fclose(f);
+  }
+  ck_assert_int_eq(symlink("/etc/hostname", (dir + "/hostname_link").c_str()), 0);
+  ck_assert_int_eq(symlink("../secret", (ro + "/out_link").c_str()), 0);
+  ck_assert_int_eq(symlink("data.txt", (ro + "/in_link").c_str()), 0);
+  std::string usr_file = "/usr/bin/env";  // any regular file under /usr
+  ck_assert_msg(access(usr_file.c_str(), R_OK) == 0, "%s missing", usr_file.c_str());
+  struct stat before {};
+  ck_assert_int_eq(stat("/etc/passwd", &before), 0);
+
+  std::string probe = vmha_test::builddir() + "/tests/vmha/ro_probe";
+  std::vector<std::string> ops = {"read:/etc/passwd",
+                                  "read:" + usr_file,
+                                  "list:/usr/bin",
+                                  "stat:/usr",
+                                  "accessr:/etc/passwd",
+                                  "at:/usr:bin/env",
+                                  "write:/etc/passwd",
+                                  "trunc:/etc/passwd",
+                                  "create:/usr/vmha_ro_probe_new",
+                                  "excl:/etc/passwd",
+                                  "unlink:/etc/passwd",
+                                  "mkdir:/usr/vmha_ro_probe_dir",
+                                  "mkdir:/usr/bin",
+                                  "rmdir:/usr/bin",
+                                  "rename:/etc/passwd:mine_too.txt",
+                                  "rename:mine.txt:/usr/mine.txt",
+                                  "chmod:/etc/passwd",
+                                  "utime:/etc/passwd",
+                                  "accessw:/etc/passwd",
+                                  "fchmod:/etc/passwd",
+                                  "fdwrite:/etc/passwd",
+                                  "ftruncate:/etc/passwd",
+                                  "read:/etc/shadow",
+                                  "read:/etc/hostname",
+                                  "list:/etc",
+                                  "read:/home",
+                                  "stat:/",
+                                  "read:hostname_link",
+                                  "read:/usr/../etc/hostname",
+                                  "read:../secret",
+                                  "at:/usr:../etc/hostname",
+                                  "read:" + ro + "/data.txt",
+                                  "create:mine.txt",
+                                  "read:mine.txt"};
+  vmha_test::Captured c = vmha_test::run_capture(
+      [&] {
+        std::vector<std::string> argv = {vmha_test::vmha_bin(), "run", "--", probe};
+        argv.insert(argv.end(), ops.begin(), ops.end());
+        return argv;
+      }(),
+      dir);
+  ck_assert_msg(c.exit_code() == 0, "probe exited %d: %s", c.exit_code(), c.err.c_str());
+  for (const std::string& line : std::vector<std::string>{"read /etc/passwd: ok\n",
+                                                          "read " + usr_file + ": ok\n",
+                                                          "list /usr/bin: ok\n",
+                                                          "stat /usr: ok\n",
+                                                          "accessr /etc/passwd: ok\n",
+                                                          "at /usr:bin/env: ok\n",
+                                                          "write /etc/passwd: EROFS\n",
+                                                          "trunc /etc/passwd: EROFS\n",
+                                                          "create /usr/vmha_ro_probe_new: EROFS\n",
+                                                          "excl /etc/passwd: EEXIST\n",
+                                                          "unlink /etc/passwd: EROFS\n",
+                                                          "mkdir /usr/vmha_ro_probe_dir: EROFS\n",
+                                                          "mkdir /usr/bin: EEXIST\n",
+                                                          "rmdir /usr/bin: EROFS\n",
+                                                          "rename /etc/passwd:mine_too.txt: EROFS\n",
+                                                          "rename mine.txt:/usr/mine.txt: EROFS\n",
+                                                          "chmod /etc/passwd: EROFS\n",
+                                                          "utime /etc/passwd: EROFS\n",
+                                                          "accessw /etc/passwd: EROFS\n",
+                                                          "fchmod /etc/passwd: EROFS\n",
+                                                          "fdwrite /etc/passwd: EBADF\n",
+                                                          "ftruncate /etc/passwd: EINVAL\n",
+                                                          "read /etc/shadow: EACCES\n",
+                                                          "read /etc/hostname: EACCES\n",
+                                                          "list /etc: EACCES\n",
+                                                          "read /home: EACCES\n",
+                                                          "stat /: EACCES\n",
+                                                          "read hostname_link: EACCES\n",
+                                                          "read /usr/../etc/hostname: EACCES\n",
+                                                          "read ../secret: EACCES\n",
+                                                          "at /usr:../etc/hostname: EACCES\n",
+                                                          "read " + ro + "/data.txt: EACCES\n",
+                                                          "create mine.txt: ok\n",
+                                                          "read mine.txt: ok\n"})
+    ck_assert_msg(contains(c.out, line), "expected \"%.*s\" in:\n%s", static_cast<int>(line.size() - 1), line.c_str(),
+                  c.out.c_str());
+  struct stat after {};
+  ck_assert_int_eq(stat("/etc/passwd", &after), 0);
+  ck_assert(after.st_mode == before.st_mode && after.st_size == before.st_size &&
+            after.st_mtim.tv_sec == before.st_mtim.tv_sec && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
+  ck_assert_int_eq(access("/usr/vmha_ro_probe_new", F_OK), -1);
+  ck_assert_int_eq(access("/usr/vmha_ro_probe_dir", F_OK), -1);
+  ck_assert_int_eq(access((dir + "/mine.txt").c_str(), F_OK), 0);
+
+  // --ro adds a path (read, never written; its symlinks stay beneath it);
+  // --no-default-ro drops the defaults.
+  c = vmha_test::run_capture(
+      {vmha_test::vmha_bin(), "run", "--ro", ro, "--no-default-ro", "--", probe, "read:" + ro + "/data.txt",
+       "read:" + ro + "/in_link", "list:" + ro, "write:" + ro + "/data.txt", "create:" + ro + "/new.txt",
+       "unlink:" + ro + "/data.txt", "read:" + ro + "/out_link", "read:" + ro + "/../secret", "read:/etc/passwd",
+       "read:" + usr_file},
+      dir);
+  ck_assert_msg(c.exit_code() == 0, "probe exited %d: %s", c.exit_code(), c.err.c_str());
+  for (const std::string& line : std::vector<std::string>{
+           "read " + ro + "/data.txt: ok\n", "read " + ro + "/in_link: ok\n", "list " + ro + ": ok\n",
+           "write " + ro + "/data.txt: EROFS\n", "create " + ro + "/new.txt: EROFS\n",
+           "unlink " + ro + "/data.txt: EROFS\n", "read " + ro + "/out_link: EACCES\n",
+           "read " + ro + "/../secret: EACCES\n", "read /etc/passwd: EACCES\n", "read " + usr_file + ": EACCES\n"})
+    ck_assert_msg(contains(c.out, line), "expected \"%.*s\" in:\n%s", static_cast<int>(line.size() - 1), line.c_str(),
+                  c.out.c_str());
+  ck_assert_int_eq(access((ro + "/data.txt").c_str(), F_OK), 0);
+  ck_assert_int_eq(access((ro + "/new.txt").c_str(), F_OK), -1);
+
+  // A relative --ro is refused before the guest starts.
+  c = vmha_test::run_capture({vmha_test::vmha_bin(), "run", "--ro", "usr", "--", probe}, dir);
+  ck_assert_int_eq(c.exit_code(), 125);
+  ck_assert_msg(contains(c.err, "read-only path 'usr' is not absolute"), "%s", c.err.c_str());
 }
 END_TEST
 
@@ -192,6 +328,7 @@ int main() {
   TCase* tc = tcase_create("confine");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, paths_outside_the_workdir_are_refused);
+  tcase_add_test(tc, read_only_paths_are_read_never_written);
   tcase_add_test(tc, unsupported_syscall_is_enosys_logged_once);
   tcase_add_test(tc, dynamic_and_malformed_programs_are_refused);
   tcase_add_test(tc, exit_status_and_signals_are_the_programs);

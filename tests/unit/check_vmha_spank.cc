@@ -83,12 +83,38 @@ START_TEST(test_plugstack_args) {
 }
 END_TEST
 
+// ro=: the read-only paths of the guest's policy, in place of vmha's
+// defaults, given to both vmha run and vmha backup.
+START_TEST(test_plugstack_read_only_paths) {
+  HaSettings s;
+  ck_assert_str_eq(s.ro.c_str(), vmha::kDefaultReadOnlyPaths);
+  std::vector<std::string> opts = read_only_options(s);
+  ck_assert_str_eq(opts[0].c_str(), "--no-default-ro");
+  ck_assert_int_eq(opts.size(), 1 + 2 * 9);
+  ck_assert_str_eq(opts[1].c_str(), "--ro");
+  ck_assert_str_eq(opts[2].c_str(), "/usr");
+  std::string err;
+  ck_assert_msg(apply_plugstack_arg("ro=/usr:/opt/conda::/etc/passwd", &s, &err), "%s", err.c_str());
+  opts = read_only_options(s);
+  std::vector<std::string> want = {"--no-default-ro", "--ro", "/usr", "--ro", "/opt/conda", "--ro", "/etc/passwd"};
+  ck_assert(opts == want);
+  ck_assert(apply_plugstack_arg("ro=", &s, &err));
+  ck_assert(read_only_options(s) == std::vector<std::string>{"--no-default-ro"});
+  for (const char* bad : {"ro=usr", "ro=/usr:lib", "ro=/usr/../etc", "ro=/usr/./lib", "ro=/.."}) {
+    ck_assert_msg(!apply_plugstack_arg(bad, &s, &err), "%s accepted", bad);
+    ck_assert_msg(err.find("ro: expected absolute paths separated by ':'") != std::string::npos, "%s", err.c_str());
+  }
+  ck_assert(s.ro.empty());  // a refused value leaves the setting as it was
+}
+END_TEST
+
 START_TEST(test_task_environment_round_trip) {
   HaSettings a;
   a.epoch_ms = 7;
   a.mode = "stop-copy";
   a.statedir = "/x/y";
   a.transports = "sm,self";
+  a.ro = "/usr:/opt/x";
   std::map<std::string, std::string> env;
   for (const auto& [k, v] : task_environment(a)) {
     ck_assert(k.rfind(kEnvPrefix, 0) == 0);
@@ -105,6 +131,7 @@ START_TEST(test_task_environment_round_trip) {
   ck_assert_str_eq(b.mode.c_str(), "stop-copy");
   ck_assert_str_eq(b.statedir.c_str(), "/x/y");
   ck_assert_str_eq(b.transports.c_str(), "sm,self");
+  ck_assert_str_eq(b.ro.c_str(), "/usr:/opt/x");
   env.erase("VMHA_TASK_MODE");
   ck_assert(!settings_from_environment(get, &b, &err));
   ck_assert(err.find("VMHA_TASK_MODE is not set") != std::string::npos);
@@ -333,6 +360,7 @@ int main() {
   TCase* tc = tcase_create("core");
   tcase_add_test(tc, test_ha_values);
   tcase_add_test(tc, test_plugstack_args);
+  tcase_add_test(tc, test_plugstack_read_only_paths);
   tcase_add_test(tc, test_task_environment_round_trip);
   tcase_add_test(tc, test_hostlist);
   tcase_add_test(tc, test_backup_node);

@@ -1,6 +1,7 @@
 // The VM state format: a saved VM restores into a fresh one that saves back
 // to the same bytes; damaged, truncated or future-version states are refused
 // with the byte offset and what was expected.
+#include <fcntl.h>
 #include <sys/syscall.h>
 
 #include <algorithm>
@@ -241,6 +242,64 @@ END_TEST
 
 }  // namespace
 
+// A descriptor under a read-only path (fd kind 5) is reopened through the
+// restoring VMM's policy: with the same read-only paths the guest goes on
+// reading it; without them the restore is refused.
+START_TEST(read_only_descriptor_is_reopened_through_the_policy) {
+  if (!have_kvm()) {
+    std::printf("(no /dev/kvm: read-only restore not run)\n");
+    return;
+  }
+  std::string dir = vmha_test::make_temp_dir();
+  std::string prog = vmha_test::builddir() + "/tests/vmha/ro_probe";
+  ElfImage img;
+  ck_assert(read_elf_file(prog, &img).ok());
+  // Its output in a file of its own, before and after the restore (the
+  // state holds the stream's offset).
+  std::string out = dir + "/out.txt";
+  int out_fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ck_assert_int_ge(out_fd, 0);
+  VmOptions o;
+  o.memory_bytes = 256 << 20;
+  o.workdir = dir;
+  o.std_fds[1] = out_fd;
+  std::unique_ptr<Vm> vm;
+  Status s = Vm::create(o, &vm);
+  ck_assert_msg(s.ok(), "%s", s.message().c_str());
+  ck_assert(vm->load(img, prog, {prog, "read:/etc/passwd"}, {}).ok());
+  auto holds_read_only = [](Vm& v) {
+    for (const FdEntry& e : v.process().fds.entries())
+      if (e.host_fd >= 0 && e.kind == FdKind::kReadOnly && e.path == "/etc/passwd") return true;
+    return false;
+  };
+  vm->set_syscall_hook(
+      [&](Vm& v, uint64_t, uint64_t) { return holds_read_only(v) ? HookAction::kStop : HookAction::kContinue; });
+  ck_assert(vm->run().end == RunResult::End::kStopped);
+  std::vector<uint8_t> a;
+  s = vm->save(&a);
+  ck_assert_msg(s.ok(), "%s", s.message().c_str());
+  vm.reset();
+
+  VmOptions none = o;
+  none.read_only = {};
+  s = Vm::restore(none, a, &vm);
+  ck_assert_msg(!s.ok() && contains(s.message(), "/etc/passwd") && contains(s.message(), "not a read-only path"), "%s",
+                s.message().c_str());
+
+  s = Vm::restore(o, a, &vm);
+  ck_assert_msg(s.ok(), "%s", s.message().c_str());
+  ck_assert(holds_read_only(*vm));
+  std::vector<uint8_t> b;
+  ck_assert(vm->save(&b).ok());
+  ck_assert(a == b);
+  RunResult r = vm->run();
+  close(out_fd);
+  ck_assert_msg(r.end == RunResult::End::kExited && r.code == 0, "end %d code %d: %s", static_cast<int>(r.end), r.code,
+                r.message.c_str());
+  ck_assert_msg(vmha_test::slurp(out) == "read /etc/passwd: ok\n", "%s", vmha_test::slurp(out).c_str());
+}
+END_TEST
+
 int main() {
   Suite* s = suite_create("vmha_state");
   TCase* tc = tcase_create("format");
@@ -249,6 +308,7 @@ int main() {
   tcase_add_test(tc, wrong_magic_and_version_are_refused);
   tcase_add_test(tc, round_trip_is_identical);
   tcase_add_test(tc, truncated_state_is_refused);
+  tcase_add_test(tc, read_only_descriptor_is_reopened_through_the_policy);
   tcase_add_test(tc, version_1_state_restores_and_saves_unchanged);
   tcase_add_test(tc, version_1_state_cut_in_any_section_is_refused);
   tcase_add_test(tc, pause_save_resume_from_another_thread);

@@ -15,6 +15,7 @@
 #include "vmha/cli/diagnostics_log.h"
 #include "vmha/cli/run_command.h"
 #include "vmha/engine/backup_service.h"
+#include "vmha/sys/confinement.h"
 
 namespace {
 
@@ -29,10 +30,34 @@ struct Command {
   Runner (*setup)(CLI::App* app, std::string* log_file);
 };
 
+// --ro and --no-default-ro (vmha(1) CONFINEMENT): the read-only paths of
+// the confinement policy, the same for `vmha run` and `vmha backup`.
+struct ReadOnlyOptions {
+  std::vector<std::string> added;
+  bool no_defaults = false;
+  std::vector<std::string> paths() const {
+    std::vector<std::string> out = no_defaults ? std::vector<std::string>{} : vmha::default_read_only_paths();
+    out.insert(out.end(), added.begin(), added.end());
+    return out;
+  }
+};
+
+std::shared_ptr<ReadOnlyOptions> add_read_only_options(CLI::App* app) {
+  auto o = std::make_shared<ReadOnlyOptions>();
+  app->add_option("--ro", o->added,
+                  "Let the guest read (never write) this absolute path too; repeatable (defaults: " +
+                      std::string(vmha::kDefaultReadOnlyPaths) + ")")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app->add_flag("--no-default-ro", o->no_defaults, "Drop the default read-only paths (only --ro's remain)");
+  return o;
+}
+
 Runner setup_run(CLI::App* app, std::string* log_file) {
   auto run = std::make_shared<vmha::RunCommandOptions>();
   app->add_option("--tracker", run->tracker, "Dirty-page tracker: ring, bitmap or none")->capture_default_str();
-  app->add_option("--workdir", run->workdir, "Directory the guest is confined to")->capture_default_str();
+  app->add_option("--workdir", run->workdir, "The guest's working directory (read-write)")->capture_default_str();
+  auto policy = add_read_only_options(app);
   app->add_option("--memory", run->memory_mib, "Guest memory in MiB (reserved, not committed)")->capture_default_str();
   app->add_option("--snapshot-at-syscall", run->snapshot_at_syscall,
                   "Stop after this many system calls and snapshot the VM");
@@ -55,7 +80,10 @@ Runner setup_run(CLI::App* app, std::string* log_file) {
       "--log", *log_file,
       "Write vmha's own diagnostics to this file instead of standard error (which then carries only the guest's)");
   app->add_option("program", run->argv, "PROGRAM ARGS... (after --)")->required();
-  return [run] { return vmha::run_command(*run); };
+  return [run, policy] {
+    run->read_only = policy->paths();
+    return vmha::run_command(*run);
+  };
 }
 
 // Options of `vmha bench`: --native-only runs vmha::bench_command, otherwise
@@ -100,6 +128,7 @@ Runner setup_backup(CLI::App* app, std::string* log_file) {
   app->add_option("--listen", backup->listen, "HOST:PORT to listen on (port 0: any)")->capture_default_str();
   app->add_option("--key", backup->key_file, "Shared secret file (the primary's --key)")->required();
   app->add_option("--workdir", backup->workdir, "Working directory of a resumed guest")->capture_default_str();
+  auto policy = add_read_only_options(app);
   app->add_option("--fence-cmd", backup->fence_cmd,
                   "Shell command run before a takeover; must exit 0 (fences the primary)");
   app->add_option("--lease-ms", backup->lease_ms, "Primary lost: connection gone and silent this long")
@@ -114,7 +143,10 @@ Runner setup_backup(CLI::App* app, std::string* log_file) {
   app->add_option("--log", *log_file,
                   "Write vmha's own diagnostics to this file instead of standard error (which then carries only "
                   "the resumed guest's)");
-  return [backup] { return vmha::run_backup(*backup); };
+  return [backup, policy] {
+    backup->read_only = policy->paths();
+    return vmha::run_backup(*backup);
+  };
 }
 
 const Command kCommands[] = {

@@ -54,6 +54,7 @@ int run_replicated(const RunCommandOptions& o) {
   eo.lease_ms = o.lease_ms;
   VmOptions vo;
   vo.workdir = o.workdir;
+  vo.read_only = o.read_only;
   vo.memory_bytes = o.memory_mib << 20;
   ProtectedRun run = run_protected(eo, vo, o.argv);
   if (!o.stats_file.empty() && !write_stats_file(o.stats_file, run.stats))

@@ -84,6 +84,7 @@ int run_command(const RunCommandOptions& o) {
   VmOptions vo;
   if (Status s = parse_tracker_kind(o.tracker, &vo.tracker); !s.ok()) return fail(s.message());
   vo.workdir = o.workdir;
+  vo.read_only = o.read_only;
   vo.memory_bytes = o.memory_mib << 20;
   ExecPlan plan;
   const char* path_env = std::getenv("PATH");

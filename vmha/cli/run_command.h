@@ -12,6 +12,7 @@ namespace vmha {
 struct RunCommandOptions {
   std::string tracker = "ring";
   std::string workdir = ".";
+  std::vector<std::string> read_only;  // the policy's read-only paths (vmha(1) CONFINEMENT; main fills it)
   uint64_t memory_mib = 4096;
   uint64_t snapshot_at_syscall = 0;  // 0: never
   uint64_t snapshot_after_ms = 0;    // 0: never; else stop the vCPU after this long

@@ -14,4 +14,9 @@ inline constexpr int kDefaultLeaseMs = 500;
 inline constexpr int kMinLeaseMs = 50;
 inline constexpr int kMaxLeaseMs = 60000;
 
+// Confinement: the system paths a guest may read (never write) besides its
+// working directory, colon-separated (vmha --ro, plugstack.conf ro=).
+inline constexpr const char* kDefaultReadOnlyPaths =
+    "/usr:/lib:/lib64:/etc/ld.so.cache:/etc/localtime:/usr/share/zoneinfo:/etc/passwd:/etc/group:/etc/nsswitch.conf";
+
 }  // namespace vmha

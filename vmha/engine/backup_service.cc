@@ -88,6 +88,7 @@ int take_over(const BackupOptions& o, ImageStore& store, const OutputFiles& file
     if (!status.ok() || (st.flags & EpochState::kFinished)) return;
     VmOptions vo;
     vo.workdir = o.workdir;
+    vo.read_only = o.read_only;
     vo.tracker = TrackerKind::kNone;
     status = Vm::restore(vo, st.vm_state, &vm);
     if (!status.ok()) return;

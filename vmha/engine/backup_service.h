@@ -5,6 +5,7 @@
 // the released output exactly once (epoch_state.h).
 #pragma once
 #include <string>
+#include <vector>
 
 #include "vmha/common/settings.h"
 
@@ -14,9 +15,12 @@ struct BackupOptions {
   std::string listen = "127.0.0.1:0";
   std::string key_file;
   std::string workdir = ".";  // the resumed guest's working directory
-  std::string fence_cmd;      // run before a takeover; must exit 0
-  std::string address_file;   // write the listening address here
-  std::string transports;     // UCX_TLS ("" = UCX default)
+  // The resumed guest's read-only paths: the primary's policy (its --ro and
+  // --no-default-ro), given again on this side's command line.
+  std::vector<std::string> read_only;
+  std::string fence_cmd;     // run before a takeover; must exit 0
+  std::string address_file;  // write the listening address here
+  std::string transports;    // UCX_TLS ("" = UCX default)
   // Where a resumed guest's stdout/stderr go ("" = this process's own). The
   // primary's output files: appending to them directly is what lets the
   // takeover see, from their size, exactly what the primary released; a pipe

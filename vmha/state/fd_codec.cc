@@ -117,6 +117,20 @@ std::string reopen_fd(ByteReader& r, const VmOptions& opts, Process& p, std::map
       else
         lseek(e.host_fd, static_cast<off_t>(s.offset), SEEK_SET);
       break;
+    case FdKind::kReadOnly: {
+      // Through this VMM's policy: a path it does not hold read-only is refused.
+      Located l;
+      int rc = p.root.locate(e.path, &l);
+      if (rc == 0 && !l.read_only) rc = -EACCES;
+      e.host_fd = rc < 0 ? rc : p.root.open_read_only(l.dir, l.rel, e.open_flags);
+      if (e.host_fd < 0)
+        problem = "cannot reopen guest fd " + std::to_string(s.fd) + " (" + e.path +
+                  ", read-only): " + std::strerror(-e.host_fd) +
+                  (rc == -EACCES ? " (not a read-only path of this vmha)" : "");
+      else if (!(e.open_flags & O_PATH))
+        lseek(e.host_fd, static_cast<off_t>(s.offset), SEEK_SET);
+      break;
+    }
     case FdKind::kDevice:
       e.host_fd = open(e.path.c_str(), (e.open_flags & O_ACCMODE) | O_CLOEXEC);
       break;
@@ -143,7 +157,7 @@ std::string reopen_fd(ByteReader& r, const VmOptions& opts, Process& p, std::map
       break;
     }
     default:
-      r.fail("fd kind", "0..4");
+      r.fail("fd kind", "0..5");
   }
   return problem;
 }

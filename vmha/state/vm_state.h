@@ -3,6 +3,11 @@
 // VMM state (page-table roots, mappings, brk, fd table with paths, offsets
 // and in-flight pipe data, signal dispositions) and the non-zero guest frames.
 // One format serves snapshot/restore, checkpoints and failover.
+// A descriptor under a read-only path of the confinement policy is fd kind 5
+// with its absolute path: it is reopened through the restoring VMM's own
+// policy (the policy itself is not in the state: vmha backup takes the
+// primary's --ro options). A vmha from before kind 5 refuses such a state
+// ("fd kind: expected 0..4"); every state it wrote reads as before.
 #pragma once
 #include <cstdint>
 

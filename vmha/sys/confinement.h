@@ -1,36 +1,86 @@
-// Confinement: every path the guest names is resolved beneath its working
-// directory (openat2 with RESOLVE_BENEATH), so `..`, absolute paths and
-// symlinks cannot lead out. Absolute paths inside the working directory are
-// accepted; a few harmless devices are allowed by exact name.
+// Confinement: the guest's view of the host's files is a policy. Its working
+// directory is read-write; a list of system paths is read-only (the guest
+// may open, stat, read, list and readlink there, never write, create,
+// remove, rename, chmod or truncate: EROFS); nothing else is reachable
+// (EACCES), except a few harmless devices allowed by exact name.
+//
+// A path is resolved beneath one root: the working directory for relative
+// paths, else the root whose path is the longest component-wise prefix of
+// the absolute path (a prefix ends at the first `.` or `..` component). The
+// rest is resolved by openat2 with RESOLVE_BENEATH beneath that root's fd,
+// so `..`, absolute symlinks and magic links cannot lead out of it (EACCES).
 #pragma once
 #include <string>
+#include <vector>
 
 #include "vmha/common/status.h"
 
 namespace vmha {
 
+// vmha/common/settings.h's kDefaultReadOnlyPaths as a list.
+std::vector<std::string> default_read_only_paths();
+// "A:B:C" -> {A, B, C} (empty entries dropped).
+std::vector<std::string> split_path_list(const std::string& list);
+// OK when `path` can name a read-only root: absolute, no `.` or `..`
+// component; otherwise an error that says so.
+Status check_read_only_path(const std::string& path);
+
+// Where a guest path points: a host directory fd (not owned by the caller),
+// a path beneath it, and whether the policy allows writing there.
+struct Located {
+  int dir = -1;
+  std::string rel;
+  bool read_only = false;
+  std::string recorded;  // working-directory-relative, or absolute under a read-only root
+};
+
 class Confinement {
  public:
   ~Confinement();
-  Status open_root(const std::string& dir);
+  Confinement() = default;
+  Confinement(const Confinement&) = delete;
+  Confinement& operator=(const Confinement&) = delete;
+
+  // The working directory and the read-only roots. A read-only path that
+  // does not exist on the host is skipped; one inside the working directory
+  // adds nothing (the working directory is read-write throughout).
+  Status open_root(const std::string& dir, const std::vector<std::string>& read_only = {});
   int root_fd() const { return root_fd_; }
   const std::string& root_path() const { return root_path_; }
+  // The read-only roots in force (as the guest names them).
+  std::vector<std::string> read_only_paths() const;
 
-  // Turns an absolute guest path inside the root into a relative one; -EACCES
-  // for absolute paths elsewhere. Relative paths are returned unchanged.
-  int relative(const std::string& path, std::string* out) const;
+  // An absolute guest path: the root it lies under and the rest. -EACCES
+  // outside the policy. Relative paths are returned unchanged beneath the
+  // working directory.
+  int locate(const std::string& path, Located* out) const;
   static bool is_allowed_device(const std::string& path);
 
-  // openat2 beneath dir_fd (a host fd that is the root or a directory under
+  // openat2 beneath dir_fd (a host fd that is a root or a directory under
   // it). Returns a host fd or -errno (escapes give -EACCES).
   int open_beneath(int dir_fd, const std::string& rel, int flags, unsigned mode) const;
   // Opens the parent directory of rel beneath dir_fd; *base gets the last
   // component. Returns a host fd (O_PATH) or -errno.
   int open_parent(int dir_fd, const std::string& rel, std::string* base) const;
+  // Opens rel beneath dir_fd under a read-only root for reading as the
+  // guest asked (`flags`: its open flags). Write access, O_TRUNC, O_TMPFILE
+  // and creating give -EROFS (O_CREAT|O_EXCL of an existing file -EEXIST);
+  // only regular files and directories are opened (O_PATH: anything), else
+  // -EACCES. The object is checked through an O_PATH fd and reopened from
+  // it, so what is opened is what was checked.
+  int open_read_only(int dir_fd, const std::string& rel, int flags) const;
 
  private:
+  // A directory is resolved beneath its own fd; a file beneath its
+  // directory's, by its real name (a file has nothing beneath it).
+  struct ReadOnlyRoot {
+    std::string path;  // as the guest names it (no trailing '/')
+    int fd = -1;       // O_PATH: the directory, or the directory holding the file
+    std::string name;  // "" for a directory; the file's real name
+  };
   int root_fd_ = -1;
   std::string root_path_;
+  std::vector<ReadOnlyRoot> read_only_;
 };
 
 }  // namespace vmha

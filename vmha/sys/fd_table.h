@@ -15,6 +15,7 @@ enum class FdKind : uint8_t {
   kDevice = 2,     // one of the allowed devices (/dev/null, /dev/zero, /dev/urandom)
   kPipe = 3,       // pipe made by the guest (both ends inside the VM)
   kSocket = 4,     // socketpair made by the guest (both ends inside the VM)
+  kReadOnly = 5,   // regular file or directory under a read-only path (path: absolute)
 };
 
 struct FdEntry {
@@ -33,7 +34,8 @@ struct FdEntry {
 // file it opened itself beneath its working directory. Inherited streams
 // (vmha's stdin/stdout/stderr: whatever file, terminal or pipe they are),
 // devices, pipes and sockets are host objects outside that directory, or
-// share their state with processes outside the VM.
+// share their state with processes outside the VM. Files under read-only
+// paths are the policy's (confinement.h): the callers answer EROFS.
 inline bool may_change_metadata(const FdEntry& e) { return e.kind == FdKind::kFile; }
 
 // The status flags fcntl(F_SETFL) may change (Linux's SETFL_MASK). On an

@@ -346,7 +346,8 @@ int64_t sys_sendfile(Process& p, const SyscallArgs& a) {
 // directory (may_change_metadata). Elsewhere the answer is the one Linux
 // gives a program for a file it may not change: ftruncate EINVAL (as for a
 // pipe, terminal or device, or a file not open for writing), fchmod and
-// futimens EPERM (as for a file it does not own).
+// futimens EPERM (as for a file it does not own); under a read-only path
+// fchmod and futimens EROFS, as on a read-only mount.
 int64_t sys_ftruncate(Process& p, const SyscallArgs& a) {
   FdEntry* e = p.fds.get(fd_arg(a, 0));
   if (!e) return -EBADF;
@@ -367,6 +368,7 @@ int64_t sys_fadvise64(Process& p, const SyscallArgs& a) { return p.fds.get(fd_ar
 int64_t sys_fchmod(Process& p, const SyscallArgs& a) {
   FdEntry* e = p.fds.get(fd_arg(a, 0));
   if (!e) return -EBADF;
+  if (e->kind == FdKind::kReadOnly) return -EROFS;
   if (!may_change_metadata(*e)) return -EPERM;
   int host = e->host_fd;
   mode_t mode = static_cast<mode_t>(a.a[1]);

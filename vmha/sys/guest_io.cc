@@ -23,6 +23,7 @@ bool gather_guest_iovec(Process& p, uint64_t iov_va, uint64_t count, bool write,
 int64_t write_for_guest(Process& p, int fd, const std::vector<iovec>& iov, off_t offset) {
   FdEntry* e = p.fds.get(fd);
   if (!e) return -EBADF;
+  if (e->kind == FdKind::kReadOnly) return -EBADF;  // opened for reading only (confinement.h)
   ssize_t n;
   if (e->kind == FdKind::kPipe || e->kind == FdKind::kSocket) {
     n = offset < 0 ? writev(e->host_fd, iov.data(), static_cast<int>(iov.size()))

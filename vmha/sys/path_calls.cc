@@ -1,5 +1,8 @@
-// Path system calls, all confined beneath the working directory: open, stat,
-// unlink, rename, mkdir, readlink, access, getcwd, utimensat, chmod.
+// Path system calls, all confined by the policy (confinement.h): open, stat,
+// unlink, rename, mkdir, readlink, access, getcwd, utimensat, chmod. Under a
+// read-only path, what would change the file system is refused with EROFS
+// (after the errors a missing file or directory gives, as on a read-only
+// mount).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -15,13 +18,18 @@ namespace vmha {
 namespace {
 
 constexpr int kAtFdcwd = AT_FDCWD;
+// What of the guest's open flags a file under a read-only root keeps (for
+// reopening it after a restore).
+constexpr int kReadOnlyOpenFlags = O_PATH | O_NOFOLLOW | O_DIRECTORY | O_NONBLOCK | O_NOCTTY | O_NOATIME;
 
 // Where a guest (dirfd, path) pair points: a host directory fd (not owned)
-// and a path relative to it; `recorded` is the path relative to the root.
+// and a path relative to it; `recorded` is the path relative to the working
+// directory, or the absolute path under a read-only root (read_only).
 struct Resolved {
   int dir = -1;
   std::string rel;
   std::string recorded;
+  bool read_only = false;
 };
 
 int resolve(Process& p, int64_t dirfd, uint64_t path_va, Resolved* r, std::string* raw = nullptr) {
@@ -30,9 +38,12 @@ int resolve(Process& p, int64_t dirfd, uint64_t path_va, Resolved* r, std::strin
   if (raw) *raw = path;
   if (path.empty()) return -ENOENT;
   if (path[0] == '/') {
-    if (int e = p.root.relative(path, &r->rel)) return e;
-    r->dir = p.root.root_fd();
-    r->recorded = r->rel;
+    Located l;
+    if (int e = p.root.locate(path, &l)) return e;
+    r->dir = l.dir;
+    r->rel = l.rel;
+    r->recorded = l.recorded;
+    r->read_only = l.read_only;
     return 0;
   }
   r->rel = path;
@@ -43,10 +54,27 @@ int resolve(Process& p, int64_t dirfd, uint64_t path_va, Resolved* r, std::strin
   }
   FdEntry* e = p.fds.get(static_cast<int>(dirfd));
   if (!e) return -EBADF;
-  if (e->kind != FdKind::kFile) return -ENOTDIR;
+  if (e->kind != FdKind::kFile && e->kind != FdKind::kReadOnly) return -ENOTDIR;
   r->dir = e->host_fd;
   r->recorded = e->path + "/" + path;
+  r->read_only = e->kind == FdKind::kReadOnly;
   return 0;
+}
+
+// -EROFS for a change under a read-only root, after what Linux checks first
+// on a read-only mount: the object (or, to create it, its directory) exists.
+int64_t read_only_change(Process& p, const Resolved& r, bool creates, bool follow = true) {
+  int fd = p.root.open_beneath(r.dir, r.rel, O_PATH | (follow ? 0 : O_NOFOLLOW), 0);
+  if (fd >= 0) {
+    close(fd);
+    return creates ? -EEXIST : -EROFS;
+  }
+  if (fd != -ENOENT || !creates) return fd;
+  std::string base;
+  int parent = p.root.open_parent(r.dir, r.rel, &base);
+  if (parent < 0) return parent;
+  close(parent);
+  return -EROFS;
 }
 
 int64_t do_open(Process& p, int64_t dirfd, uint64_t path_va, int flags, unsigned mode) {
@@ -62,6 +90,13 @@ int64_t do_open(Process& p, int64_t dirfd, uint64_t path_va, int flags, unsigned
     entry.host_fd = fd;
     entry.kind = FdKind::kDevice;
     entry.path = raw;
+  } else if (!e && r.read_only) {
+    int fd = p.root.open_read_only(r.dir, r.rel, flags);
+    if (fd < 0) return fd;
+    entry.host_fd = fd;
+    entry.kind = FdKind::kReadOnly;
+    entry.path = r.recorded;
+    entry.open_flags = flags & kReadOnlyOpenFlags;
   } else {
     if (e) return e;
     int host_flags = flags & ~(O_CLOEXEC | 0100000 /* O_LARGEFILE */);
@@ -133,24 +168,25 @@ int64_t sys_lstat(Process& p, const SyscallArgs& a) {
   return do_stat(p, kAtFdcwd, a.a[0], a.a[1], AT_SYMLINK_NOFOLLOW);
 }
 
+long op_unlink(int parent, const char* base, uint64_t flags) {
+  return unlinkat(parent, base, static_cast<int>(flags)) < 0 ? -errno : 0;
+}
+long op_mkdir(int parent, const char* base, uint64_t mode) {
+  return mkdirat(parent, base, static_cast<mode_t>(mode)) < 0 ? -errno : 0;
+}
+
 // Calls that change a directory entry go through the output layer.
 int64_t in_parent(Process& p, int64_t dirfd, uint64_t path_va, const char* what,
                   long (*op)(int parent, const char* base, uint64_t arg), uint64_t arg) {
   Resolved r;
   if (int e = resolve(p, dirfd, path_va, &r)) return e;
+  if (r.read_only) return read_only_change(p, r, op == op_mkdir, false);
   std::string base;
   int parent = p.root.open_parent(r.dir, r.rel, &base);
   if (parent < 0) return parent;
   long rc = p.out->change(std::string(what) + " " + r.recorded, [&] { return op(parent, base.c_str(), arg); });
   close(parent);
   return rc;
-}
-
-long op_unlink(int parent, const char* base, uint64_t flags) {
-  return unlinkat(parent, base, static_cast<int>(flags)) < 0 ? -errno : 0;
-}
-long op_mkdir(int parent, const char* base, uint64_t mode) {
-  return mkdirat(parent, base, static_cast<mode_t>(mode)) < 0 ? -errno : 0;
 }
 
 int64_t sys_unlinkat(Process& p, const SyscallArgs& a) {
@@ -172,6 +208,8 @@ int64_t do_rename(Process& p, int64_t olddir, uint64_t oldpath, int64_t newdir, 
   Resolved from, to;
   if (int e = resolve(p, olddir, oldpath, &from)) return e;
   if (int e = resolve(p, newdir, newpath, &to)) return e;
+  if (from.read_only) return read_only_change(p, from, false, false);
+  if (to.read_only) return -EROFS;
   std::string from_base, to_base;
   int fp = p.root.open_parent(from.dir, from.rel, &from_base);
   if (fp < 0) return fp;
@@ -225,6 +263,10 @@ int64_t do_access(Process& p, int64_t dirfd, uint64_t path_va, int mode, int fla
   if (e) return e;
   int fd = p.root.open_beneath(r.dir, r.rel, O_PATH | ((flags & AT_SYMLINK_NOFOLLOW) ? O_NOFOLLOW : 0), 0);
   if (fd < 0) return fd;
+  if (r.read_only && (mode & W_OK)) {
+    close(fd);
+    return -EROFS;
+  }
   long rc = syscall(SYS_faccessat2, fd, "", mode, AT_EMPTY_PATH | (flags & AT_EACCESS));
   int err = errno;
   close(fd);
@@ -255,6 +297,7 @@ int64_t sys_utimensat(Process& p, const SyscallArgs& a) {
   if (a.a[1] == 0) {  // futimens
     FdEntry* e = p.fds.get(static_cast<int>(a.a[0]));
     if (!e) return -EBADF;
+    if (e->kind == FdKind::kReadOnly) return -EROFS;
     if (!may_change_metadata(*e)) return -EPERM;  // as fchmod (file_calls.cc)
     int host = e->host_fd;
     return p.out->change("utimens " + e->path,
@@ -262,6 +305,7 @@ int64_t sys_utimensat(Process& p, const SyscallArgs& a) {
   }
   Resolved r;
   if (int e = resolve(p, static_cast<int64_t>(a.a[0]), a.a[1], &r)) return e;
+  if (r.read_only) return read_only_change(p, r, false, !(flags & AT_SYMLINK_NOFOLLOW));
   std::string base;
   int parent = p.root.open_parent(r.dir, r.rel, &base);
   if (parent < 0) return parent;
@@ -275,6 +319,7 @@ int64_t sys_utimensat(Process& p, const SyscallArgs& a) {
 int64_t do_chmod(Process& p, int64_t dirfd, uint64_t path_va, mode_t mode) {
   Resolved r;
   if (int e = resolve(p, dirfd, path_va, &r)) return e;
+  if (r.read_only) return read_only_change(p, r, false);
   int fd = p.root.open_beneath(r.dir, r.rel, O_PATH, 0);
   if (fd < 0) return fd;
   std::string proc = "/proc/self/fd/" + std::to_string(fd);  // chmod through the O_PATH fd

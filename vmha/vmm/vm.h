@@ -49,7 +49,10 @@ Status check_memory_mib(uint64_t mib);
 struct VmOptions {
   uint64_t memory_bytes = 4ull << 30;  // guest physical memory (reserved, not committed)
   TrackerKind tracker = TrackerKind::kRing;
-  std::string workdir = ".";       // the guest cannot reach outside it
+  std::string workdir = ".";  // read-write; the guest cannot reach outside the policy
+  // Read-only paths of the policy (sys/confinement.h); vmha backup gets the
+  // primary's (--ro, --no-default-ro) so a resumed guest has the same.
+  std::vector<std::string> read_only = default_read_only_paths();
   OutputSink* output = nullptr;    // nullptr: PassthroughSink
   int std_fds[3] = {0, 1, 2};      // host fds behind guest 0, 1, 2
   bool log_unsupported = true;     // one stderr line per unsupported syscall

@@ -24,6 +24,24 @@ bool parse_int(const std::string& text, long lo, long hi, long* out) {
   return true;
 }
 
+// ro=: "" or absolute paths, each without `.` or `..` components (vmha
+// refuses those as read-only roots), separated by ':' (empty entries allowed).
+bool valid_path_list(const std::string& v) {
+  size_t start = 0;
+  while (start <= v.size()) {
+    size_t colon = v.find(':', start);
+    if (colon == std::string::npos) colon = v.size();
+    std::string p = v.substr(start, colon - start);
+    if (!p.empty()) {
+      if (p[0] != '/') return false;
+      std::string padded = p + "/";
+      if (padded.find("/./") != std::string::npos || padded.find("/../") != std::string::npos) return false;
+    }
+    start = colon + 1;
+  }
+  return true;
+}
+
 struct Key {
   const char* name;
   const char* expected;
@@ -98,6 +116,12 @@ const Key kKeys[] = {
        s->srun_args = v;
        return true;
      }},
+    {"ro", "absolute paths separated by ':' (no '.' or '..' components), or nothing",
+     [](const std::string& v, HaSettings* s) {
+       if (!valid_path_list(v)) return false;
+       s->ro = v;
+       return true;
+     }},
 };
 
 std::string env_name(const char* key) {
@@ -116,6 +140,7 @@ std::string value_of(const HaSettings& s, const std::string& key) {
   if (key == "vmha") return s.vmha;
   if (key == "task") return s.task;
   if (key == "transports") return s.transports;
+  if (key == "ro") return s.ro;
   return s.srun_args;
 }
 
@@ -125,7 +150,8 @@ bool apply_plugstack_arg(const std::string& arg, HaSettings* s, std::string* err
   auto eq = arg.find('=');
   if (eq == std::string::npos) {
     *error =
-        "expected key=value (keys: epoch, mode, lease, memory, backup, statedir, vmha, task, transports, srun_args)";
+        "expected key=value (keys: epoch, mode, lease, memory, backup, statedir, vmha, task, transports, srun_args, "
+        "ro)";
     return false;
   }
   std::string key = arg.substr(0, eq), value = arg.substr(eq + 1);
@@ -136,7 +162,7 @@ bool apply_plugstack_arg(const std::string& arg, HaSettings* s, std::string* err
     return false;
   }
   *error = "unknown key '" + key +
-           "' (keys: epoch, mode, lease, memory, backup, statedir, vmha, task, transports, srun_args)";
+           "' (keys: epoch, mode, lease, memory, backup, statedir, vmha, task, transports, srun_args, ro)";
   return false;
 }
 
@@ -171,6 +197,18 @@ bool parse_ha_value(const char* value, bool* on, int* epoch_ms, std::string* err
   *error = "expected an epoch length in milliseconds (" + range(vmha::kMinEpochMs, vmha::kMaxEpochMs) +
            "), or nothing for the site default; got '" + v + "'";
   return false;
+}
+
+std::vector<std::string> read_only_options(const HaSettings& s) {
+  std::vector<std::string> out = {"--no-default-ro"};
+  size_t start = 0;
+  while (start <= s.ro.size()) {
+    size_t colon = s.ro.find(':', start);
+    if (colon == std::string::npos) colon = s.ro.size();
+    if (colon > start) out.insert(out.end(), {"--ro", s.ro.substr(start, colon - start)});
+    start = colon + 1;
+  }
+  return out;
 }
 
 std::vector<std::pair<std::string, std::string>> task_environment(const HaSettings& s) {

@@ -28,6 +28,9 @@ struct HaSettings {
   std::string task = default_task_path();  // task=   path of the vmha-task supervisor
   std::string transports;                  // transports=  UCX_TLS for both sides ("" = UCX's choice)
   std::string srun_args;                   // srun_args=   extra srun arguments of the backup step
+  // ro= the guest's read-only paths, colon-separated, in place of the
+  // default list ("" = none; the working directory is always read-write).
+  std::string ro = vmha::kDefaultReadOnlyPaths;
 };
 
 // One plugstack.conf argument `key=value` applied to `s`. On error returns
@@ -42,6 +45,10 @@ bool apply_plugstack_args(int argc, char** argv, HaSettings* s, std::string* err
 // "0": off; an integer 1..60000: on, epoch in ms. Returns false on anything
 // else with *error saying what was expected.
 bool parse_ha_value(const char* value, bool* on, int* epoch_ms, std::string* error);
+
+// ro= as options of `vmha run` and `vmha backup`: --no-default-ro, then one
+// --ro PATH per path (the primary and its backup get the same policy).
+std::vector<std::string> read_only_options(const HaSettings& s);
 
 // The settings as environment variables VMHA_TASK_* for the supervisor, and back.
 std::vector<std::pair<std::string, std::string>> task_environment(const HaSettings& s);

@@ -127,28 +127,19 @@ bool prepare_step_dir(const TaskEnv& t, std::string* error) {
 // `vmha run` replicating to the backup at `address`; -1 (and *error) if it
 // could not be started.
 pid_t spawn_primary(const TaskEnv& t, const std::string& address, std::string* error) {
-  std::vector<std::string> argv = {t.settings.vmha,
-                                   "run",
-                                   "--backup",
-                                   address,
-                                   "--key",
-                                   t.file("key"),
-                                   "--mode",
-                                   t.settings.mode,
-                                   "--epoch-ms",
-                                   std::to_string(t.settings.epoch_ms),
-                                   "--lease-ms",
-                                   std::to_string(t.settings.lease_ms),
-                                   "--memory",
-                                   std::to_string(t.settings.memory_mib),
-                                   "--workdir",
-                                   t.cwd,
-                                   "--log",
-                                   t.file("primary.log"),
-                                   "--stats-file",
-                                   t.file("primary.stats"),
-                                   "--",
-                                   t.program};
+  std::vector<std::string> argv = {t.settings.vmha, "run",
+                                   "--backup",      address,
+                                   "--key",         t.file("key"),
+                                   "--mode",        t.settings.mode,
+                                   "--epoch-ms",    std::to_string(t.settings.epoch_ms),
+                                   "--lease-ms",    std::to_string(t.settings.lease_ms),
+                                   "--memory",      std::to_string(t.settings.memory_mib),
+                                   "--workdir",     t.cwd,
+                                   "--log",         t.file("primary.log"),
+                                   "--stats-file",  t.file("primary.stats")};
+  std::vector<std::string> ro = vmha_spank::read_only_options(t.settings);
+  argv.insert(argv.end(), ro.begin(), ro.end());
+  argv.insert(argv.end(), {"--", t.program});
   argv.insert(argv.end(), t.args.begin(), t.args.end());
   std::vector<std::string> add = {"UCX_LOG_FILE=" + t.file("ucx-primary.log")};
   if (!t.settings.transports.empty()) add.push_back("UCX_TLS=" + t.settings.transports);
