@@ -93,6 +93,8 @@ class Dlas : public OrderingPolicy {
   }
 
   double service(const Job& j) const { return gpu_time_ ? j.executed * j.gpus : j.executed; }
+  // Pending seconds after which a job is promoted (the simulator truncates).
+  double starve_limit(const Job& j) const { return std::floor(j.executed * knob_); }
 
   // The simulator's update at a decision: demotion of a running job by one
   // queue, promotion of a starving pending one to Q0.
@@ -104,7 +106,7 @@ class Dlas : public OrderingPolicy {
       while (j.q < kQueues - 1 && service(j) >= kDlasQueueLimits[j.q]) ++j.q, j.seq = ++seq_;
     } else {
       if (j.executed > 0) j.last_pending += waited;
-      if (knob_ > 0 && j.q > 0 && j.executed > 0 && j.last_pending >= j.executed * knob_)
+      if (knob_ > 0 && j.q > 0 && j.executed > 0 && j.last_pending >= starve_limit(j))
         j.executed = 0, j.last_pending = 0, j.q = 0, j.seq = ++seq_;
     }
   }
@@ -119,7 +121,7 @@ class Dlas : public OrderingPolicy {
         const double left = kDlasQueueLimits[j->q] - j->executed;
         at(now + (gpu_time_ ? std::ceil(left / j->gpus) : left));
       } else if (!j->running && knob_ > 0 && j->q > 0 && j->executed > 0) {
-        at(now + j->executed * knob_ - j->last_pending);
+        at(now + starve_limit(*j) - j->last_pending);
       }
     }
     return wake;
