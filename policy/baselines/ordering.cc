@@ -92,19 +92,6 @@ class Qssf : public OrderingPolicy {
   Acc all_{0, 0};
 };
 
-class TiresiasLas : public OrderingPolicy {
- public:
-  std::string name() const override { return "tiresias-las"; }
-  void rank(std::span<const JobView> jobs, const ClusterView& c, std::vector<size_t>& order) override {
-    rank_by(jobs, c, order, [](const JobView& j) {
-      double q = 0;
-      for (double t : kLasThresholds) q += j.attained_gpu_s >= t;
-      return q;
-    });
-  }
-  bool preemptive() const override { return true; }
-};
-
 class Multifactor : public OrderingPolicy {
  public:
   std::string name() const override { return "multifactor"; }
@@ -124,7 +111,6 @@ std::unique_ptr<OrderingPolicy> make_fifo() { return std::make_unique<Fifo>(); }
 std::unique_ptr<OrderingPolicy> make_sjf_oracle() { return std::make_unique<SjfOracle>(); }
 std::unique_ptr<OrderingPolicy> make_srtf_oracle() { return std::make_unique<SrtfOracle>(); }
 std::unique_ptr<OrderingPolicy> make_qssf() { return std::make_unique<Qssf>(); }
-std::unique_ptr<OrderingPolicy> make_tiresias_las() { return std::make_unique<TiresiasLas>(); }
 std::unique_ptr<OrderingPolicy> make_multifactor() { return std::make_unique<Multifactor>(); }
 
 }  // namespace duet

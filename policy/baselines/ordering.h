@@ -6,8 +6,8 @@
 //                duration is predicted from finished jobs of the same user (vc
 //                when no user) and GPU count, else same user, else same GPU
 //                count, else all jobs (mean of the history); non-preemptive
-//   tiresias-las Tiresias 2D-LAS (NSDI'19): queues by attained GPU-seconds
-//                (thresholds kLasThresholds), FIFO inside a queue; preemptive
+//   tiresias-las Tiresias' discretised LAS on GPU-seconds (dlas-gpu) and
+//   tiresias-dlas  the same on seconds (dlas): policy/baselines/dlas.h
 //   multifactor  Slurm multifactor-like: priority = 1000 * min(age / 7 d, 1)
 //                + 1000 * (1 - gpus / cluster GPUs) (PriorityFavorSmall);
 //                highest first, non-preemptive, no blocking (backfill-like)
@@ -21,13 +21,10 @@
 
 namespace duet {
 
-inline constexpr double kLasThresholds[] = {3600.0 * 1, 3600.0 * 8};  // GPU-seconds
-
 std::unique_ptr<OrderingPolicy> make_fifo();
 std::unique_ptr<OrderingPolicy> make_sjf_oracle();
 std::unique_ptr<OrderingPolicy> make_srtf_oracle();
 std::unique_ptr<OrderingPolicy> make_qssf();
-std::unique_ptr<OrderingPolicy> make_tiresias_las();
 std::unique_ptr<OrderingPolicy> make_multifactor();
 
 }  // namespace duet

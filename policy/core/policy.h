@@ -92,6 +92,10 @@ class OrderingPolicy {
   virtual bool oracle() const { return false; }
   // Told when a job finishes (e.g. to learn durations from history).
   virtual void on_finish(const JobView& /*job*/, double /*run_s*/) {}
+  // When the ranking changes with no arrival or completion (e.g. a job reaches
+  // a queue's limit), as of the last rank(): a time in trace seconds after
+  // ClusterView::now_s, or kUnknown. The simulator adds a decision point then.
+  virtual double next_decision_s() const { return kUnknown; }
   // Told which placement policy it works with (Simulator::set_policies), so
   // agents that exchange messages can find their peer; ignored by default.
   virtual void pair_with(PlacementPolicy& /*placement*/) {}

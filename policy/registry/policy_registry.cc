@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "policy/baselines/dlas.h"
 #include "policy/baselines/ordering.h"
 #include "policy/baselines/placement.h"
 #include "policy/learn/agents/duet_policy.h"
@@ -41,7 +42,8 @@ const Entry<OrderingFactory> kOrderings[] = {
     {"sjf-oracle", [](const PolicyContext&) { return make_sjf_oracle(); }},
     {"srtf-oracle", [](const PolicyContext&) { return make_srtf_oracle(); }},
     {"qssf", [](const PolicyContext&) { return make_qssf(); }},
-    {"tiresias-las", [](const PolicyContext&) { return make_tiresias_las(); }},
+    {"tiresias-las", [](const PolicyContext&) { return make_dlas(true); }},
+    {"tiresias-dlas", [](const PolicyContext&) { return make_dlas(false); }},
     {"multifactor", [](const PolicyContext&) { return make_multifactor(); }},
     {"duet",
      [](const PolicyContext& c) {

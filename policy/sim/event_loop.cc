@@ -1,5 +1,6 @@
 // Decision points in time order. At equal times: completions (trace order),
-// arrivals, timers (fluctuation step, decision period), one scheduling pass.
+// arrivals, timers (fluctuation step, decision period, the ordering's own
+// next decision point), one scheduling pass.
 #include <algorithm>
 #include <stdexcept>
 
@@ -20,7 +21,7 @@ double EventLoop::next_event_time() {
   while (next_arrival_ < s_.jobs.size() && s_.jobs[next_arrival_].st == JobState::Dropped) ++next_arrival_;
   if (next_arrival_ < s_.jobs.size()) t = std::min(t, s_.jobs[next_arrival_].spec->submit);
   if (t < kInf || !q.running.empty() || !q.pending.empty()) t = std::min(t, next_fluct_);
-  if (!q.running.empty() || !q.pending.empty()) t = std::min(t, std::max(next_period_, s_.now));
+  if (!q.running.empty() || !q.pending.empty()) t = std::min({t, std::max(next_period_, s_.now), next_wake_});
   return t;
 }
 
@@ -53,11 +54,13 @@ bool EventLoop::fire_timers(double t) {
     next_fluct_ = later(next_fluct_, s_.opt.model.fluctuation_period_s, "fluctuation");
     ++s_.acct.events;
   }
-  if (!s_.pol.periodic()) return false;
+  const bool woke = next_wake_ <= t;
+  if (woke) next_wake_ = kInf, ++s_.acct.events;
+  if (!s_.pol.periodic()) return woke;
   const bool fired = next_period_ <= t;
   if (fired) ++s_.acct.events;
   if (fired || next_period_ == kInf) next_period_ = later(t, s_.opt.period_s, "decision period");
-  return fired;
+  return fired || woke;
 }
 
 // An idle cluster, nothing left to arrive, jobs waiting: the policy will
@@ -84,6 +87,10 @@ bool EventLoop::step() {
   admit_arrivals(t);
   const bool timer = fire_timers(t);
   scheduler_.pass(timer);
+  if (s_.pol.ordering) {  // the policy's own next decision point, if later than now
+    const double w = s_.pol.ordering->next_decision_s();
+    next_wake_ = w > t ? w : kInf;
+  }
   s_.recompute_rates();
   check_not_stuck();
   if (s_.opt.progress && (++steps_ & 0x3fff) == 0)

@@ -241,7 +241,7 @@ class EventLoop {
   SimState& s_;
   Scheduler& scheduler_;
   size_t next_arrival_ = 0;
-  double next_fluct_ = kInf, next_period_ = kInf;
+  double next_fluct_ = kInf, next_period_ = kInf, next_wake_ = kInf;
   int idle_passes_ = 0;
   uint64_t steps_ = 0;
 };

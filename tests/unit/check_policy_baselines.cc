@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "policy/baselines/dlas.h"
 #include "policy/baselines/placement.h"
 #include "policy/core/policy.h"
 #include "policy/registry/policy_registry.h"
@@ -62,7 +63,7 @@ static std::vector<size_t> rank(const char* name, const std::vector<JobView>& jo
 }
 
 START_TEST(registry_knows_every_baseline) {
-  for (const char* n : {"fifo", "sjf-oracle", "srtf-oracle", "qssf", "tiresias-las", "multifactor"})
+  for (const char* n : {"fifo", "sjf-oracle", "srtf-oracle", "qssf", "tiresias-las", "tiresias-dlas", "multifactor"})
     ck_assert_str_eq(make_ordering(n)->name().c_str(), n);
   for (const char* n : {"first-fit", "best-fit", "least-loaded", "random", "fastest-first"})
     ck_assert_str_eq(make_placement(n, seeded(1))->name().c_str(), n);
@@ -75,6 +76,7 @@ START_TEST(registry_knows_every_baseline) {
   ck_assert(make_ordering("sjf-oracle")->oracle());
   ck_assert(make_ordering("srtf-oracle")->preemptive());
   ck_assert(make_ordering("tiresias-las")->preemptive());
+  ck_assert(make_ordering("tiresias-dlas")->preemptive());
   ck_assert(!make_ordering("qssf")->oracle());
 }
 END_TEST
@@ -90,15 +92,80 @@ START_TEST(orderings_rank_as_documented) {
   ck_assert(sjf == (std::vector<size_t>{2, 1, 0}));
   auto srtf = rank("srtf-oracle", jobs, cl.view());
   ck_assert(srtf == (std::vector<size_t>{1, 2, 0}));
-  // LAS: job 1 attained past the first threshold falls behind.
-  jobs[0].attained_gpu_s = 0;
-  jobs[1].attained_gpu_s = 4000;
-  jobs[2].attained_gpu_s = 100;
+  // DLAS, first decision: everything in Q0 in arrival order.
   auto las = rank("tiresias-las", jobs, cl.view());
-  ck_assert(las == (std::vector<size_t>{0, 2, 1}));
+  ck_assert(las == (std::vector<size_t>{1, 0, 2}));
   // Multifactor at now = 7 days: ages saturate equally, small jobs first.
   auto mf = rank("multifactor", jobs, cl.view(7 * 86400.0 + 20));
   ck_assert(mf == (std::vector<size_t>{0, 2, 1}));
+}
+END_TEST
+
+// A job seen by a DLAS policy at a decision: run and waited seconds so far.
+static JobView seen(int64_t id, int gpus, double submit, bool running, double run_s, double wait_s) {
+  JobView j = job(id, gpus, submit);
+  j.running = running, j.run_s = run_s, j.wait_s = wait_s;
+  return j;
+}
+
+START_TEST(dlas_queues_by_seconds_or_gpu_seconds) {
+  // 4 GPUs. Job 1 (4 GPUs) alone at 0; at 813 s it has 3252 GPU-seconds
+  // (past Q0's 3250) but 813 seconds; job 2 (1 GPU) arrived at 800.
+  Cluster cl;
+  cl.add("a", 0, 4, 4);
+  for (bool gpu_time : {true, false}) {
+    auto p = make_dlas(gpu_time);
+    std::vector<size_t> order;
+    p->rank(std::vector<JobView>{seen(1, 4, 0, false, 0, 0)}, cl.view(0), order);
+    ck_assert(order == (std::vector<size_t>{0}));
+    // Next decision: when job 1 reaches the Q0 limit.
+    ck_assert_double_eq(p->next_decision_s(), gpu_time ? 813 : 3250);
+    std::vector<JobView> jobs{seen(1, 4, 0, true, 813, 0), seen(2, 1, 800, false, 0, 13)};
+    p->rank(jobs, cl.view(813), order);
+    if (gpu_time) {  // 1 fell to Q1: 2 runs, 1 (4 GPUs) no longer fits
+      ck_assert(order == (std::vector<size_t>{1, 0}));
+      ck_assert_double_eq(p->next_decision_s(), 813 + 3250);  // 2 leaves Q0
+    } else {                                                  // both in Q0, the running one first
+      ck_assert(order == (std::vector<size_t>{0, 1}));
+      ck_assert_double_eq(p->next_decision_s(), 3250);
+    }
+  }
+  // Three queues: past 7200 GPU-seconds a job falls behind one in Q1.
+  auto p = make_dlas(true);
+  std::vector<size_t> order;
+  p->rank(std::vector<JobView>{seen(1, 1, 0, false, 0, 0), seen(2, 1, 0, false, 0, 0)}, cl.view(0), order);
+  p->rank(
+      std::vector<JobView>{seen(1, 1, 0, true, 7200, 0), seen(2, 1, 0, true, 4000, 0), seen(3, 4, 7100, false, 0, 100)},
+      cl.view(7200), order);
+  ck_assert(order == (std::vector<size_t>{2, 1, 0}));
+}
+END_TEST
+
+START_TEST(dlas_starvation_promotion) {
+  // One GPU, DLAS on seconds. Job 1 runs 0..3250 and falls to Q1; job 2
+  // arrives at 3250 (Q0) and takes the GPU. With knob K = 0.5, job 1 is
+  // promoted back to Q0 after waiting 0.5 x 3250 = 1625 s (at 4875), so job 3
+  // arriving at 5000 queues behind it; without promotion job 3 goes first.
+  Cluster cl;
+  cl.add("a", 0, 1, 1);
+  for (double knob : {0.5, 0.0}) {
+    auto p = make_dlas(false, knob);
+    std::vector<size_t> order;
+    p->rank(std::vector<JobView>{seen(1, 1, 0, false, 0, 0)}, cl.view(0), order);
+    p->rank(std::vector<JobView>{seen(1, 1, 0, true, 3250, 0), seen(2, 1, 3250, false, 0, 0)}, cl.view(3250), order);
+    ck_assert(order == (std::vector<size_t>{1, 0}));
+    ck_assert_double_eq(p->next_decision_s(), knob > 0 ? 4875 : 6500);
+    if (knob > 0) {
+      p->rank(std::vector<JobView>{seen(1, 1, 0, false, 3250, 1625), seen(2, 1, 3250, true, 1625, 0)}, cl.view(4875),
+              order);
+      ck_assert(order == (std::vector<size_t>{1, 0}));  // 2 runs in Q0, 1 behind it
+      ck_assert_double_eq(p->next_decision_s(), 6500);  // 2 leaves Q0
+    }
+    std::vector<JobView> jobs{seen(1, 1, 0, false, 3250, 1750), seen(2, 1, 3250, true, 1750, 0),
+                              seen(3, 1, 5000, false, 0, 0)};
+    p->rank(jobs, cl.view(5000), order);
+    ck_assert(order == (knob > 0 ? std::vector<size_t>{1, 0, 2} : std::vector<size_t>{1, 2, 0}));
+  }
 }
 END_TEST
 
@@ -160,6 +227,8 @@ int main() {
   TCase* tc = tcase_create("baselines");
   tcase_add_test(tc, registry_knows_every_baseline);
   tcase_add_test(tc, orderings_rank_as_documented);
+  tcase_add_test(tc, dlas_queues_by_seconds_or_gpu_seconds);
+  tcase_add_test(tc, dlas_starvation_promotion);
   tcase_add_test(tc, qssf_learns_from_history);
   tcase_add_test(tc, placements_choose_as_documented);
   suite_add_tcase(s, tc);

@@ -191,6 +191,34 @@ START_TEST(srtf_preempts_long_job) {
 }
 END_TEST
 
+START_TEST(tiresias_queues_and_jump_time) {
+  // One 1-GPU machine. Job 1 (5000 s) at 0, job 2 (100 s) at 100: both in Q0,
+  // and a pending job never displaces a running one of its queue, so 2 waits
+  // until 1 reaches the Q0 limit (3250 s; a decision point of the policy's
+  // own, between the 300 s periods), runs 3250..3350, then 1 resumes to 5100.
+  const char* trace = "job_id,submit,duration,num_gpus\n1,0,5000,1\n2,100,100,1\n";
+  for (const char* ord : {"tiresias-las", "tiresias-dlas"}) {
+    Run run = simulate(trace, "machine,gpu_type,num_gpus\nm,V100,1\n", ord, "first-fit", true);
+    ck_assert_double_eq(run.jct[2], 3250);
+    ck_assert_double_eq(run.jct[1], 5100);
+    ck_assert_int_eq(run.r.preemptions, 1);
+  }
+  // 4 GPUs: job 1 takes all 4 for 1000 s. On GPU-seconds (tiresias-las) it
+  // passes Q0's 3250 at 812.5 s; the Tiresias simulator's jump time, now +
+  // ceil((3250 - executed seconds) / 4), lands later at every decision after
+  // the first, so the 300 s period catches it at 900: job 2 (1 GPU) runs
+  // 900..1000 and 1 resumes to 1100. On seconds (tiresias-dlas) 1 stays in Q0.
+  const char* wide = "job_id,submit,duration,num_gpus\n1,0,1000,4\n2,100,100,1\n";
+  const char* four = "machine,gpu_type,num_gpus\nm,V100,4\n";
+  Run gpu = simulate(wide, four, "tiresias-las", "first-fit", true);
+  ck_assert_double_eq(gpu.jct[2], 900);
+  ck_assert_double_eq(gpu.jct[1], 1100);
+  Run sec = simulate(wide, four, "tiresias-dlas", "first-fit", true);
+  ck_assert_double_eq(sec.jct[2], 1000);
+  ck_assert_double_eq(sec.jct[1], 1000);
+}
+END_TEST
+
 START_TEST(oversized_job_is_an_error_or_dropped) {
   const char* trace = "job_id,submit,duration,num_gpus\n1,0,10,1\n2,0,10,64\n";
   std::istringstream ts(trace), cs(kTwoMachines);
@@ -413,6 +441,7 @@ int main() {
   Suite* s = suite_create("policy_sim");
   TCase* hand = tcase_create("hand_computed");
   tcase_add_test(hand, fifo_blocks_head_of_line);
+  tcase_add_test(hand, tiresias_queues_and_jump_time);
   tcase_add_test(hand, sjf_oracle_runs_short_first);
   tcase_add_test(hand, best_fit_consolidates);
   tcase_add_test(hand, colocation_slows_both);
