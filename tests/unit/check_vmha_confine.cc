@@ -196,6 +196,11 @@ START_TEST(read_only_paths_are_read_never_written) {
   c = vmha_test::run_capture({vmha_test::vmha_bin(), "run", "--ro", "usr", "--", probe}, dir);
   ck_assert_int_eq(c.exit_code(), 125);
   ck_assert_msg(contains(c.err, "read-only path 'usr' is not absolute"), "%s", c.err.c_str());
+
+  // The program's own options after "--" are its own, --ro or not (vmha-task
+  // passes --ro; `srun busybox sh -c ...` once failed with exit 109).
+  c = vmha_test::run_capture({vmha_test::vmha_bin(), "run", "--ro", ro, "--ro", "/usr", "--", probe, "-c", "x"}, dir);
+  ck_assert_msg(c.exit_code() != 109 && !contains(c.err, "not expected"), "exit %d: %s", c.exit_code(), c.err.c_str());
 }
 END_TEST
 

@@ -47,8 +47,9 @@ std::shared_ptr<ReadOnlyOptions> add_read_only_options(CLI::App* app) {
   app->add_option("--ro", o->added,
                   "Let the guest read (never write) this absolute path too; repeatable (defaults: " +
                       std::string(vmha::kDefaultReadOnlyPaths) + ")")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+      // One path per --ro; not expected(1) with TakeAll, with which CLI11
+      // refused the program's own options after "--" ("sh -c ..." exited 109).
+      ->allow_extra_args(false);
   app->add_flag("--no-default-ro", o->no_defaults, "Drop the default read-only paths (only --ro's remain)");
   return o;
 }
