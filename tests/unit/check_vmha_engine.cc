@@ -112,6 +112,41 @@ START_TEST(release_exactly_once_by_file_size) {
 }
 END_TEST
 
+// The primary lost this backup, went on alone and released output past the
+// last checkpoint it committed: resuming that image would print it again.
+START_TEST(release_refuses_a_checkpoint_older_than_the_output) {
+  char path[] = "/tmp/vmha-engine-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  ck_assert(write(fd, "old\n", 4) == 4);
+  int saved = dup(1);
+  dup2(fd, 1);
+  EpochState st;
+  st.epoch = 2;
+  st.streams[1] = describe_stream(1);  // base 4
+  st.streams[1].released = 2;          // "a\n" before checkpoint 2
+  st.held = {rec(2, 1, 2, "bb\n")};
+  // Out: "a\n", "bb\n" (covered), then "c\n" from an epoch the backup never committed.
+  ck_assert(write(fd, "a\nbb\nc\n", 7) == 7);
+  uint64_t written = 0;
+  Status s = release_unreleased(st, "/", &written);
+  // Up to the end of the checkpoint's records is fine (the primary died after releasing them).
+  st.held.push_back(rec(3, 1, 5, "c\n"));
+  uint64_t written_ok = 1;
+  Status ok = release_unreleased(st, "/", &written_ok);
+  dup2(saved, 1);
+  close(saved);
+  close(fd);
+  ck_assert(!s.ok());
+  ck_assert(s.message().find("checkpoint 2 is older than the output") != std::string::npos);
+  ck_assert_uint_eq(written, 0);
+  ck_assert(ok.ok());
+  ck_assert_uint_eq(written_ok, 0);
+  ck_assert_str_eq(slurp(path).c_str(), "old\na\nbb\nc\n");
+  unlink(path);
+}
+END_TEST
+
 START_TEST(sink_holds_streams) {
   HeldOutputSink sink;
   iovec v{const_cast<char*>("data"), 4};
@@ -284,6 +319,7 @@ int main() {
   tcase_add_test(tc, state_round_trip);
   tcase_add_test(tc, state_damage_rejected);
   tcase_add_test(tc, release_exactly_once_by_file_size);
+  tcase_add_test(tc, release_refuses_a_checkpoint_older_than_the_output);
   tcase_add_test(tc, sink_holds_streams);
   tcase_add_test(tc, sink_holds_file_writes);
   tcase_add_test(tc, guest_size_while_releasing);

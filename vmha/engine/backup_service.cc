@@ -98,10 +98,10 @@ int take_over(const BackupOptions& o, ImageStore& store, const OutputFiles& file
     std::memcpy(vm->memory().base(), img.memory.data(), used);
   });
   if (!status.ok()) return fail("takeover: " + status.message());
+  uint64_t written = 0;
+  if (Status s = release_unreleased(st, o.workdir, &written); !s.ok()) return fail("takeover: " + s.message());
   std::fprintf(stderr, "%s: primary lost; resuming from checkpoint %llu\n", kWho,
                static_cast<unsigned long long>(epoch));
-  uint64_t written = 0;
-  if (Status s = release_unreleased(st, o.workdir, &written); !s.ok()) return fail(s.message());
   if (st.flags & EpochState::kFinished) {
     RunResult r;
     r.end = static_cast<RunResult::End>(st.end_kind);

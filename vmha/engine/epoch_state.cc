@@ -136,13 +136,35 @@ Status reapply_file_writes(const EpochState& st, const std::string& workdir, uin
 
 Status release_unreleased(const EpochState& st, const std::string& workdir, uint64_t* bytes_written) {
   *bytes_written = 0;
-  if (Status s = reapply_file_writes(st, workdir, bytes_written); !s.ok()) return s;
   uint64_t released[3] = {0, st.streams[1].released, st.streams[2].released};
+  uint64_t in_file[3] = {0, 0, 0};  // released by the file's size (same file only)
+  bool same_file[3] = {false, false, false};
   for (int s = 1; s <= 2; ++s) {
     StreamInfo mine = describe_stream(s);
-    if (mine.ino != 0 && mine.dev == st.streams[s].dev && mine.ino == st.streams[s].ino)
-      released[s] = std::max(released[s], mine.base_size - std::min(mine.base_size, st.streams[s].base_size));
+    if (mine.ino != 0 && mine.dev == st.streams[s].dev && mine.ino == st.streams[s].ino) {
+      same_file[s] = true;
+      in_file[s] = mine.base_size - std::min(mine.base_size, st.streams[s].base_size);
+      released[s] = std::max(released[s], in_file[s]);
+    }
   }
+  // A protected primary releases an epoch's output only once this backup has
+  // committed it, so what is out ends within this checkpoint's records. More
+  // means the primary lost this backup (an acknowledgement overdue under
+  // load), went on unprotected and released output of epochs this image never
+  // saw; resuming it would repeat that output, so refuse before writing
+  // anything. Only stdout: without --log, vmha's own diagnostics may share
+  // stderr's file.
+  if (same_file[1]) {
+    uint64_t covered = st.streams[1].released;
+    for (const auto& r : st.held)
+      if (!r.is_file() && r.stream == 1) covered = std::max(covered, r.stream_pos + r.bytes.size());
+    if (in_file[1] > covered)
+      return Status::error("checkpoint " + std::to_string(st.epoch) +
+                           " is older than the output: standard output holds " + std::to_string(in_file[1]) +
+                           " bytes of the program, the checkpoint accounts for " + std::to_string(covered) +
+                           " (the primary went on without this backup); not resuming, it would repeat output");
+  }
+  if (Status s = reapply_file_writes(st, workdir, bytes_written); !s.ok()) return s;
   for (const auto& r : st.held) {
     if (r.is_file()) continue;
     uint64_t end = r.stream_pos + r.bytes.size();

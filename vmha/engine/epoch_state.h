@@ -45,6 +45,9 @@ StreamInfo describe_stream(int fd);
 // file's size says exactly how much was released (exactly once); otherwise
 // records released before the checkpoint are skipped and this epoch's are
 // written (at most one epoch may repeat if the primary died while releasing it).
+// Refused, before anything is written, when the primary's stdout file holds
+// more than the checkpoint accounts for: the primary lost this backup and went
+// on alone past it, and resuming would repeat that output.
 Status release_unreleased(const EpochState& st, const std::string& workdir, uint64_t* bytes_written);
 
 }  // namespace vmha
