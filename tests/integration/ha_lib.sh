@@ -41,16 +41,12 @@ ha_setup() {
   cd "$HA_DIR/work"
 }
 
-# ha_size_steps SECS: sets STEPS to as many steps of `steps STEPS 4000000 1`
-# as run about SECS s natively on this host (30..3000), and HA_NATIVE_S to
-# what 30 steps took: a kill at a step seen in the output lands mid-run on a
-# fast host as on a slow one (a fast host ran 30 steps in 0.32 s).
+# ha_size_steps SECS: size_steps (steps_size.sh) for the cluster's workload;
+# HA_NATIVE_S is what 30 steps took natively.
+. "$top_srcdir/tests/integration/steps_size.sh"
 ha_size_steps() {
-  local t0
-  t0=$(date +%s.%N)
-  "$HA_WL/steps" 30 4000000 1 > /dev/null
-  HA_NATIVE_S=$(echo "$(date +%s.%N) - $t0" | bc)
-  STEPS=$(echo "s = 30 * $1 / ($HA_NATIVE_S + 0.001); if (s < 30) s = 30; if (s > 3000) s = 3000; scale=0; s / 1" | bc)
+  size_steps "$HA_WL/steps" "$1"
+  HA_NATIVE_S=$NATIVE_S
 }
 
 # ha_wait_task_steps SECS OUT RANK K: until the `srun -l` output OUT shows

@@ -1,6 +1,7 @@
 # Helpers for the vmha replication tests (sourced). Needs top_builddir.
 VMHA="$top_builddir/vmha/vmha"
 WL="$top_builddir/vmha/workloads"
+. "$top_srcdir/tests/integration/steps_size.sh"
 
 vmha_repl_require() {
   if [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then

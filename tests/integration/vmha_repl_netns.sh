@@ -64,9 +64,8 @@ done
 # host and the kill comes once a fifth of its lines are out: with the fixed
 # 150 short steps above, a fast or loaded host could end the program before
 # the kill (no takeover) three times in a row.
-t0=$(date +%s.%N)
-"$WL/steps" 30 4000000 1 > /dev/null
-FSTEPS=$(echo "s = 30 * 2 / ($(date +%s.%N) - $t0 + 0.001); if (s < 60) s = 60; if (s > 3000) s = 3000; scale=0; s / 1" | bc)
+size_steps "$WL/steps" 2
+FSTEPS=$STEPS
 FARGS="$FSTEPS 4000000 1"
 "$WL/steps" $FARGS > fnative.out
 resumed=0

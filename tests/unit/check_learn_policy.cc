@@ -20,6 +20,7 @@
 #include "policy/model/gavel.h"
 #include "policy/registry/policy_registry.h"
 #include "policy/sim/simulator.h"
+#include "tests/unit/spread_cluster.h"
 #include "tests/unit/test_data.h"
 
 // Last: check.h defines a fail() macro that breaks <ios>.
@@ -205,15 +206,7 @@ END_TEST
 // A job no machine can hold runs at its slowest part's speed: the machine set
 // comes from the fastest machines that can hold it together, whatever the
 // scores say (here a prior that prefers slow machines).
-static std::vector<MachineView> spread_cluster() {
-  static const char* names[13] = {"x1", "x2", "x3", "v1", "t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "k1"};
-  std::vector<MachineView> ms;
-  for (int i = 0; i < 3; ++i) ms.push_back({names[i], 0, 4, 1, 0, 2.3, 3});
-  ms.push_back({names[3], 1, 8, 2, 1, 1.0, 2});
-  for (int i = 0; i < 8; ++i) ms.push_back({names[4 + i], 2, 1, 1, 2, 0.4, 0});
-  ms.push_back({names[12], 3, 16, 3, 3, 0.3, 4});
-  return ms;
-}
+using test_support::spread_cluster;
 
 START_TEST(spread_job_keeps_fastest_floor) {
   const std::vector<MachineView> ms = spread_cluster();
@@ -237,7 +230,7 @@ START_TEST(spread_job_keeps_fastest_floor) {
   DuetPolicyOptions opt;
   opt.prior_weight = -100;  // prefers slow machines
   auto p = make_duet_placement(untrained(3), opt);
-  std::vector<std::string> types = {"X100", "V100", "T4", "K80"};
+  std::vector<std::string> types = test_support::kSpreadTypes;
   ClusterView c{0, types, ms, 48, 16, 0};
   JobView j;
   j.id = 1;

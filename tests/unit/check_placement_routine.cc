@@ -17,6 +17,7 @@
 #include "policy/learn/nets/model_init.h"
 #include "policy/learn/train/actors.h"
 #include "policy/learn/train/rollout.h"
+#include "tests/unit/spread_cluster.h"
 
 // Last: check.h defines a fail() macro that breaks <ios>.
 #include <check.h>
@@ -33,19 +34,8 @@ Model test_model() {
   return m;
 }
 
-// X100s with one GPU free, a half-used V100 machine, eight 1-GPU T4s and a
-// K80 machine: what a job no machine holds alone is spread over depends on
-// the fastest floor (machine_set.h).
-const std::vector<std::string> kTypes = {"X100", "V100", "T4", "K80"};
-std::vector<MachineView> spread_cluster() {
-  static const char* names[13] = {"x1", "x2", "x3", "v1", "t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "k1"};
-  std::vector<MachineView> ms;
-  for (int i = 0; i < 3; ++i) ms.push_back({names[i], 0, 4, 1, 0, 2.3, 3});
-  ms.push_back({names[3], 1, 8, 2, 1, 1.0, 2});
-  for (int i = 0; i < 8; ++i) ms.push_back({names[4 + i], 2, 1, 1, 2, 0.4, 0});
-  ms.push_back({names[12], 3, 16, 3, 3, 0.3, 4});
-  return ms;
-}
+using test_support::spread_cluster;
+const std::vector<std::string>& kTypes = test_support::kSpreadTypes;
 
 JobView job(int64_t id, int gpus) {
   JobView j;
