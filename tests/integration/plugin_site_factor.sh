@@ -17,7 +17,7 @@ duet="${DUET:-$top_builddir/duet}"
 
 W=9000
 site_factor_cluster_up --nodes 2 --mix v100:4 --set PrioritySiteFactorParameters=weight=$W
-grep -q 'Site factor duet (learned ordering) plugin loaded; weight 9000' "$CTLD_LOG" \
+grep -q "Site factor duet (learned ordering) plugin loaded; weight 9000 .*agent channel: connected to select/duet's placement agent" "$CTLD_LOG" \
   || fail "site_factor/duet not loaded: $(grep -E 'site_factor|error' "$CTLD_LOG" | tail -5)"
 model="$CLUSTER_DIR/etc/duet.model"
 "$duet" model init --out "$model" --seed 7 >/dev/null || fail "duet model init"

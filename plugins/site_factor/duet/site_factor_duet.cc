@@ -30,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "plugins/channel/agent_channel.h"
 #include "plugins/ordering/ordering_host.h"
 #include "plugins/seam/site_factor_scale.h"
 #include "plugins/slurm/slurm_log.h"
@@ -139,8 +140,12 @@ extern "C" int init(void) {
     const uint32_t weight = read_weight();
     set_weight(weight);
     g_host.start(apply_site_factors);
-    DUET_INFO(g_host.level(), "%s loaded; weight %u (a pending GPU job's site factor is 0..%u by the agent's rank)",
-              plugin_name, weight, weight);
+    // slurmctld loads the select plugin before priority/multifactor loads us
+    DUET_INFO(g_host.level(), "%s loaded; weight %u (site factor 0..%u by the agent's rank); agent channel: %s",
+              plugin_name, weight, weight,
+              duet::plugin::agent_channel()->attached(duet::plugin::AgentChannel::Agent::kPlacement)
+                  ? "connected to select/duet's placement agent"
+                  : "no placement agent (SelectType is not select/duet), its message is zeros");
     return SLURM_SUCCESS;
   } catch (const std::exception& e) { error("%s: init failed: %s", plugin_type, e.what()); } catch (...) {
     error("%s: init failed: unknown exception", plugin_type);
