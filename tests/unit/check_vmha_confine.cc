@@ -67,7 +67,9 @@ END_TEST
 
 // The policy's read-only paths (tests/vmha/ro_probe.c): readable, listable,
 // never changed (EROFS as on a read-only mount); everything else outside the
-// working directory EACCES, however it is named (.., symlinks, dirfds).
+// working directory EACCES, however it is named (.., symlinks, dirfds). An
+// absolute symlink is followed when its target lies inside the policy (and
+// keeps the target's rules: read-only stays read-only).
 START_TEST(read_only_paths_are_read_never_written) {
   std::string outer = vmha_test::make_temp_dir();
   std::string dir = outer + "/job", ro = outer + "/ro";
@@ -81,6 +83,11 @@ START_TEST(read_only_paths_are_read_never_written) {
   ck_assert_int_eq(symlink("/etc/hostname", (dir + "/hostname_link").c_str()), 0);
   ck_assert_int_eq(symlink("../secret", (ro + "/out_link").c_str()), 0);
   ck_assert_int_eq(symlink("data.txt", (ro + "/in_link").c_str()), 0);
+  ck_assert_int_eq(symlink("/etc/passwd", (dir + "/passwd_link").c_str()), 0);
+  ck_assert_int_eq(symlink((ro + "/data.txt").c_str(), (ro + "/abs_in_link").c_str()), 0);
+  ck_assert_int_eq(symlink((outer + "/secret").c_str(), (ro + "/abs_out_link").c_str()), 0);
+  ck_assert_int_eq(symlink((ro + "/loop_b").c_str(), (ro + "/loop_a").c_str()), 0);
+  ck_assert_int_eq(symlink((ro + "/loop_a").c_str(), (ro + "/loop_b").c_str()), 0);
   std::string usr_file = "/usr/bin/env";  // any regular file under /usr
   ck_assert_msg(access(usr_file.c_str(), R_OK) == 0, "%s missing", usr_file.c_str());
   struct stat before {};
@@ -120,7 +127,17 @@ START_TEST(read_only_paths_are_read_never_written) {
                                   "at:/usr:../etc/hostname",
                                   "read:" + ro + "/data.txt",
                                   "create:mine.txt",
-                                  "read:mine.txt"};
+                                  "read:mine.txt",
+                                  "read:passwd_link",
+                                  "write:passwd_link",
+                                  "lstat:passwd_link",
+                                  "readlink:passwd_link",
+                                  "read:/usr/../etc/passwd"};
+  // Debian's dynamic loader is an absolute symlink from /lib64 into /lib.
+  char target[256];
+  ssize_t n = readlink("/lib64/ld-linux-x86-64.so.2", target, sizeof target);
+  bool ld_link = n > 0 && target[0] == '/';
+  if (ld_link) ops.push_back("read:/lib64/ld-linux-x86-64.so.2");
   vmha_test::Captured c = vmha_test::run_capture(
       [&] {
         std::vector<std::string> argv = {vmha_test::vmha_bin(), "run", "--", probe};
@@ -162,7 +179,13 @@ START_TEST(read_only_paths_are_read_never_written) {
                                                           "at /usr:../etc/hostname: EACCES\n",
                                                           "read " + ro + "/data.txt: EACCES\n",
                                                           "create mine.txt: ok\n",
-                                                          "read mine.txt: ok\n"})
+                                                          "read mine.txt: ok\n",
+                                                          "read passwd_link: ok\n",
+                                                          "write passwd_link: EROFS\n",
+                                                          "lstat passwd_link: ok\n",
+                                                          "readlink passwd_link: ok\n",
+                                                          "read /usr/../etc/passwd: ok\n",
+                                                          ld_link ? "read /lib64/ld-linux-x86-64.so.2: ok\n" : "\n"})
     ck_assert_msg(contains(c.out, line), "expected \"%.*s\" in:\n%s", static_cast<int>(line.size() - 1), line.c_str(),
                   c.out.c_str());
   struct stat after {};
@@ -179,14 +202,16 @@ START_TEST(read_only_paths_are_read_never_written) {
       {vmha_test::vmha_bin(), "run", "--ro", ro, "--no-default-ro", "--", probe, "read:" + ro + "/data.txt",
        "read:" + ro + "/in_link", "list:" + ro, "write:" + ro + "/data.txt", "create:" + ro + "/new.txt",
        "unlink:" + ro + "/data.txt", "read:" + ro + "/out_link", "read:" + ro + "/../secret", "read:/etc/passwd",
-       "read:" + usr_file},
+       "read:" + usr_file, "read:" + ro + "/abs_in_link", "read:" + ro + "/abs_out_link", "read:" + ro + "/loop_a"},
       dir);
   ck_assert_msg(c.exit_code() == 0, "probe exited %d: %s", c.exit_code(), c.err.c_str());
   for (const std::string& line : std::vector<std::string>{
            "read " + ro + "/data.txt: ok\n", "read " + ro + "/in_link: ok\n", "list " + ro + ": ok\n",
            "write " + ro + "/data.txt: EROFS\n", "create " + ro + "/new.txt: EROFS\n",
            "unlink " + ro + "/data.txt: EROFS\n", "read " + ro + "/out_link: EACCES\n",
-           "read " + ro + "/../secret: EACCES\n", "read /etc/passwd: EACCES\n", "read " + usr_file + ": EACCES\n"})
+           "read " + ro + "/../secret: EACCES\n", "read /etc/passwd: EACCES\n", "read " + usr_file + ": EACCES\n",
+           "read " + ro + "/abs_in_link: ok\n", "read " + ro + "/abs_out_link: EACCES\n",
+           "read " + ro + "/loop_a: ELOOP\n"})
     ck_assert_msg(contains(c.out, line), "expected \"%.*s\" in:\n%s", static_cast<int>(line.size() - 1), line.c_str(),
                   c.out.c_str());
   ck_assert_int_eq(access((ro + "/data.txt").c_str(), F_OK), 0);
