@@ -11,7 +11,7 @@ namespace vmha {
 
 namespace {
 Status bad(const std::string& name, const std::string& what) {
-  return Status::error(name + ": not a runnable static x86-64 ELF executable: " + what);
+  return Status::error(name + ": not a runnable x86-64 ELF executable: " + what);
 }
 }  // namespace
 
