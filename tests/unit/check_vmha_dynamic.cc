@@ -69,13 +69,13 @@ bool have(const std::string& path) {
 }
 
 START_TEST(debian_tools_match_native) {
-  for (const std::vector<std::string>& argv : std::vector<std::vector<std::string>>{
-           {"/usr/bin/sort", "data.txt"},
-           {"/usr/bin/sort", "-n", "-r", "-k2", "data.txt"},
-           {"/usr/bin/md5sum", "data.txt", "a.txt"},
-           {"/usr/bin/gzip", "-c", "-6", "data.txt"},
-           {"/bin/ls"},
-           {"/bin/ls", "-1", "-F", g_dir}})
+  for (const std::vector<std::string>& argv :
+       std::vector<std::vector<std::string>>{{"/usr/bin/sort", "data.txt"},
+                                             {"/usr/bin/sort", "-n", "-r", "-k2", "data.txt"},
+                                             {"/usr/bin/md5sum", "data.txt", "a.txt"},
+                                             {"/usr/bin/gzip", "-c", "-6", "data.txt"},
+                                             {"/bin/ls"},
+                                             {"/bin/ls", "-1", "-F", g_dir}})
     if (have(argv[0])) same_as_native(argv);
 }
 END_TEST
@@ -106,8 +106,8 @@ START_TEST(snapshot_inside_the_dynamic_loader_resumes) {
     vmha_test::Captured c = vmha_test::run_capture(
         {vmha_test::vmha_bin(), "run", "--snapshot-at-syscall", at, "--restore", "--", "/usr/bin/md5sum", "data.txt"},
         g_dir);
-    ck_assert_msg(c.exit_code() == 0 && c.out == native.out, "snapshot at %s: exit %d, out '%s': %s", at,
-                  c.exit_code(), c.out.c_str(), c.err.c_str());
+    ck_assert_msg(c.exit_code() == 0 && c.out == native.out, "snapshot at %s: exit %d, out '%s': %s", at, c.exit_code(),
+                  c.out.c_str(), c.err.c_str());
   }
 }
 END_TEST

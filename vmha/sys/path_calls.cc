@@ -1,8 +1,8 @@
 // Path system calls, all confined by the policy (confinement.h): open, stat,
 // statx, statfs, unlink, rename, mkdir, readlink, access, getcwd, utimensat,
-// chmod, (no) extended attributes. Under a read-only path, what would change the file system is refused with EROFS
-// (after the errors a missing file or directory gives, as on a read-only
-// mount).
+// chmod, (no) extended attributes. Under a read-only path, what would change
+// the file system is refused with EROFS (after the errors a missing file or
+// directory gives, as on a read-only mount).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>

@@ -111,9 +111,10 @@ Status read_interpreter(const Confinement& policy, const ElfImage& program, cons
   if (fd == -EACCES) {
     std::string ro;
     for (const std::string& r : policy.read_only_paths()) ro += (ro.empty() ? "" : " ") + r;
-    return Status::error(what + " is outside the confinement policy (vmha confines the program to its working "
-                         "directory and the read-only paths: " + (ro.empty() ? "none" : ro) +
-                         "); allow it with --ro DIR");
+    return Status::error(what +
+                         " is outside the confinement policy (vmha confines the program to its working "
+                         "directory and the read-only paths: " +
+                         (ro.empty() ? "none" : ro) + "); allow it with --ro DIR");
   }
   if (fd < 0) return Status::error(what + ": " + std::strerror(-fd));
   ElfImage img;

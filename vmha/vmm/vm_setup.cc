@@ -224,8 +224,8 @@ Status Vm::load(const ElfImage& image, const std::string& exec_name, const std::
   if (!image.interpreter.empty())
     if (Status s = read_interpreter(proc_->root, image, exec_name, &interp); !s.ok()) return s;
   LoadedProgram prog;
-  if (Status s = load_program(image, image.interpreter.empty() ? nullptr : &interp, exec_name, argv, envp, hwcap_,
-                              *as_, &prog);
+  if (Status s = load_program(image, image.interpreter.empty() ? nullptr : &interp, exec_name, argv, envp, hwcap_, *as_,
+                              &prog);
       !s.ok())
     return s;
   as_->take_flush();
