@@ -49,4 +49,10 @@ for tool in /usr/bin/sort /usr/bin/md5sum; do
   [ -x "$tool" ] && check "$(basename "$tool") (dynamic)" "$tool" data.txt
 done
 [ -x /usr/bin/gzip ] && check "gzip (dynamic)" /usr/bin/gzip -c data.txt
+[ -x /usr/bin/python3 ] && check "python3 (dynamic)" /usr/bin/python3 -c '
+import hashlib, zlib
+h = hashlib.sha256()
+for line in open("data.txt", "rb"):
+    h.update(zlib.compress(line))
+print(h.hexdigest())'
 exit $fail
