@@ -134,7 +134,6 @@ bool Confinement::is_allowed_device(const std::string& path) {
   return path == "/dev/null" || path == "/dev/zero" || path == "/dev/urandom" || path == "/dev/random";
 }
 
-// A host fd, or -1 with errno (EXDEV: the resolution would leave dir_fd).
 long Confinement::openat2_beneath(int dir_fd, const std::string& rel, int flags, unsigned mode) const {
   open_how how{};
   how.flags = static_cast<uint64_t>(flags) | O_CLOEXEC;

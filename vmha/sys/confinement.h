@@ -100,8 +100,10 @@ class Confinement {
   // Expands the symlinks of an absolute path (locate_following).
   int expand_links(const std::string& path, bool follow_last, std::string* out) const;
   // 1 and *target when the absolute path names a symlink the policy lets the
-  // guest read, 0 when it names something else or lies outside the roots.
+  // guest read, 0 when it names something else or lies outside the roots,
+  // -errno when it cannot be looked at (ENOENT: nothing there).
   int read_link(const std::string& path, std::string* target) const;
+  // openat2 with RESOLVE_BENEATH: a host fd, or -1 with errno (EXDEV: would leave dir_fd).
   long openat2_beneath(int dir_fd, const std::string& rel, int flags, unsigned mode) const;
   int root_fd_ = -1;
   std::string root_path_;
