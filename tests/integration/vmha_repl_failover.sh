@@ -4,6 +4,9 @@
 # modes. The backup must finish it: every line exactly once, in order, and the
 # native checksum; its exit status is the program's. Then kill the backup:
 # the primary must go on, finish with the native output and report it.
+# The same kills hit a dynamically linked build of `steps` (steps_dynamic:
+# ld.so and libc copied into guest memory, so the backup resumes from its
+# image alone).
 . "$top_srcdir/tests/integration/vmha_repl_lib.sh"
 vmha_repl_require
 vmha_repl_setup
@@ -29,6 +32,23 @@ while [ "$RESUMED" -lt "$KILLS" ] && [ $i -lt $((KILLS * 2)) ]; do
 done
 echo "ok: $i kills of the primary ($RESUMED resumed on the backup, the others had finished), output exactly once"
 [ "$RESUMED" -ge "$KILLS" ] || { echo "FAIL: only $RESUMED of $i kills hit a running primary ($KILLS wanted)"; fail=1; }
+
+# A dynamically linked program: output exactly once after each kill.
+DYN_KILLS=${VMHA_FAILOVER_DYN_KILLS:-10}
+"$WL/steps_dynamic" $ARGS > native_dynamic.out
+cmp -s native.out native_dynamic.out || { echo "FAIL: steps_dynamic prints differently from steps natively"; fail=1; }
+RESUMED=0 i=0
+while [ "$RESUMED" -lt "$DYN_KILLS" ] && [ $i -lt $((DYN_KILLS * 2)) ]; do
+  i=$((i + 1))
+  kill_round $i 100 "$WL/steps_dynamic" $ARGS
+  if ! cmp -s native_dynamic.out out || [ "$BRC" != 0 ]; then
+    echo "FAIL: dynamic, kill $i ($MODE): backup exit $BRC; diff native vs released:"
+    diff native_dynamic.out out | head -5; head -5 "$T/backup.err"; echo "primary's stderr:"; tail -5 primary.err
+    fail=1
+  fi
+done
+echo "ok: dynamic: $i kills of the primary ($RESUMED resumed on the backup), output exactly once"
+[ "$RESUMED" -ge "$DYN_KILLS" ] || { echo "FAIL: dynamic: only $RESUMED of $i kills hit a running primary"; fail=1; }
 
 LEASE_MS=
 # The runs below kill one side once 20 lines are out: sized to about 4 s
