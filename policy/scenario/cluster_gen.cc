@@ -76,8 +76,10 @@ ClusterSpec synthetic(const ScenarioSpec& s, const Range& gpus, const Throughput
   for (int tries = 0; static_cast<int>(types.size()) < ntypes && tries < 1000; ++tries) {
     // Flat types are named after their speed (g045 = 0.45x a V100); two draws
     // that round alike would be one type, so such a draw is made again.
-    double sp = std::round(draw(s.speed, rng, true) * 100) / 100;
-    sp = std::clamp(sp, std::max(0.01, std::ceil(s.speed.lo * 100) / 100), std::floor(s.speed.hi * 100) / 100);
+    // Speeds are kept to 0.01, inside the range where the range allows it.
+    const double lo = std::max(0.01, std::ceil(s.speed.lo * 100 - 1e-9) / 100);
+    const double hi = std::max(lo, std::floor(s.speed.hi * 100 + 1e-9) / 100);
+    const double sp = std::clamp(std::round(draw(s.speed, rng, true) * 100) / 100, lo, hi);
     std::string name = fmt::format("g{:03d}", static_cast<int>(std::lround(sp * 100)));
     if (std::any_of(types.begin(), types.end(), [&](const TypeDraw& d) { return d.name == name; })) continue;
     types.push_back({name, sp});
