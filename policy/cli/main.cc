@@ -33,6 +33,7 @@ const Command kCommands[] = {
      duet::cli::setup_report},
     {"explain", "why duet's Slurm plugins ranked and placed a job (its SystemComment)", duet::cli::setup_explain},
     {"train", "train the learned scheduler (joint MAPPO, duet-train(1))", duet::cli::setup_train},
+    {"scenario", "draw a workload and a cluster from a seed and a spec (duet-scenario(1))", duet::cli::setup_scenario},
 };
 
 std::string command_names() {
