@@ -82,12 +82,12 @@ class Checker {
   void check_ordering_lines() {
     const SlurmConfSetting* prio = slurm_.find("PriorityType");
     const SlurmConfSetting* site = slurm_.find("PrioritySiteFactorPlugin");
-    const bool site_duet = site && site->value == "site_factor/duet";
-    if (prio && prio->value == "priority/duet") {
+    const bool site_duet = site && iequal(site->value, "site_factor/duet");
+    if (prio && iequal(prio->value, "priority/duet")) {
       if (site_duet) problem(*site, "site_factor/duet with PriorityType=priority/duet: two ordering agents; leave one");
       slurm_summary_ = "priority/duet";
     } else if (site_duet) {
-      if (!prio || prio->value != "priority/multifactor") {
+      if (!prio || !iequal(prio->value, "priority/multifactor")) {
         std::string got = prio ? "'" + printable(prio->value) + "'" : "not set (priority/basic)";
         problem(*site, "site_factor/duet needs PriorityType=priority/multifactor; PriorityType is " + got);
       }
@@ -119,7 +119,7 @@ class Checker {
     const SlurmConfSetting* select = slurm_.find("SelectType");
     if (!select) {
       missing("SelectType not set: expected SelectType=select/duet");
-    } else if (select->value != "select/duet") {
+    } else if (!iequal(select->value, "select/duet")) {
       problem(*select, "expected SelectType=select/duet, got " + printable(select->value));
     }
     slurm_summary_ += ", " + (select ? select->value : std::string("no SelectType"));
