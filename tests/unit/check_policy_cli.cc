@@ -1,5 +1,6 @@
 // The duet command end to end: help, convert, sim --json determinism, errors
 // naming file and line, eval outputs.
+#include <pwd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -87,7 +88,7 @@ START_TEST(usage_errors_exit_2) {
   Out r = run("foo");
   ck_assert_msg(r.err.find("unknown subcommand 'foo'") != std::string::npos, "%s", r.err.c_str());
   for (const char* sub :
-       {"sim", "eval", "convert", "bench", "model", "train", "replay", "report", "explain", "scenario"})
+       {"sim", "eval", "convert", "bench", "model", "train", "replay", "report", "explain", "scenario", "check-config"})
     ck_assert_msg(r.err.find(sub) != std::string::npos, "the error does not name %s: %s", sub, r.err.c_str());
   Out v = run("--version");
   ck_assert_msg(v.rc == 0 && v.out.rfind("duet ", 0) == 0, "duet --version: %d %s", v.rc, v.out.c_str());
@@ -351,6 +352,38 @@ START_TEST(scenario_man_page_examples_run) {
 }
 END_TEST
 
+// duet check-config: "ok: ..." and 0 on a good setup; each problem on a
+// line of its own and 1 on a bad one; 2 on a usage error (duet-check-config(1)).
+START_TEST(check_config_exit_status) {
+  const std::string d = tmpdir() + "/cc";
+  std::filesystem::create_directories(d);
+  chmod(d.c_str(), 0755);
+  std::filesystem::copy_file(srcdir() + "/models/duet.model", d + "/duet.model",
+                             std::filesystem::copy_options::overwrite_existing);
+  chmod((d + "/duet.model").c_str(), 0644);
+  write(d + "/duet.conf", "ModelPath=duet.model\nPlacementModelPath=duet.model\n");
+  // SlurmUser: whoever runs the suite, who owns the files
+  const passwd* pw = getpwuid(getuid());
+  write(d + "/slurm.conf", (pw ? "SlurmUser=" + std::string(pw->pw_name) + "\n" : std::string()) +
+                               "PriorityType=priority/duet\nSelectType=select/duet\nSelectTypeParameters=CR_Core\n"
+                               "GresTypes=gpu\n");
+  chmod((d + "/duet.conf").c_str(), 0644);
+  chmod((d + "/slurm.conf").c_str(), 0644);
+  Out ok = run("check-config --slurm-conf '" + d + "/slurm.conf'");
+  ck_assert_msg(ok.rc == 0, "rc %d: %s%s", ok.rc, ok.out.c_str(), ok.err.c_str());
+  ck_assert_msg(ok.out.rfind("ok: " + d + "/duet.conf: ", 0) == 0, "%s", ok.out.c_str());
+  ck_assert_msg(ok.out.find('\n') == ok.out.size() - 1, "not one line: %s", ok.out.c_str());
+  write(d + "/duet.conf", "ModelPath=duet.model\nPlacementModelPath=duet.model\nRanker=fastest\n");
+  Out bad = run("check-config --slurm-conf '" + d + "/slurm.conf'");
+  ck_assert_msg(bad.rc == 1, "rc %d: %s%s", bad.rc, bad.out.c_str(), bad.err.c_str());
+  ck_assert_msg(bad.out.rfind(d + "/duet.conf:3: Ranker: expected one of model | prefer-fast | none", 0) == 0, "%s",
+                bad.out.c_str());
+  ck_assert_msg(bad.err == "duet: 1 problem in the duet setup\n", "%s", bad.err.c_str());
+  Out usage = run("check-config --confx x");
+  ck_assert_msg(usage.rc == 2, "rc %d", usage.rc);
+}
+END_TEST
+
 int main() {
   if (access(duet().c_str(), X_OK) != 0) {
     std::printf("SKIP: %s not built\n", duet().c_str());
@@ -361,6 +394,7 @@ int main() {
   tcase_set_timeout(tc, 240);
   tcase_add_test(tc, help_everywhere);
   tcase_add_test(tc, usage_errors_exit_2);
+  tcase_add_test(tc, check_config_exit_status);
   tcase_add_test(tc, convert_then_sim_json_is_deterministic);
   tcase_add_test(tc, errors_name_file_and_line);
   tcase_add_test(tc, eval_writes_table_json_and_plots);

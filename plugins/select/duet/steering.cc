@@ -18,6 +18,7 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <vector>
 #include <string>
 
 #include <strings.h>
@@ -52,8 +53,28 @@ struct State {
   std::map<uint32_t, std::string> reasons;  // job id -> why its nodes
   std::string last_error;                   // of the ranker, logged once a minute
   time_t last_error_time = 0;
+  // The configuration problems the last load logged, and for which
+  // slurm.conf (its last_update) and load (the one right after init or not).
+  std::vector<std::string> logged_problems;
+  time_t logged_update = 0;
+  bool just_initialised = false;
 };
 State g;
+
+// Logs a load's configuration problems once per configuration. slurmctld
+// calls select_p_reconfigure right after init at start (read_slurm_conf) and
+// again on partition and node changes, with slurm.conf unchanged: those
+// loads re-read duet.conf as before but do not log the same problems again.
+// `scontrol reconfigure` re-reads slurm.conf (a new last_update) and logs
+// them all. Holds g.mu.
+void log_problems_locked(const std::vector<std::string>& problems) {
+  const bool repeat =
+      problems == g.logged_problems && (g.just_initialised || slurm_conf.last_update == g.logged_update);
+  if (!repeat)
+    for (const std::string& p : problems) error("%s: %s", kTag, p.c_str());
+  g.logged_problems = problems;
+  g.logged_update = slurm_conf.last_update;
+}
 
 LogLevel level() { return g.conf.log_level; }
 
@@ -129,14 +150,16 @@ void load_locked() {
   std::string path = duet_conf_path_for(slurm_conf.slurm_conf ? slurm_conf.slurm_conf : "");
   ConfResult r = load_duet_conf(path, slurm_conf.slurm_user_id);  // only root and SlurmUser may steer
   g.conf = r.conf;
-  for (const auto& e : r.errors) error("%s: %s", kTag, e.text().c_str());
+  std::vector<std::string> problems;
+  for (const auto& e : r.errors) problems.push_back(e.text());
   std::vector<std::string> errors;
   PlacementAgent fresh = make_placement_agent(g.conf, &errors);
   g.agent_error.clear();
   for (const std::string& e : errors) {
-    error("%s: %s; placing by cons_tres's own order", kTag, e.c_str());
+    problems.push_back(e + "; placing by cons_tres's own order");
     g.agent_error += (g.agent_error.empty() ? "" : "; ") + e;
   }
+  log_problems_locked(problems);
   if (g.agent.observer && fresh.observer && g.agent.observer->name() == fresh.observer->name()) {
     std::string err;
     if (!fresh.observer->restore(g.agent.observer->save(), &err))
@@ -223,6 +246,7 @@ void steering_init() {
     // use (SelectType) places jobs and speaks for the placement agent.
     g.selected = slurm_conf.select_type && !strcasecmp(slurm_conf.select_type, kTag);
     load_locked();
+    g.just_initialised = true;  // the next load is start-up's select_p_reconfigure
     g.active = true;
     if (g.selected) agent_channel()->attach(AgentChannel::Agent::kPlacement, true);
     debug("%s: agent channel %s", kTag, g.selected ? "ready, placement agent attached" : "unused (not SelectType)");
@@ -237,6 +261,7 @@ void steering_fini() {
     g.selected = false;
     g.agent = {};
     g.reasons.clear();
+    g.logged_problems.clear();
   });
 }
 
@@ -244,6 +269,7 @@ void steering_reconfigure() {
   guarded("reconfigure", [] {
     std::lock_guard<std::mutex> lk(g.mu);
     if (g.active) load_locked();
+    g.just_initialised = false;
   });
 }
 
