@@ -74,7 +74,7 @@ std::string explain_bounded(std::string_view text) {
     auto u = static_cast<unsigned char>(c);
     if (u < 0x20 || u > 0x7e)
       c = ' ';
-    else if (c == '\'' || c == '"' || c == '\\' || c == '|' || c == '`')
+    else if (c == '\\' || c == '|')
       c = '_';
   }
   if (text.size() > kExplainMaxBytes) out.replace(kExplainMaxBytes - 3, 3, "...");

@@ -47,9 +47,9 @@ struct RankedNode {
 std::string placement_reason(const std::string& ranker_reason, std::vector<RankedNode> ranked,
                              const std::vector<std::string>& chosen);
 
-// `text` made safe to store: printable ASCII only (quotes, backslashes and
-// '|' become '_', sacct -P and the accounting database read them), at most
-// kExplainMaxBytes, cut with "...".
+// `text` made safe to store: printable ASCII only (control characters and
+// other bytes become ' '; '|', sacct -P's separator, and backslashes become
+// '_'), at most kExplainMaxBytes, cut with "...".
 std::string explain_bounded(std::string_view text);
 
 }  // namespace duet::plugin

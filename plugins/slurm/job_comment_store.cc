@@ -29,7 +29,8 @@ bool store_system_comment(const job_record_t* job) {
   cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;
   cond.usage_start = job->details->submit_time;
   slurmdb_job_rec_t rec = {};
-  rec.system_comment = job->system_comment;
+  rec.derived_ec = NO_VAL;  // 0 would overwrite the job's derived exit code
+  rec.system_comment = job->system_comment;  // quotes need no escaping: they reach sacct as written
   List ret = acct_storage_g_modify_job(*conn, slurm_conf.slurm_user_id, &cond, &rec);
   FREE_NULL_LIST(ret);
   FREE_NULL_LIST(cond.step_list);

@@ -21,9 +21,11 @@ write_duet_conf Scorer=small-first Ranker=prefer-fast "NodeSpeedsFile=$CLUSTER_D
 
 full=$(sbatch --parsable -o /dev/null -w node1 --gres=gpu:4 --wrap 'sleep 300') || fail "sbatch (node1 filler)"
 wait_state 20 RUNNING "$full"
-job=$(sbatch --parsable -o /dev/null --gres=gpu:v100:1 --wrap 'sleep 1') || fail "sbatch"
-typed=$(sbatch --parsable -o /dev/null --gres=gpu:p100:1 --wrap 'sleep 1') || fail "sbatch (p100)"
-wait_state 30 COMPLETED "$job" "$typed"
+# long enough to read them in slurmctld before they end (MinJobAge=2 then
+# purges them within seconds); the explanation is final once a job starts
+job=$(sbatch --parsable -o /dev/null --gres=gpu:v100:1 --wrap 'sleep 8') || fail "sbatch"
+typed=$(sbatch --parsable -o /dev/null --gres=gpu:p100:1 --wrap 'sleep 8') || fail "sbatch (p100)"
+wait_state 30 RUNNING "$job" "$typed"
 
 e=$(explanation "$job")
 note "explanation of $job: $e"
@@ -36,16 +38,19 @@ note "explanation of p100 job $typed: $t"
 [[ "$t" == *"; nodes node3: prefer-fast"*"; ranking node3=0.5"* ]] || fail "p100 job: $t"
 [[ "$t" == *"; ranking node3=0.5" ]] || fail "p100 job's ranking lists other nodes: $t"
 
-# slurmdbd has it (the job's record is written asynchronously)
-acct() { timeout 10 sacct -j "$1" -X -n -P -o SystemComment 2>/dev/null | tail -n1 || true; }
-for i in $(seq 100); do [ "$(acct "$job")" = "$e" ] && break; sleep 0.2; done
-[ "$(acct "$job")" = "$e" ] || fail "sacct SystemComment of $job: '$(acct "$job")', expected '$e'"
-[ "$(acct "$typed")" = "$t" ] || fail "sacct SystemComment of $typed: '$(acct "$typed")'"
-
-# while slurmctld holds the job, duet explain reads it there
-out=$("$DUET" explain "$job") || fail "duet explain $job failed"
+# while slurmctld holds a job, duet explain reads it there
+f=$(explanation "$full")
+out=$("$DUET" explain "$full") || fail "duet explain $full failed"
+grep -qx "job $full: state RUNNING, priority [0-9]*, nodes node1" <<<"$out" || fail "duet explain header: $out"
 grep -qx 'source: slurmctld (scontrol show job)' <<<"$out" || fail "duet explain source: $out"
-grep -qxF -- "$e" <<<"$out" || fail "duet explain output: $out"
+[[ "$f" == "duet: "*"; nodes node1: "* ]] && grep -qxF -- "$f" <<<"$out" || fail "duet explain output: $out"
+
+# once ended, slurmdbd has it (the job's records are written asynchronously)
+acct() { timeout 10 sacct -j "$1" -X -n -P -o State,SystemComment 2>/dev/null | tail -n1 || true; }
+for i in $(seq 150); do [ "$(acct "$job")" = "COMPLETED|$e" ] && break; sleep 0.2; done
+[ "$(acct "$job")" = "COMPLETED|$e" ] || fail "sacct State,SystemComment of $job: '$(acct "$job")', expected 'COMPLETED|$e'"
+for i in $(seq 150); do [ "$(acct "$typed")" = "COMPLETED|$t" ] && break; sleep 0.2; done
+[ "$(acct "$typed")" = "COMPLETED|$t" ] || fail "sacct State,SystemComment of $typed: '$(acct "$typed")'"
 
 # MinJobAge=2: slurmctld purges the job at its next purge pass (every 10 s,
 # skipped while backfill runs)

@@ -329,7 +329,7 @@ START_TEST(test_explain_placement_reason) {
 END_TEST
 
 START_TEST(test_explain_bounded) {
-  CK_STR_EQ(explain_bounded("duet: a'b\"c\\d|e`f\ng\x01h\xc3\xa9"), "duet: a_b_c_d_e_f g h  ");
+  CK_STR_EQ(explain_bounded("duet: a'b\"c\\d|e`f\ng\x01h\xc3\xa9"), "duet: a'b\"c_d_e`f g h  ");
   std::string longer(3000, 'x');
   std::string b = explain_bounded("duet: " + longer);
   ck_assert_uint_eq(b.size(), kExplainMaxBytes);
