@@ -1,6 +1,7 @@
 // The job's explanation, kept in its SystemComment (`scontrol show job`;
-// select/duet also stores it in accounting when the job starts, so that
-// `sacct -o SystemComment` shows it after the job ends). It reads
+// select/duet also stores it in accounting once the job has started, at the
+// latest at its end, so that `sacct -o SystemComment` shows it after the job
+// ends). It reads
 //   "duet: score S at submit by SCORER"           at submit,
 //   "duet: rank R/N score S by SCORER"            at each re-score while pending,
 //   "...; nodes LIST: REASON; ranking A=P B=P; not taken: A full (0 of 4 GPUs free)"

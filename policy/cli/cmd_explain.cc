@@ -52,7 +52,7 @@ void explain(const std::string& id, bool accounting_only) {
     throw std::runtime_error("job " + id +
                              " has no duet explanation (PriorityType=priority/duet, site_factor/duet or "
                              "SelectType=select/duet with Explain=yes in duet.conf writes it; select/duet "
-                             "stores it in accounting when the job starts)");
+                             "stores it in accounting once the job has started)");
   std::cout << e.comment << "\n";
 }
 
