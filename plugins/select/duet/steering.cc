@@ -27,6 +27,8 @@
 #include "plugins/seam/duet_conf.h"
 #include "plugins/seam/explain.h"
 #include "plugins/seam/placement_agent.h"
+#include "plugins/slurm/job_comment_store.h"
+#include "plugins/slurm/job_fit.h"
 #define DUET_DEBUG_FLAG DEBUG_FLAG_SELECT_TYPE  // scontrol setdebugflags +SelectType
 #include "plugins/slurm/slurm_log.h"
 #include "plugins/slurm/slurm_views.h"
@@ -43,15 +45,22 @@ constexpr int kStateVersion = 1;
 constexpr int kTierBits = 16;
 constexpr uint64_t kMaxTier = (1u << kTierBits) - 1;
 
+// Why a job's nodes, from the job_test that selected them.
+struct Placement {
+  std::string reason;             // the ranker's text, or why cons_tres's order
+  bool ranked = false;            // `nodes` holds the ranker's preferences
+  std::vector<RankedNode> nodes;  // the nodes the job may use
+};
+
 struct State {
   std::mutex mu;
   bool active = false;    // slurmctld, after init
   bool selected = false;  // SelectType=select/duet: the placement agent on the channel
   DuetConf conf;
   PlacementAgent agent;
-  std::string agent_error;                  // why there is no ranker
-  std::map<uint32_t, std::string> reasons;  // job id -> why its nodes
-  std::string last_error;                   // of the ranker, logged once a minute
+  std::string agent_error;                // why there is no ranker
+  std::map<uint32_t, Placement> reasons;  // job id -> why its nodes
+  std::string last_error;                 // of the ranker, logged once a minute
   time_t last_error_time = 0;
   // The configuration problems the last load logged, and for which
   // slurm.conf (its last_update) and load (the one right after init or not).
@@ -292,16 +301,25 @@ void steering_job_begin(job_record_t* job) {
     std::lock_guard<std::mutex> lk(g.mu);
     if (!g.active) return;
     auto it = g.reasons.find(job->job_id);
-    std::string reason = it != g.reasons.end() ? it->second : "cons_tres order";
-    if (it != g.reasons.end()) g.reasons.erase(it);
+    Placement placement;
+    placement.reason = "cons_tres order";
+    if (it != g.reasons.end()) {
+      placement = std::move(it->second);
+      g.reasons.erase(it);
+    }
     uint32_t gpus;
     std::string type;
     if (!job_gpu_request(job, &gpus, &type)) return;  // CPU-only: plain Slurm
     std::vector<std::string> nodes = job_node_names(job);
+    std::string reason =
+        placement.ranked ? placement_reason(placement.reason, placement.nodes, nodes) : placement.reason;
     if (g.conf.explain && explain_owned(job->system_comment)) {
       std::string text = explain_placement(job->system_comment, nodes, reason);
       xfree(job->system_comment);
       job->system_comment = xstrdup(text.c_str());
+      // The explanation is final now: into accounting, for sacct after the
+      // job ends (again at job fini, when the job's row is there for sure).
+      if (job_recorded(job)) store_system_comment(job);
     }
     DUET_DEBUG(level(), "%s: %pJ started: %s", kTag, job, reason.c_str());
   });
@@ -312,6 +330,10 @@ void steering_job_fini(job_record_t* job) {
     std::lock_guard<std::mutex> lk(g.mu);
     if (!g.active) return;
     g.reasons.erase(job->job_id);
+    // Its completion record is queued: the job's accounting row exists by
+    // the time slurmdbd reads this.
+    if (g.conf.explain && job->system_comment && *job->system_comment && explain_owned(job->system_comment))
+      store_system_comment(job);
     if (!g.agent.observer || job->start_time <= 0) return;
     JobOutcome o;
     o.job = job_info(job, time(nullptr));
@@ -353,9 +375,16 @@ NodeBias::NodeBias(job_record_t* job, bitstr_t* candidates, uint16_t mode) : job
       reason_ = "cons_tres order (ranker failed: " + err + ")";
       return;
     }
+    // For the explanation, when this test may start the job; before cons_tres narrows `candidates`.
+    std::vector<NodeFit> fit;
+    if (SELECT_IS_MODE_RUN_NOW(mode)) fit = job_node_fit(job, candidates);
     raise_preferred(records, candidates, pref, &saved_);
-    reason_ = why + " [" + candidate_preferences(cluster, records, candidates, pref) + "]";
-    DUET_DEBUG(level(), "%s: %pJ mode %u: %s", kTag, job, mode, reason_.c_str());
+    reason_ = why.empty() ? g.agent.ranker->name() : why;
+    ranked_ = fit.size() == cluster.nodes.size();
+    for (size_t i = 0; ranked_ && i < fit.size(); ++i)
+      if (fit[i].may_use) nodes_.push_back({cluster.nodes[i].name, pref[i], fit[i].busy});
+    DUET_DEBUG(level(), "%s: %pJ mode %u: %s [%s]", kTag, job, mode, reason_.c_str(),
+               candidate_preferences(cluster, records, candidates, pref).c_str());
   });
 }
 
@@ -365,7 +394,7 @@ void NodeBias::done(bool selected) {
     std::lock_guard<std::mutex> lk(g.mu);
     if (!g.active) return;
     if (g.reasons.size() > 10000) g.reasons.clear();  // jobs selected but never begun
-    g.reasons[job_->job_id] = reason_;
+    g.reasons[job_->job_id] = Placement{reason_, ranked_, std::move(nodes_)};
   });
 }
 
