@@ -34,6 +34,9 @@ int64_t write_for_guest(Process& p, int fd, const std::vector<iovec>& iov, off_t
     n = p.out->write(t, iov, offset);
   }
   if (n == -EPIPE) p.signals.raise(SIGPIPE, SI_USER);  // delivered (or ignored) after the call
+  // A blocking write (a full pipe) cut by a kick wrote nothing: it runs again
+  // after the pause, or fails with EINTR if a handler runs (signal_calls.h).
+  if (n == -EINTR) return kWaitForRelease;
   return n;
 }
 

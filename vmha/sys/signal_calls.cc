@@ -250,10 +250,16 @@ GuestTimer& itimer_real(Process& p) {
   return t;
 }
 
+// A disarmed ITIMER_REAL is no state (a VM state needs no version 2 for it).
+void forget_if_disarmed(GuestTimer& t) {
+  if (!t.deadline_ns) t = GuestTimer{};
+}
+
 int64_t sys_alarm(Process& p, const SyscallArgs& a) {
   GuestTimer& t = itimer_real(p);
   int64_t left = remaining_ns(t);
   arm(p, t, static_cast<int64_t>(static_cast<uint32_t>(a.a[0])) * kNs, 0, false);
+  forget_if_disarmed(t);
   // Whole seconds, rounded as Linux does (never 0 for a timer still running).
   int64_t secs = left / kNs;
   if ((secs == 0 && left > 0) || left % kNs >= kNs / 2) ++secs;
@@ -270,7 +276,7 @@ bool itimer_supported(Process& p, uint64_t which) {
 
 int64_t sys_getitimer(Process& p, const SyscallArgs& a) {
   if (!itimer_supported(p, a.a[0])) return -EINVAL;
-  GuestTimer& t = itimer_real(p);
+  const GuestTimer& t = p.signals.timers[0];  // all zero when never armed
   itimerval v{tv_of(t.interval_ns), tv_of(remaining_ns(t))};
   return p.as.copy_out(a.a[1], &v, sizeof v) ? 0 : -EFAULT;
 }
@@ -283,6 +289,7 @@ int64_t sys_setitimer(Process& p, const SyscallArgs& a) {
   GuestTimer& t = itimer_real(p);
   itimerval old{tv_of(t.interval_ns), tv_of(remaining_ns(t))};
   arm(p, t, to_ns(v.it_value), to_ns(v.it_interval), false);  // NULL: disarm, as Linux does
+  forget_if_disarmed(t);
   if (a.a[2] && !p.as.copy_out(a.a[2], &old, sizeof old)) return -EFAULT;
   return 0;
 }

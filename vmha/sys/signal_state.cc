@@ -90,6 +90,7 @@ void SignalState::expire_timers() {
 
 uint64_t SignalState::deliverable(uint64_t mask, const SigactionTable& actions) {
   uint64_t open = pending & ~(mask & ~kUnblockable);
+  if (!open) return 0;
   for (int sig = 1; sig <= kMaxSignal; ++sig) {
     if (!(open & sigbit(sig))) continue;
     uint64_t h = actions[sig].handler;
