@@ -6,10 +6,12 @@
 // restored; SIGTERM's default action ends vmha as SIGTERM would (128+15).
 // tests/vmha/signal_probe.c prints what the guest saw (the same natively).
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -82,6 +84,30 @@ std::string run_probe(const std::vector<std::string>& args) {
   return p.output();
 }
 
+// The same with the VM paused and resumed every 2 ms until it ends (as
+// epochs do): pauses must not show as signals, EINTR or early timers.
+std::string run_probe_paused(const std::vector<std::string>& args, int* pauses) {
+  ProbeVm p(args);
+  std::atomic<bool> done{false};
+  RunResult r;
+  std::thread runner([&] {
+    r = p.vm->run();
+    done = true;
+  });
+  *pauses = 0;
+  while (!done.load()) {
+    p.vm->request_pause();
+    p.vm->wait_paused();
+    p.vm->resume();
+    ++*pauses;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  runner.join();
+  ck_assert_msg(r.end == RunResult::End::kExited && r.code == 0, "signal_probe %s: end %d code %d %s", args[0].c_str(),
+                static_cast<int>(r.end), r.code, r.message.c_str());
+  return p.output();
+}
+
 long field(const std::string& line, const std::string& key) {
   size_t at = line.find(key + "=");
   ck_assert_msg(at != std::string::npos, "no %s= in: %s", key.c_str(), line.c_str());
@@ -126,14 +152,16 @@ END_TEST
 vmha_test::Captured vmha_signalled(const std::vector<std::string>& args, int sig) {
   std::string dir = vmha_test::make_temp_dir();
   std::string out = dir + "/out", err = dir + "/err";
+  char vmha[PATH_MAX], prog[PATH_MAX];  // absolute: the child changes directory
+  ck_assert(realpath(vmha_test::vmha_bin().c_str(), vmha) && realpath(probe().c_str(), prog));
+  std::vector<std::string> argv = {vmha, "run", "--", prog};
+  argv.insert(argv.end(), args.begin(), args.end());
   pid_t pid = fork();
   if (pid == 0) {
     int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), e = open(err.c_str(), O_WRONLY | O_CREAT, 0644);
     dup2(o, 1);
     dup2(e, 2);
     if (chdir(dir.c_str()) != 0) _exit(126);
-    std::vector<std::string> argv = {vmha_test::vmha_bin(), "run", "--", probe()};
-    argv.insert(argv.end(), args.begin(), args.end());
     std::vector<char*> a;
     for (auto& s : argv) a.push_back(s.data());
     a.push_back(nullptr);
@@ -183,6 +211,24 @@ START_TEST(timers_deliver_after_their_time) {
   ck_assert_msg(contains(line, "hits=3 code=-2 value=42 ") && contains(line, "interval_ns=50000000"), "%s",
                 line.c_str());
   ck_assert_msg(field(line, "ms") >= 150, "%s", line.c_str());
+}
+END_TEST
+
+START_TEST(pauses_do_not_change_signal_behaviour) {
+  int pauses = 0;
+  std::string line = run_probe_paused({"alarm", "eintr"}, &pauses);
+  ck_assert_msg(pauses > 50, "only %d pauses", pauses);
+  ck_assert_msg(field(line, "read") == -1 && field(line, "errno") == EINTR && field(line, "read_ms") >= 200, "%s",
+                line.c_str());
+  ck_assert_msg(field(line, "pause_eintr") == 1 && field(line, "pause_ms") >= 1000 && field(line, "alarm_hits") == 2,
+                "%s", line.c_str());
+  ck_assert_msg(field(line, "sleep_eintr") == 1 && field(line, "sleep_ms") >= 100 && field(line, "rem_ms") > 0, "%s",
+                line.c_str());
+  line = run_probe_paused({"alarm", "restart"}, &pauses);
+  ck_assert_msg(field(line, "read") == 1 && field(line, "read_ms") >= 200, "%s", line.c_str());
+  line = run_probe_paused({"mask"}, &pauses);
+  ck_assert_msg(contains(line, "blocked=0 pending=1 unblocked=1 suspend_eintr=1 suspended=2 mask_back=1 "), "%s",
+                line.c_str());
 }
 END_TEST
 
@@ -262,6 +308,7 @@ int main() {
   tcase_add_test(tc, host_sigterm_runs_the_handler_once);
   tcase_add_test(tc, sigterm_default_action_ends_vmha_with_it);
   tcase_add_test(tc, timers_deliver_after_their_time);
+  tcase_add_test(tc, pauses_do_not_change_signal_behaviour);
   tcase_add_test(tc, restored_vm_delivers_the_armed_timer);
   tcase_add_test(tc, pending_signal_survives_save_and_restore);
   suite_add_tcase(s, tc);
