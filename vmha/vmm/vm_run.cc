@@ -138,29 +138,27 @@ Status Vm::handle_syscall(RunResult* end) {
   SyscallArgs args{r.rax, {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9}};
   last_nr_ = r.rax;
   proc_->signals.syscall_sp = r.rsp;
-  if (r.rax == SYS_rt_sigreturn) {  // sets every register: served here, not by the table
-    restart_ = false;
+  const bool sigreturn_call = r.rax == SYS_rt_sigreturn;  // sets every register: served here
+  int64_t ret = sigreturn_call ? 0 : dispatch_syscall(*proc_, args);
+  restart_ = ret == kWaitForRelease;
+  if (sigreturn_call) {
     ++syscalls_;
     if (!sigreturn(r)) {
       proc_->die_by_signal(SIGSEGV);
       end->message = "SIGSEGV: rt_sigreturn found no valid signal frame at rsp " + hex(r.rsp - 8);
       return Status();
     }
+  } else if (restart_) {
+    // The call waits for held output: back to the syscall instruction with
+    // rax = its number again, so the guest state is "before the call" (a
+    // checkpoint taken meanwhile re-executes it too).
+    r.rip = r.rcx - 2;  // `syscall` is 2 bytes
   } else {
-    int64_t ret = dispatch_syscall(*proc_, args);
-    restart_ = ret == kWaitForRelease;
-    if (restart_) {
-      // The call waits for held output: back to the syscall instruction with
-      // rax = its number again, so the guest state is "before the call" (a
-      // checkpoint taken meanwhile re-executes it too).
-      r.rip = r.rcx - 2;  // `syscall` is 2 bytes
-    } else {
-      ++syscalls_;
-      r.rax = static_cast<uint64_t>(ret);
-      r.rip = r.rcx;
-    }
-    r.rflags = (r.r11 & kSysretRflagsMask) | kRflagsFixed;  // what SYSRET would load
+    ++syscalls_;
+    r.rax = static_cast<uint64_t>(ret);
+    r.rip = r.rcx;
   }
+  if (!sigreturn_call) r.rflags = (r.r11 & kSysretRflagsMask) | kRflagsFixed;  // what SYSRET would load
   if (sync_regs_)
     run_->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
   else if (ioctl(vcpu_fd_, KVM_SET_REGS, &r) < 0)
