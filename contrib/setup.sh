@@ -13,8 +13,8 @@ PACKAGES=(
   libucx-dev ucx-utils libibverbs-dev rdma-core libvirt-dev busybox-static
   nettle-dev
   iproute2
-  # tests; clang and libFuzzer for make fuzz
-  check clang-14 libfuzzer-14-dev
+  # tests (python3: JSON in tests, contrib/doc-check); clang and libFuzzer for make fuzz
+  check python3 clang-14 libfuzzer-14-dev
   # Slurm cluster (one host, loopback)
   slurmctld slurmd slurmdbd slurm-client libslurm-dev libpmi0-dev
   munge libmunge-dev mariadb-server mariadb-client

@@ -24,6 +24,11 @@ std::vector<uint32_t> PriorityLadder::assign(std::span<const double> scores) {
   return prio;
 }
 
+uint32_t cpu_job_priority(int64_t nice_offset) {
+  const int64_t p = static_cast<int64_t>(kCpuJobPriority) - nice_offset;
+  return static_cast<uint32_t>(std::clamp<int64_t>(p, 1, kCpuJobMax));
+}
+
 uint32_t PriorityLadder::slot(double score) const {
   if (rungs_.empty()) return kLadderBase;
   auto it = std::find_if(rungs_.begin(), rungs_.end(), [&](const Rung& r) { return r.score < score; });

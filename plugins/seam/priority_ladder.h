@@ -10,6 +10,18 @@ namespace duet::plugin {
 
 inline constexpr uint32_t kLadderBase = 10000;  // priority of the last job
 inline constexpr uint32_t kLadderStep = 1000;   // gap between neighbours
+// The lowest priority a GPU job gets: slot() goes at most half a step below
+// the bottom rung, and the bottom rung is kLadderBase.
+inline constexpr uint32_t kLadderFloor = kLadderBase - kLadderStep / 2;
+
+// Jobs without GPUs are not ranked by the agent. They get kCpuJobPriority,
+// moved by their nice value (nice - NICE_OFFSET, subtracted as Slurm does)
+// but kept in [1, kCpuJobMax], below every GPU job. Slurm orders equal
+// priorities by submit time, then job id, so they run FIFO among themselves;
+// an admin who wants one first sets its priority (scontrol update).
+inline constexpr uint32_t kCpuJobPriority = kLadderBase / 2;
+inline constexpr uint32_t kCpuJobMax = kLadderFloor - kLadderStep / 2;
+uint32_t cpu_job_priority(int64_t nice_offset);
 
 class PriorityLadder {
  public:

@@ -7,7 +7,8 @@
 //   order_scorer.h       the ordering agent and its factory
 //   node_ranker.h, observer.h, placement_agent.h
 //                        the placement agent and its factory
-//   priority_ladder.h    from a ranking to Slurm priorities
+//   priority_ladder.h    from a ranking to Slurm priorities (and CPU-only jobs')
+//   site_factor_scale.h  from a ranking to Slurm site factors
 //   explain.h            the job's explanation (its SystemComment)
 //   job_hints.h          what a job may tell duet in its --comment
 //   file_trust.h, file_cksum.h, file_text.h

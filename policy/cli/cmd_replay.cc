@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -23,6 +24,7 @@
 #include "replay/emu_nodes.h"
 #include "replay/jobs_file.h"
 #include "replay/run_command.h"
+#include "replay/slurm_config.h"
 #include "policy/util/text.h"
 
 namespace duet::cli {
@@ -226,12 +228,15 @@ void run(const ReplayArgs& a) {
   const Replay r = read_replay(a);
   std::ofstream out(a.out, std::ios::trunc);
   if (!out) throw std::runtime_error("cannot write " + a.out);
-  write_jobs_header(out, {{"trace", a.trace},
-                          {"scale", fmt::format("{}", a.scale)},
-                          {"partition", a.partition},
-                          {"skip", std::to_string(a.skip)},
-                          {"seed", std::to_string(a.seed)},
-                          {"max_duration", fmt::format("{}", a.max_duration)}});
+  // The plugins this run is scheduled by, so its report names them later.
+  std::map<std::string, std::string> meta = replay::slurm_scheduling_plugins();
+  meta.insert({{"trace", a.trace},
+               {"scale", fmt::format("{}", a.scale)},
+               {"partition", a.partition},
+               {"skip", std::to_string(a.skip)},
+               {"seed", std::to_string(a.seed)},
+               {"max_duration", fmt::format("{}", a.max_duration)}});
+  write_jobs_header(out, meta);
   const auto t0 = std::chrono::steady_clock::now();
   const Submitted s = submit_all(a, r, out, t0);
   if (s.capped)

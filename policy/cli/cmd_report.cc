@@ -15,6 +15,7 @@
 #include "replay/emu_nodes.h"
 #include "replay/jobs_file.h"
 #include "replay/run_command.h"
+#include "replay/slurm_config.h"
 #include "replay/sacct.h"
 #include "replay/sacct_metrics.h"
 
@@ -29,19 +30,6 @@ struct ReportArgs {
   double scale = 0;
   std::vector<std::string> runs;
 };
-
-std::string config_value(const std::string& text, const std::string& key) {
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    size_t b = line.find_first_not_of(' ');
-    if (b == std::string::npos || line.compare(b, key.size(), key) != 0) continue;
-    size_t eq = line.find('=', b);
-    if (eq == std::string::npos || line.find_first_not_of(' ', b + key.size()) != eq) continue;
-    size_t v = line.find_first_not_of(' ', eq + 1);
-    return v == std::string::npos ? "" : line.substr(v);
-  }
-  return "";
-}
 
 // --scale, else the replay's scale from the job-id file, else 1.
 double report_scale(const ReportArgs& a, const JobsFile& jf) {
@@ -107,14 +95,17 @@ ReportCluster read_report_cluster(const ReportArgs& a) {
   return c;
 }
 
-// Names the run ORDER/PLACE: --label, else PriorityType/SelectType from
-// scontrol show config, else sacct/sacct.
-void name_run(const ReportArgs& a, SimResult& r) {
+// Names the run ORDER/PLACE: --label, else the plugins its job-id file
+// recorded when it was replayed, else today's (said on stderr: a run from
+// before a switch would be named after the new plugins), else sacct/sacct.
+void name_run(const ReportArgs& a, const JobsFile& jf, SimResult& r) {
   std::string label = a.label;
+  if (label.empty()) label = scheduling_label(jf.meta);
   if (label.empty()) {
-    CommandResult sc = run_command({"scontrol", "show", "config"}, 20);
-    if (sc.status == 0)
-      label = config_value(sc.out, "PriorityType") + "/" + config_value(sc.out, "SelectType");
+    label = scheduling_label(slurm_scheduling_plugins());
+    if (!label.empty())
+      std::cerr << "duet report: " << (a.jobs.empty() ? "no --jobs file" : a.jobs + " records no plugins")
+                << "; named after the cluster's current plugins, " << label << " (give --label to name it)\n";
     else
       label = "sacct/sacct";
   }
@@ -142,7 +133,7 @@ void report_sacct(const ReportArgs& a) {
   const ReportCluster cluster = read_report_cluster(a);
   SacctCounts c;
   SimResult r = metrics_from_sacct(jobs, prices, cluster.total_gpus, scale, cluster.node_types, &c);
-  name_run(a, r);
+  name_run(a, jf, r);
 
   EvalMeta meta;
   meta.trace = jf.meta.count("trace") ? jf.meta["trace"] + fmt::format(" replayed at scale {}", scale) : "sacct";
@@ -150,6 +141,7 @@ void report_sacct(const ReportArgs& a) {
   meta.jobs = c.finished;
   meta.dropped = c.not_started + c.not_ended;
   meta.total_gpus = cluster.total_gpus;
+  meta.measured = true;
   write_summary_md(a.out + "/summary.md", meta, {r});
   write_summary_json(a.out + "/summary.json", meta, {r});
   std::string gp = DUET_GNUPLOT;

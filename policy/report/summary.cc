@@ -22,10 +22,17 @@ static std::ofstream open_out(const std::string& path) {
 
 void write_summary_md(const std::string& path, const EvalMeta& m, const std::vector<SimResult>& rows) {
   std::ofstream f = open_out(path);
-  f << "# duet eval\n\n";
-  f << fmt::format("Trace `{}` ({} jobs{}), cluster `{}` ({} GPUs), seed {}, {} model.\n\n", m.trace, m.jobs,
-                   m.dropped ? fmt::format(", {} oversized left out", m.dropped) : "", m.cluster, m.total_gpus, m.seed,
-                   m.ideal ? "ideal (no speed effects)" : "heterogeneous performance");
+  if (m.measured) {
+    f << "# duet report\n\n";
+    f << fmt::format("Measured on a Slurm cluster (sacct): `{}` ({} jobs{}), nodes `{}` ({} GPUs).\n\n", m.trace,
+                     m.jobs, m.dropped ? fmt::format(", {} not started or not ended", m.dropped) : "", m.cluster,
+                     m.total_gpus);
+  } else {
+    f << "# duet eval\n\n";
+    f << fmt::format("Trace `{}` ({} jobs{}), cluster `{}` ({} GPUs), seed {}, {} model.\n\n", m.trace, m.jobs,
+                     m.dropped ? fmt::format(", {} oversized left out", m.dropped) : "", m.cluster, m.total_gpus,
+                     m.seed, m.ideal ? "ideal (no speed effects)" : "heterogeneous performance");
+  }
   f << "Times in hours. *oracle* rows see true durations: a reference bound, not a competitor. "
        "**best** = lowest mean JCT among non-oracle policies.\n\n";
   f << "| ordering | placement | mean JCT | p50 | p95 | p99 | mean queue | max wait | makespan | GPU util | "
@@ -45,6 +52,7 @@ void write_summary_md(const std::string& path, const EvalMeta& m, const std::vec
 
 void write_summary_json(const std::string& path, const EvalMeta& m, const std::vector<SimResult>& rows) {
   nlohmann::ordered_json j;
+  j["source"] = m.measured ? "sacct" : "simulation";
   j["trace"] = m.trace;
   j["cluster"] = m.cluster;
   j["seed"] = m.seed;

@@ -15,6 +15,7 @@ struct EvalMeta {
   bool ideal = false;
   int64_t jobs = 0, dropped = 0;
   int total_gpus = 0;
+  bool measured = false;  // a real Slurm run read from sacct (duet report), not a simulation
 };
 
 // Index of the best non-oracle row by mean JCT, or -1.

@@ -85,7 +85,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   vmha::CheckpointReceiver rx(channel, store, lease);
   while (!channel.drained()) {
     auto s = rx.step(std::chrono::milliseconds(0));
-    if (!s.ok() || s.value().event == vmha::CheckpointReceiver::Event::kBye) break;  // the backup drops the channel
+    if (!s.ok() || s.value().event == vmha::CheckpointReceiver::Event::kBye ||
+        s.value().event == vmha::CheckpointReceiver::Event::kStandDown)
+      break;  // the backup drops the channel
   }
   // Readers of the committed image see a consistent one whatever came before.
   store.read_committed([](const vmha::CommittedImage& img) {

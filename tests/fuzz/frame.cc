@@ -73,6 +73,9 @@ void decode_by_type(const vmha::Frame& f) {
     case MessageType::kBye:
       decode_as<ByeMsg>(f);
       break;
+    case MessageType::kStandDown:
+      decode_as<StandDownMsg>(f);
+      break;
   }
   if (f.type != MessageType::kBye && ByeMsg::from(f).ok()) std::abort();
 }
@@ -83,7 +86,7 @@ constexpr vmha::MessageType kTypes[] = {
     vmha::MessageType::kWorkerAddress, vmha::MessageType::kPageList,  vmha::MessageType::kPagesPulled,
     vmha::MessageType::kState,         vmha::MessageType::kEnd,       vmha::MessageType::kAck,
     vmha::MessageType::kNack,          vmha::MessageType::kHeartbeat, vmha::MessageType::kError,
-    vmha::MessageType::kBye,
+    vmha::MessageType::kBye,           vmha::MessageType::kStandDown,
 };
 
 }  // namespace

@@ -35,6 +35,14 @@ rejected "sbatch --ha=abc" "--ha=abc: $bad" sbatch --ha=abc -N2 --wrap true
 rejected "sbatch --ha=70000" "--ha=70000: $bad" sbatch --ha=70000 -N2 --wrap true
 rejected "srun --ha=-5" "--ha=-5: $bad" timeout 30 srun --ha=-5 -N2 true
 rejected "SLURM_HA=fast sbatch" "SLURM_HA=fast: $bad" env SLURM_HA=fast sbatch -N2 --wrap true
+rejected "sbatch --ha=0" "--ha=0: $bad" sbatch --ha=0 -N2 --wrap true
+# The batch script is a shell and runs unprotected: a --wrap without srun
+# would protect nothing.
+rejected "sbatch --ha --wrap without srun" "starts none: the batch script itself runs unprotected" \
+  sbatch --ha -N2 --wrap './prog'
+# ... while one with srun is accepted (held, so it never runs).
+jid=$(sbatch --parsable --hold --ha -N2 --wrap 'echo start; /usr/bin/srun ./prog') || fail "sbatch --ha with srun refused"
+scancel "$jid"
 
 # Without --ha the plugin leaves jobs alone: the program runs itself.
 jid=$(sbatch --parsable -N1 -o plain.out --wrap 'srun sh -c "echo plain \$SLURM_PROCID"')

@@ -1,10 +1,13 @@
-# Helpers for the priority/duet + select/duet integration tests (sourced after
-# lib.sh). The plugins are loaded straight from the build tree through
+# Helpers for the plugins' integration tests (sourced after lib.sh):
+# priority/duet or site_factor/duet (under priority/multifactor) with
+# select/duet. The plugins are loaded straight from the build tree through
 # PluginDir; duet.conf is written next to slurm.conf after `up`, then
 # `scontrol reconfigure` makes both plugins read it.
 : "${top_builddir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 PRIO_LIBS="$top_builddir/plugins/priority/duet/.libs"
 SELECT_LIBS="$top_builddir/plugins/select/duet/.libs"
+SITE_LIBS="$top_builddir/plugins/site_factor/duet/.libs"
+ORDER_PLUGIN=priority/duet  # the plugin hosting the ordering agent
 SLURM_PLUGINDIR=$(pkg-config --variable=libdir slurm 2>/dev/null || echo /usr/lib/x86_64-linux-gnu)/slurm-wlm
 [ -d "$SLURM_PLUGINDIR" ] || SLURM_PLUGINDIR=/usr/lib/$(gcc -print-multiarch)/slurm-wlm
 
@@ -23,6 +26,19 @@ duet_cluster_up() {
   DUET_CONF="$CLUSTER_DIR/etc/duet.conf"
 }
 
+# site_factor_cluster_up ARGS...: a cluster running priority/multifactor with
+# site_factor/duet (PrioritySiteFactorParameters from the caller) and select/duet
+site_factor_cluster_up() {
+  [ -f "$SITE_LIBS/site_factor_duet.so" ] || skip "site_factor/duet not built in $top_builddir"
+  cluster_up --no-accounting \
+    --set "PluginDir=$SLURM_PLUGINDIR:$SITE_LIBS:$SELECT_LIBS" \
+    --set PriorityType=priority/multifactor --set PrioritySiteFactorPlugin=site_factor/duet \
+    --set SelectType=select/duet "$@"
+  CTLD_LOG="$CLUSTER_DIR/log/slurmctld.log"
+  DUET_CONF="$CLUSTER_DIR/etc/duet.conf"
+  ORDER_PLUGIN=site_factor/duet
+}
+
 # write_duet_conf LINE...: replaces duet.conf and reconfigures the cluster
 write_duet_conf() {
   printf '%s\n' "$@" > "$DUET_CONF"
@@ -30,7 +46,7 @@ write_duet_conf() {
   timeout 20 scontrol reconfigure || fail "scontrol reconfigure failed"
   # both plugins report their configuration after reading it
   wait_log_after "$before" 'select/duet: ranker ' 15
-  wait_log_after "$before" 'priority/duet: scorer ' 15
+  wait_log_after "$before" "$ORDER_PLUGIN: scorer " 15
 }
 
 # wait_log_after LINENO PATTERN SECS: PATTERN (grep -E) in slurmctld.log after line LINENO

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # priority/duet: pending GPU jobs get priorities in the scorer's order
-# (`squeue -o %Q`), the order follows the configured scorer, and held jobs,
-# admin-set priorities and CPU-only jobs keep Slurm's semantics.
+# (`squeue -o %Q`), the order follows the configured scorer, held jobs and
+# admin-set priorities keep Slurm's semantics, and CPU-only jobs get one fixed
+# priority below the GPU jobs, moved by nice.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/plugin_lib.sh"
 require_duet_plugins
@@ -24,7 +25,14 @@ wait_order 10 "$small $mid $big" $big $mid $small
 for j in $big $mid $small $held $admin $cpu; do note "job $j priority $(prio "$j") $(explanation "$j")"; done
 [ "$(prio "$held")" = 0 ] || fail "held job priority $(prio "$held"), expected 0"
 [ "$(prio "$admin")" = 777 ] || fail "admin-set priority became $(prio "$admin")"
-[ "$(prio "$cpu")" -gt 2147483648 ] || fail "CPU-only job not FIFO above the GPU ladder: $(prio "$cpu")"
+# CPU-only: a fixed priority below every GPU job (FIFO among themselves by
+# Slurm's submit-time tie-break), never Slurm's top priority
+[ "$(prio "$cpu")" -gt 0 ] && [ "$(prio "$cpu")" -lt "$(prio "$big")" ] \
+  || fail "CPU-only job priority $(prio "$cpu") not below the lowest GPU job's $(prio "$big")"
+cpu2=$(sub -n1)
+[ "$(prio "$cpu2")" = "$(prio "$cpu")" ] || fail "CPU-only jobs' priorities differ: $(prio "$cpu") vs $(prio "$cpu2")"
+cpu_nice=$(sub -n1 --nice=100)
+[ "$(prio "$cpu_nice")" = "$(( $(prio "$cpu") - 100 ))" ] || fail "CPU-only job with nice 100: $(prio "$cpu_nice")"
 for i in $(seq 50); do [[ "$(explanation "$small")" == "duet: rank 1/3 score"*"by small-first" ]] && break; sleep 0.2; done
 [[ "$(explanation "$small")" == "duet: rank 1/3 score"*"by small-first" ]] \
   || fail "explanation of $small: $(explanation "$small")"
@@ -32,6 +40,14 @@ for i in $(seq 50); do [[ "$(explanation "$small")" == "duet: rank 1/3 score"*"b
 # the same jobs under another scorer: age only = oldest first
 write_duet_conf Scorer=fallback FallbackSizeWeight=0 FallbackAgeWeight=1000 RescoreInterval=1 Ranker=none
 wait_order 10 "$big $mid $small" $big $mid $small
+
+# Slurm's DebugFlags switch on the per-job lines (LogLevel stays info), as
+# for any priority plugin
+before=$(wc -l < "$CTLD_LOG")
+timeout 10 scontrol setdebugflags +Priority || fail "setdebugflags"
+wait_log_after "$before" "priority/duet: JobId=$big gpus=4 score=[^ ]* priority=" 15
+note "with DebugFlags=Priority: $(tail -n +"$before" "$CTLD_LOG" | grep -m1 "priority/duet: JobId=$big gpus=" | sed 's/^\[[^]]*\] //')"
+timeout 10 scontrol setdebugflags -Priority || fail "setdebugflags"
 
 # a new job is slotted at submit, before the next re-score
 write_duet_conf Scorer=small-first RescoreInterval=3600 Ranker=none
@@ -41,6 +57,6 @@ tiny=$(sub --gres=gpu:1)
 # released and scheduled: jobs run and the plugin keeps going
 timeout 10 scancel "$blocker"
 timeout 10 scontrol release "$held" || fail "release"
-wait_state 40 COMPLETED "$small" "$mid" "$big" "$held" "$cpu" "$tiny"
+wait_state 40 COMPLETED "$small" "$mid" "$big" "$held" "$cpu" "$cpu2" "$cpu_nice" "$tiny"
 ctld_alive || fail "slurmctld died"
-echo "PASS: priorities follow the scorer (small-first, then age), held/admin/CPU jobs keep Slurm semantics"
+echo "PASS: priorities follow the scorer (small-first, then age), held/admin jobs keep Slurm semantics, CPU-only jobs below the GPU jobs"

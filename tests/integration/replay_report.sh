@@ -47,4 +47,15 @@ note "report: jobs and mean JCT (trace s) = $got; from sacct: $want"
 [ "$got" = "10 $want" ] || fail "report ($got) disagrees with sacct (10 $want)"
 grep -q '| mean JCT' "$work/report/summary.md" || grep -q 'mean JCT' "$work/report/summary.md" || fail "no summary table"
 "$DUET" report "$work/report" "$work/report" | grep -q '| mean JCT (h) |' || fail "duet report A B printed no table"
+# A report says it was measured, and names the run after the plugins its
+# job-id file recorded at replay time, not after today's configuration.
+grep -q '^# duet report' "$work/report/summary.md" && grep -q 'Measured on a Slurm cluster' "$work/report/summary.md" \
+  || fail "the report calls itself a simulation: $(head -3 "$work/report/summary.md")"
+grep -q '^#.* priority=priority/[a-z]* .*select=select/[a-z_]*' "$work/jobs.csv" \
+  || fail "the job-id file records no plugins: $(head -1 "$work/jobs.csv")"
+sed -i '1s|priority=[^ ]*|priority=priority/earlier|; 1s|select=[^ ]*|select=select/earlier|' "$work/jobs.csv"
+"$DUET" report --sacct --jobs "$work/jobs.csv" --out "$work/report2" --no-plots >/dev/null || fail "duet report failed"
+named=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print(r["ordering"] + "/" + r["placement"])' "$work/report2/summary.json")
+[ "$named" = "priority/earlier/select/earlier" ] || fail "run named $named, not after its recorded plugins"
+note "run named after its record: $named"
 echo "PASS: replay of 10 jobs, report JCTs = sacct, slow node ${slow} s vs fast ${fast} s"

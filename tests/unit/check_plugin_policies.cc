@@ -1,16 +1,20 @@
-// The plugins' Slurm-free policy pieces: priority ladder, builtin scorers,
+// The plugins' Slurm-free policy pieces: priority ladder and CPU-only jobs'
+// priority, site factor scale and its parameters, builtin scorers,
 // prefer-fast ranker, node-stats observer, explanation text, the seams.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <stdexcept>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 #include "plugins/seam/explain.h"
 #include "plugins/seam/order_scorer.h"
 #include "plugins/seam/placement_agent.h"
 #include "plugins/seam/priority_ladder.h"
+#include "plugins/seam/site_factor_scale.h"
 
 #include <check.h>  // last: it defines a fail() macro
 #include "tests/unit/run_suite.h"
@@ -41,6 +45,83 @@ START_TEST(test_ladder_monotone_and_slot) {
   ck_assert(ladder.slot(0.5) < p[0] && ladder.slot(0.5) > p[2]);  // after equals
   PriorityLadder empty;
   ck_assert_uint_eq(empty.slot(1.0), kLadderBase);
+}
+END_TEST
+
+// priority/duet: CPU-only jobs sit below every GPU job (never Slurm's top
+// priority), FIFO among themselves (equal priorities), moved by nice.
+START_TEST(test_cpu_job_priority) {
+  PriorityLadder ladder;
+  std::vector<double> scores = {3.0, 1.0, 2.0};
+  std::vector<uint32_t> p = ladder.assign(scores);
+  const uint32_t lowest_gpu = std::min({p[0], p[1], p[2], ladder.slot(-1e300), PriorityLadder().slot(0.0)});
+  ck_assert_uint_ge(lowest_gpu, kLadderFloor);
+  ck_assert_uint_eq(cpu_job_priority(0), kCpuJobPriority);
+  ck_assert_uint_lt(cpu_job_priority(0), lowest_gpu);
+  ck_assert_uint_lt(cpu_job_priority(-2147483647LL), lowest_gpu);  // most negative nice: still below
+  ck_assert_uint_eq(cpu_job_priority(-2147483647LL), kCpuJobMax);
+  ck_assert_uint_eq(cpu_job_priority(100), kCpuJobPriority - 100);  // nice 100: lower
+  ck_assert_uint_eq(cpu_job_priority(-100), kCpuJobPriority + 100);
+  ck_assert_uint_eq(cpu_job_priority(2147483647LL), 1u);  // never 0 (held)
+  ck_assert_uint_lt(cpu_job_priority(-2147483647LL), 0xffff0000u);
+}
+END_TEST
+
+// site_factor/duet: rank-normalised factors, NICE_OFFSET + weight * rank from
+// the bottom / (n - 1); ties equal; a new job slotted as if it joined.
+START_TEST(test_site_factor_scale) {
+  SiteFactorScale scale(1000);
+  std::vector<double> scores = {0.5, 2.0, -1.0, 2.0, 1e-9};
+  std::vector<uint32_t> f = scale.assign(scores);
+  ck_assert_uint_eq(f[2], kSiteFactorCentre);        // lowest score: 0
+  ck_assert_uint_eq(f[4], kSiteFactorCentre + 250);  // 1 below of 4 others
+  ck_assert_uint_eq(f[0], kSiteFactorCentre + 500);  // 2 below
+  ck_assert_uint_eq(f[1], kSiteFactorCentre + 750);  // tie: 3 below each
+  ck_assert_uint_eq(f[3], f[1]);
+  ck_assert_int_eq(site_factor_shown(f[1]), 750);
+  ck_assert_int_eq(site_factor_shown(kSiteFactorCentre - 5), -5);
+  // the scorer's scale does not matter, only the order
+  SiteFactorScale scaled(1000);
+  std::vector<double> times_1e6 = {0.5e6, 2.0e6, -1.0e6, 2.0e6, 1e-3};
+  ck_assert(scaled.assign(times_1e6) == f);
+  // slotting: above all = full weight, below all = 0, between by rank among n+1
+  ck_assert_uint_eq(scale.slot(9.0), kSiteFactorCentre + 1000);
+  ck_assert_uint_eq(scale.slot(-9.0), kSiteFactorCentre);
+  ck_assert_uint_eq(scale.slot(1.0), kSiteFactorCentre + 600);  // 3 of 5 below
+  // a lone job is the top of its queue; an empty ranking slots at the top
+  SiteFactorScale one(1000);
+  ck_assert_uint_eq(one.assign(std::vector<double>{42.0})[0], kSiteFactorCentre + 1000);
+  ck_assert_uint_eq(SiteFactorScale(1000).slot(0.0), kSiteFactorCentre + 1000);
+  // the largest weight fits in 32 bits; weight 0 leaves every job at 0
+  SiteFactorScale max(kMaxSiteWeight);
+  std::vector<uint32_t> m = max.assign(scores);
+  ck_assert_uint_eq(m[1], kSiteFactorCentre + 1610612735u);  // 3/4 of 2^31-1, rounded
+  ck_assert_uint_eq(max.slot(9.0), 0xffffffffu);
+  SiteFactorScale zero(0);
+  for (uint32_t v : zero.assign(scores)) ck_assert_uint_eq(v, kSiteFactorCentre);
+  ck_assert(SiteFactorScale().weight() == kDefaultSiteWeight);
+}
+END_TEST
+
+START_TEST(test_site_factor_params) {
+  uint32_t w = kDefaultSiteWeight;
+  std::string err;
+  CK_OK(parse_site_factor_params("", &w, &err), err);
+  ck_assert_uint_eq(w, kDefaultSiteWeight);
+  CK_OK(parse_site_factor_params("weight=5000", &w, &err), err);
+  ck_assert_uint_eq(w, 5000);
+  CK_OK(parse_site_factor_params(" Weight = 0 ,", &w, &err), err);
+  ck_assert_uint_eq(w, 0);
+  CK_OK(parse_site_factor_params("weight=2147483647", &w, &err), err);
+  ck_assert_uint_eq(w, kMaxSiteWeight);
+  w = 7;
+  for (const char* bad : {"weight=2147483648", "weight=-1", "weight=1e3", "weight=", "weight", "scale=2",
+                          "weight=10,foo=1", "weight=99999999999"}) {
+    err.clear();
+    ck_assert_msg(!parse_site_factor_params(bad, &w, &err), "accepted '%s'", bad);
+    ck_assert_msg(err.rfind("PrioritySiteFactorParameters: ", 0) == 0, "'%s': %s", bad, err.c_str());
+    ck_assert_uint_eq(w, 7);  // unchanged on error
+  }
 }
 END_TEST
 
@@ -222,6 +303,9 @@ int main() {
   Suite* s = suite_create("plugin_policies");
   TCase* tc = tcase_create("policies");
   tcase_add_test(tc, test_ladder_monotone_and_slot);
+  tcase_add_test(tc, test_cpu_job_priority);
+  tcase_add_test(tc, test_site_factor_scale);
+  tcase_add_test(tc, test_site_factor_params);
   tcase_add_test(tc, test_scorers);
   tcase_add_test(tc, test_factory_seams);
   tcase_add_test(tc, test_registered_loaders);

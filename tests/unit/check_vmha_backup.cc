@@ -5,6 +5,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "vmha/backup/image_store.h"
@@ -265,6 +266,85 @@ START_TEST(receiver_commits_what_sender_sends) {
 }
 END_TEST
 
+// A primary waiting for its acknowledgement keeps the backup's lease alive;
+// without an interval it sends nothing while waiting.
+START_TEST(sender_sends_heartbeats_while_waiting) {
+  for (bool beats : {true, false}) {
+    Pipe pipe;
+    FakeChannel prim(pipe, true);
+    CheckpointSender tx(prim, 16);
+    if (beats) tx.set_heartbeat_every(10ms);
+    Status s = tx.wait_ack(1, 50ms);
+    ck_assert_msg(has(s, "did not acknowledge checkpoint 1 within 50 ms"), "%s", s.message().c_str());
+    std::size_t heartbeats = 0;
+    for (const auto& bytes : pipe.to_backup) heartbeats += decode_frame(bytes).value().type == MessageType::kHeartbeat;
+    if (beats)
+      ck_assert_uint_ge(heartbeats, 1);
+    else
+      ck_assert_uint_eq(heartbeats, 0);
+  }
+}
+END_TEST
+
+// The primary went on without the backup: the receiver says so (with the
+// reason) and drops what it staged.
+START_TEST(receiver_reports_stand_down) {
+  Pipe pipe;
+  FakeChannel prim(pipe, true), back(pipe, false);
+  std::vector<std::uint8_t> guest(16 * kPage, 7);
+  back.expose(guest.data(), guest.size());
+  ImageStore st(kPage, 16);
+  Lease lease(1s, Lease::Clock::now());
+  CheckpointReceiver rx(back, st, lease);
+  CheckpointSender tx(prim, 16);
+  ck_assert(tx.begin(1).ok());
+  ck_assert(tx.stand_down("timeout: backup did not acknowledge checkpoint 1").ok());
+  auto r = drain(rx);
+  ck_assert_msg(r.ok(), "%s", r.status().message().c_str());
+  ck_assert(r.value().event == CheckpointReceiver::Event::kStandDown);
+  ck_assert_str_eq(r.value().reason.c_str(), "timeout: backup did not acknowledge checkpoint 1");
+  ck_assert_uint_eq(st.staging_epoch(), 0);
+  ck_assert_uint_eq(st.committed_epoch(), 0);
+}
+END_TEST
+
+// Time the backup spends handling a message (a slow read) is not the
+// primary's silence: the lease hears the primary again once it is handled.
+START_TEST(receiver_hears_primary_after_a_slow_read) {
+  struct SlowChannel final : public Channel {
+    explicit SlowChannel(FakeChannel& c) : inner(c) {}
+    Status send_encoded(std::span<const std::uint8_t> b) override { return inner.send_encoded(b); }
+    Result<Frame> receive(std::chrono::milliseconds t) override { return inner.receive(t); }
+    Status pull(std::span<const PullOp> ops) override {
+      std::this_thread::sleep_for(60ms);
+      return inner.pull(ops);
+    }
+    const std::vector<RegionInfo>& remote_regions() const override { return inner.remote_regions(); }
+    bool connected() const override { return true; }
+    std::string peer() const override { return "slow"; }
+    void close() override {}
+    FakeChannel& inner;
+  };
+  Pipe pipe;
+  FakeChannel prim(pipe, true), back(pipe, false);
+  std::vector<std::uint8_t> guest(16 * kPage, 7);
+  back.expose(guest.data(), guest.size());
+  SlowChannel slow(back);
+  ImageStore st(kPage, 16);
+  Lease lease(1s, Lease::Clock::now());
+  CheckpointReceiver rx(slow, st, lease);
+  CheckpointSender tx(prim, 16);
+  ck_assert(tx.begin(1).ok());
+  ck_assert(rx.step(0ms).ok());
+  std::vector<PageRef> p{{3, 3 * kPage}};
+  ck_assert(tx.send_pages(0, p).ok());
+  auto before = Lease::Clock::now();
+  ck_assert(rx.step(0ms).ok());
+  // Heard no earlier than the end of the 60 ms read.
+  ck_assert(lease.silence(before + 60ms) <= Lease::Clock::duration::zero());
+}
+END_TEST
+
 START_TEST(receiver_rejects_torn_pages_and_protocol_errors) {
   const std::uint64_t pages = 16;
   std::vector<std::uint8_t> guest(pages * kPage, 1);
@@ -314,6 +394,9 @@ int main() {
   tcase_add_test(tc, lease_needs_both_loss_and_silence);
   tcase_add_test(tc, receiver_commits_what_sender_sends);
   tcase_add_test(tc, receiver_rejects_torn_pages_and_protocol_errors);
+  tcase_add_test(tc, sender_sends_heartbeats_while_waiting);
+  tcase_add_test(tc, receiver_reports_stand_down);
+  tcase_add_test(tc, receiver_hears_primary_after_a_slow_read);
   suite_add_tcase(s, tc);
   SRunner* sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

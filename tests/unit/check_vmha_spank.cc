@@ -34,16 +34,22 @@ START_TEST(test_ha_values) {
   bool on = false;
   int epoch = -1;
   std::string err;
-  ck_assert(parse_ha_value(nullptr, &on, &epoch, &err) && on && epoch == 0);
-  ck_assert(parse_ha_value("", &on, &epoch, &err) && on && epoch == 0);
-  ck_assert(parse_ha_value("yes", &on, &epoch, &err) && on && epoch == 0);
-  ck_assert(parse_ha_value("20", &on, &epoch, &err) && on && epoch == 20);
-  ck_assert(parse_ha_value("60000", &on, &epoch, &err) && on && epoch == 60000);
-  ck_assert(parse_ha_value("off", &on, &epoch, &err) && !on);
-  ck_assert(parse_ha_value("0", &on, &epoch, &err) && !on);
+  ck_assert(parse_ha_value(nullptr, HaSource::kOption, &on, &epoch, &err) && on && epoch == 0);
+  ck_assert(parse_ha_value("", HaSource::kOption, &on, &epoch, &err) && on && epoch == 0);
+  ck_assert(parse_ha_value("yes", HaSource::kOption, &on, &epoch, &err) && on && epoch == 0);
+  ck_assert(parse_ha_value("20", HaSource::kOption, &on, &epoch, &err) && on && epoch == 20);
+  ck_assert(parse_ha_value("60000", HaSource::kOption, &on, &epoch, &err) && on && epoch == 60000);
+  // Off only from the environment (SLURM_HA=no); --ha=0 reads as "protect".
+  ck_assert(parse_ha_value("off", HaSource::kEnvironment, &on, &epoch, &err) && !on);
+  ck_assert(parse_ha_value("0", HaSource::kEnvironment, &on, &epoch, &err) && !on);
+  for (const char* off : {"0", "no", "off", "false"}) {
+    err.clear();
+    ck_assert_msg(!parse_ha_value(off, HaSource::kOption, &on, &epoch, &err), "--ha=%s accepted", off);
+    ck_assert_msg(err.find("leave out --ha") != std::string::npos, "%s", err.c_str());
+  }
   for (const char* bad : {"abc", "-5", "60001", "10ms", "1.5", " 20"}) {
     err.clear();
-    ck_assert_msg(!parse_ha_value(bad, &on, &epoch, &err), "accepted '%s'", bad);
+    ck_assert_msg(!parse_ha_value(bad, HaSource::kEnvironment, &on, &epoch, &err), "accepted '%s'", bad);
     ck_assert_msg(err.find("expected an epoch length in milliseconds") != std::string::npos, "%s", err.c_str());
     ck_assert_msg(err.find(std::string("'") + bad + "'") != std::string::npos, "%s", err.c_str());
   }

@@ -1,5 +1,6 @@
 #include "vmha/checkpoint/checkpoint_receiver.h"
 
+#include <utility>
 #include <vector>
 
 #include "vmha/protocol/crc32c.h"
@@ -8,6 +9,14 @@ namespace vmha {
 namespace {
 
 constexpr std::size_t kMaxReadBytes = 4u << 20;  // cap on one coalesced read
+
+CheckpointReceiver::Step make_step(CheckpointReceiver::Event e, std::uint64_t epoch, std::string reason = {}) {
+  CheckpointReceiver::Step s;
+  s.event = e;
+  s.epoch = epoch;
+  s.reason = std::move(reason);
+  return s;
+}
 
 }  // namespace
 
@@ -88,7 +97,7 @@ Result<CheckpointReceiver::Step> CheckpointReceiver::on_end(const Frame& f) {
   }
   ++stats_.commits;
   if (Status a = channel_.send(AckMsg{m.epoch}.to_frame()); !a.ok()) return a;
-  return Step{Event::kCommitted, m.epoch};
+  return make_step(Event::kCommitted, m.epoch);
 }
 
 Result<CheckpointReceiver::Step> CheckpointReceiver::step(std::chrono::milliseconds timeout) {
@@ -100,18 +109,23 @@ Result<CheckpointReceiver::Step> CheckpointReceiver::step(std::chrono::milliseco
     return f.status();
   }
   lease_.heard(Lease::Clock::now());
-  const Frame& frame = f.value();
+  auto step = handle(f.value());
+  lease_.heard(Lease::Clock::now());
+  return step;
+}
+
+Result<CheckpointReceiver::Step> CheckpointReceiver::handle(const Frame& frame) {
   switch (frame.type) {
     case MessageType::kBegin: {
       auto m = BeginMsg::from(frame);
       if (!m.ok()) return protocol_error(m.status());
       lists_this_epoch_ = 0;
       if (Status s = store_.begin(m.value().epoch); !s.ok()) return protocol_error(s);
-      return Step{Event::kProgress, m.value().epoch};
+      return make_step(Event::kProgress, m.value().epoch);
     }
     case MessageType::kPageList: {
       if (Status s = on_page_list(frame); !s.ok()) return s;
-      return Step{Event::kProgress, frame.epoch};
+      return make_step(Event::kProgress, frame.epoch);
     }
     case MessageType::kState: {
       auto m = StateMsg::from(frame);
@@ -120,7 +134,7 @@ Result<CheckpointReceiver::Step> CheckpointReceiver::step(std::chrono::milliseco
         return protocol_error(Status::error("State for checkpoint " + std::to_string(m.value().epoch) +
                                             " while receiving " + std::to_string(store_.staging_epoch())));
       if (Status s = store_.stage_state(std::move(m.value().blob)); !s.ok()) return protocol_error(s);
-      return Step{Event::kProgress, frame.epoch};
+      return make_step(Event::kProgress, frame.epoch);
     }
     case MessageType::kEnd:
       return on_end(frame);
@@ -129,7 +143,7 @@ Result<CheckpointReceiver::Step> CheckpointReceiver::step(std::chrono::milliseco
       if (!m.ok()) return protocol_error(m.status());
       ++stats_.heartbeats;
       if (Status s = channel_.send(HeartbeatMsg{m.value().seq, store_.committed_epoch()}.to_frame()); !s.ok()) return s;
-      return Step{Event::kProgress, 0};
+      return make_step(Event::kProgress, 0);
     }
     case MessageType::kError: {
       auto m = ErrorMsg::from(frame);
@@ -140,7 +154,13 @@ Result<CheckpointReceiver::Step> CheckpointReceiver::step(std::chrono::milliseco
     }
     case MessageType::kBye:
       store_.abort("primary said goodbye");
-      return Step{Event::kBye, 0};
+      return make_step(Event::kBye, 0);
+    case MessageType::kStandDown: {
+      auto m = StandDownMsg::from(frame);
+      if (!m.ok()) return protocol_error(m.status());
+      store_.abort("the primary went on without this backup");
+      return make_step(Event::kStandDown, 0, m.value().reason);
+    }
     default:
       return protocol_error(Status::error("unexpected " + message_type_name(static_cast<std::uint16_t>(frame.type)) +
                                           " message from the primary"));

@@ -8,6 +8,7 @@
 //   State(e, blob)            staged
 //   End(e, counts, state crc) verify + atomic commit, then Ack(e) (or Nack)
 //   Heartbeat                 echoed with the committed epoch
+//   StandDown(reason)         the primary went on without this backup
 //
 // Any error (corrupted or truncated frame, failed read, bad counts, lost
 // connection) discards the staged checkpoint; the committed image is untouched.
@@ -15,6 +16,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 #include "vmha/backup/image_store.h"
 #include "vmha/backup/lease.h"
@@ -34,20 +36,24 @@ struct ReceiverStats {
 
 class CheckpointReceiver {
  public:
-  enum class Event { kIdle, kProgress, kCommitted, kBye };
+  enum class Event { kIdle, kProgress, kCommitted, kBye, kStandDown };
   struct Step {
     Event event = Event::kIdle;
     std::uint64_t epoch = 0;  // kCommitted: the epoch now committed
+    std::string reason;       // kStandDown: why the primary gave up on this backup
   };
 
   CheckpointReceiver(Channel& channel, ImageStore& store, Lease& lease);
 
   // Handles at most one message, waiting up to `timeout` (kIdle if none came).
-  // An error means the channel must be dropped.
+  // An error means the channel must be dropped. The lease hears the primary
+  // when the message arrives and again once it is handled: time this side
+  // spends pulling pages is not the primary's silence.
   Result<Step> step(std::chrono::milliseconds timeout);
   const ReceiverStats& stats() const { return stats_; }
 
  private:
+  Result<Step> handle(const Frame& f);
   Status on_page_list(const Frame& f);
   Result<Step> on_end(const Frame& f);
   Status protocol_error(Status s);

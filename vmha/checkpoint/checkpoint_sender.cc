@@ -1,5 +1,7 @@
 #include "vmha/checkpoint/checkpoint_sender.h"
 
+#include <algorithm>
+
 #include "vmha/protocol/crc32c.h"
 
 namespace vmha {
@@ -130,30 +132,44 @@ Status CheckpointSender::pump(std::chrono::milliseconds timeout) {
   }
 }
 
-Status CheckpointSender::wait_pulled(std::uint32_t seq, std::chrono::milliseconds timeout) {
-  std::lock_guard<std::mutex> lock(rx_mutex_);
+template <typename Done>
+Status CheckpointSender::wait_until(Done done, std::chrono::milliseconds timeout, const std::string& what) {
   auto deadline = Clock::now() + timeout;
-  while (pulled_seq_ < seq) {
+  auto next_beat = Clock::now() + heartbeat_every_;
+  while (!done()) {
     if (!refusal_.empty()) return Status::error(refusal_);
-    Status s = pump(left(deadline));
+    auto until = heartbeat_every_.count() > 0 ? std::min(deadline, next_beat) : deadline;
+    Status s = pump(left(until));
     if (!s.ok() && !Channel::timed_out(s)) return s;
-    if (pulled_seq_ < seq && Clock::now() >= deadline)
-      return Status::error("timeout: backup did not confirm page list " + std::to_string(seq));
+    if (done()) break;
+    auto now = Clock::now();
+    if (heartbeat_every_.count() > 0 && now >= next_beat) {
+      if (Status hb = send_heartbeat(acked_); !hb.ok()) return hb;
+      next_beat = now + heartbeat_every_;
+    }
+    if (now >= deadline)
+      return Status::error("timeout: backup did not " + what + " within " + std::to_string(timeout.count()) + " ms");
   }
   return {};
 }
 
+Status CheckpointSender::wait_pulled(std::uint32_t seq, std::chrono::milliseconds timeout) {
+  std::lock_guard<std::mutex> lock(rx_mutex_);
+  return wait_until([&] { return pulled_seq_ >= seq; }, timeout, "confirm page list " + std::to_string(seq));
+}
+
 Status CheckpointSender::wait_ack(std::uint64_t epoch, std::chrono::milliseconds timeout) {
   std::lock_guard<std::mutex> lock(rx_mutex_);
-  auto deadline = Clock::now() + timeout;
-  while (acked_ < epoch) {
-    if (!refusal_.empty()) return Status::error(refusal_);
-    Status s = pump(left(deadline));
-    if (!s.ok() && !Channel::timed_out(s)) return s;
-    if (acked_ < epoch && Clock::now() >= deadline)
-      return Status::error("timeout: backup did not acknowledge checkpoint " + std::to_string(epoch));
+  return wait_until([&] { return acked_ >= epoch; }, timeout, "acknowledge checkpoint " + std::to_string(epoch));
+}
+
+Status CheckpointSender::send_heartbeat(std::uint64_t committed) {
+  std::uint64_t seq;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    seq = ++heartbeat_seq_;
   }
-  return {};
+  return channel_.send(HeartbeatMsg{seq, committed}.to_frame());
 }
 
 Status CheckpointSender::heartbeat() {
@@ -162,12 +178,11 @@ Status CheckpointSender::heartbeat() {
     std::lock_guard<std::mutex> lock(rx_mutex_);
     committed = acked_;
   }
-  std::uint64_t seq;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    seq = ++heartbeat_seq_;
-  }
-  return channel_.send(HeartbeatMsg{seq, committed}.to_frame());
+  return send_heartbeat(committed);
+}
+
+Status CheckpointSender::stand_down(const std::string& reason) {
+  return channel_.send(StandDownMsg{reason}.to_frame());
 }
 
 Status CheckpointSender::poll(std::chrono::milliseconds timeout) {

@@ -11,6 +11,9 @@
 //   -- guest resumed --
 //   wait_ack(e)                      then release that epoch's output
 //
+// While waiting for the backup, heartbeats go out every set_heartbeat_every,
+// so the backup never counts a primary that waits for it as silent.
+//
 // Thread-safe: the prefetch thread and the epoch thread may call concurrently.
 #pragma once
 
@@ -18,6 +21,7 @@
 #include <cstdint>
 #include <mutex>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "vmha/common/status.h"
@@ -45,7 +49,10 @@ class CheckpointSender {
   // Ok once the backup committed `epoch`; error on Nack, peer Error, loss, timeout.
   Status wait_ack(std::uint64_t epoch, std::chrono::milliseconds timeout);
 
+  void set_heartbeat_every(std::chrono::milliseconds every) { heartbeat_every_ = every; }
   Status heartbeat();
+  // Tells the backup that this primary goes on without it (best effort).
+  Status stand_down(const std::string& reason);
   // Handles replies that are already there (heartbeat echoes, acks); never blocks long.
   Status poll(std::chrono::milliseconds timeout);
 
@@ -57,6 +64,10 @@ class CheckpointSender {
 
  private:
   Status pump(std::chrono::milliseconds timeout);  // receives one reply; caller holds rx_mutex_
+  // Pumps until done() or the deadline, with heartbeats; caller holds rx_mutex_.
+  template <typename Done>
+  Status wait_until(Done done, std::chrono::milliseconds timeout, const std::string& what);
+  Status send_heartbeat(std::uint64_t committed);
 
   Channel& channel_;
   std::uint64_t page_count_;
@@ -76,7 +87,8 @@ class CheckpointSender {
   std::uint64_t acked_ = 0;
   std::uint32_t pulled_seq_ = 0;
   std::uint64_t heartbeat_seq_ = 0;
-  std::string refusal_;  // Nack / Error text
+  std::chrono::milliseconds heartbeat_every_{0};  // 0: none while waiting
+  std::string refusal_;                           // Nack / Error text
   std::chrono::steady_clock::time_point last_heard_ = std::chrono::steady_clock::now();
 };
 

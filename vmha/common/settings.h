@@ -14,6 +14,17 @@ inline constexpr int kDefaultLeaseMs = 500;
 inline constexpr int kMinLeaseMs = 50;
 inline constexpr int kMaxLeaseMs = 60000;
 
+// A connection silent this long counts as gone, on both sides: the backup
+// stops waiting for checkpoints, the primary for an acknowledgement (it then
+// tells the backup to stand down and goes on unprotected). Both send
+// heartbeats every half lease, also while waiting, so a live peer is never
+// silent this long; only the peer's own slowness (a loaded host) can make it.
+inline constexpr int kSilentLeases = 5;
+inline constexpr int kMinSilenceMs = 2000;
+constexpr int silence_limit_ms(int lease_ms) {
+  return kSilentLeases * lease_ms > kMinSilenceMs ? kSilentLeases * lease_ms : kMinSilenceMs;
+}
+
 // Confinement: the system paths a guest may read (never write) besides its
 // working directory, colon-separated (vmha --ro, plugstack.conf ro=).
 inline constexpr const char* kDefaultReadOnlyPaths =

@@ -213,9 +213,16 @@ int run_backup(const BackupOptions& o) {
         int code = exit_code_after_bye(*store);
         ch->close();
         return code;
-      } else if (lease.silence(Clock::now()) > 5 * lease.length()) {
+      } else if (step.value().event == CheckpointReceiver::Event::kStandDown) {
+        // It releases output this image does not hold: resuming it later
+        // would print that output again, so this backup ends here.
+        std::fprintf(stderr, "%s: the primary went on without this backup (%s); not taking over\n", kWho,
+                     step.value().reason.c_str());
+        ch->close();
+        return 125;
+      } else if (lease.silence(Clock::now()) > std::chrono::milliseconds(silence_limit_ms(o.lease_ms))) {
         // A connection that stays silent this long counts as gone.
-        std::fprintf(stderr, "%s: nothing heard from the primary for %d ms\n", kWho, 5 * o.lease_ms);
+        std::fprintf(stderr, "%s: nothing heard from the primary for %d ms\n", kWho, silence_limit_ms(o.lease_ms));
         connected = false;
         lease.connection_lost();
       }

@@ -59,6 +59,7 @@ class Primary {
         staging_(staging),
         stats_(stats),
         started_(started) {
+    tx_.set_heartbeat_every(std::chrono::milliseconds(std::max(1, eo_.lease_ms / 2)));
     streams_[1] = describe_stream(1);
     streams_[2] = describe_stream(2);
   }
@@ -199,7 +200,7 @@ class Primary {
       for (uint64_t p : pfns) refs.push_back(PageRef{p, p * kPage});
       uint32_t seq = 0;
       Status s = tx_.send_pages(region_, refs, {}, true, &seq);
-      if (s.ok()) s = tx_.wait_pulled(seq, std::chrono::milliseconds(std::max(eo_.lease_ms, 2000)));
+      if (s.ok()) s = tx_.wait_pulled(seq, wait_limit());
       if (!s.ok()) return lose(s), ms_since(t);
       stats_.prefetched_pages += refs.size();
       if (refs.size() < 64) break;  // few enough left for the pause
@@ -244,7 +245,7 @@ class Primary {
     }
     stats_.pages_per_ckpt.push_back(static_cast<double>(pages));
     ++stats_.epochs;
-    s = tx_.wait_ack(epoch, std::chrono::milliseconds(std::max(eo_.lease_ms, 2000)));
+    s = tx_.wait_ack(epoch, wait_limit());
     if (!s.ok()) {
       held_after_loss_ = std::move(st.held);
       return s;
@@ -295,7 +296,7 @@ class Primary {
     }
     uint32_t seq = 0;
     Status s = tx_.send_pages(region_, refs, crcs, true, &seq);
-    if (s.ok()) s = tx_.wait_pulled(seq, std::chrono::milliseconds(std::max(eo_.lease_ms, 2000)));
+    if (s.ok()) s = tx_.wait_pulled(seq, wait_limit());
     return s;
   }
 
@@ -306,6 +307,10 @@ class Primary {
     for (const PageRef& r : staged) crcs.push_back(crc32c(0, static_cast<uint8_t*>(staging_.base) + r.offset, kPage));
     return tx_.send_pages(staging_.id, staged, crcs);
   }
+
+  // How long to wait for the backup's answer: as long as the backup waits
+  // for the primary (both hear heartbeats meanwhile).
+  std::chrono::milliseconds wait_limit() const { return std::chrono::milliseconds(silence_limit_ms(eo_.lease_ms)); }
 
   void note_pause(Clock::time_point* paused_at, Clock::time_point state_started) {
     if (!paused_at) return;
@@ -337,12 +342,15 @@ class Primary {
   // Split-brain rule: a primary that cannot reach its backup stops releasing
   // output; it goes on alone only after the lease has run out (a backup that
   // takes over must fence this primary first, so it is not running then).
+  // A backup still connected (only slow) is told to stand down before any
+  // output past its image is released, so it never resumes that image.
   void lose(const Status& why) {
     if (lost_) return;
     lost_ = true;
     stats_.backup_lost = true;
     stats_.backup_error = why.message();
     std::this_thread::sleep_for(std::chrono::milliseconds(eo_.lease_ms));
+    (void)tx_.stand_down(why.message());
     if (!eo_.quiet) std::fprintf(stderr, "vmha: backup lost (%s); continuing unprotected\n", why.message().c_str());
     release(held_after_loss_);
     held_after_loss_.clear();

@@ -50,6 +50,8 @@ std::string message_type_name(std::uint16_t type) {
       return "Error";
     case MessageType::kBye:
       return "Bye";
+    case MessageType::kStandDown:
+      return "StandDown";
   }
   return "type " + std::to_string(type);
 }

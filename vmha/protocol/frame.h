@@ -50,6 +50,7 @@ enum class MessageType : std::uint16_t {
   kHeartbeat = 20,     // either way: liveness
   kError = 21,         // either way: fatal protocol error (reason), connection ends
   kBye = 22,           // either way: orderly end
+  kStandDown = 23,     // primary -> backup: it went on unprotected (reason); never take over
 };
 
 // Name for messages ("PageList"); "type N" for unknown values.

@@ -289,6 +289,16 @@ Result<ErrorMsg> ErrorMsg::from(const Frame& f) {
   return decode<ErrorMsg>(f, MessageType::kError, [](WireReader& r) { return ErrorMsg{get_text(r, "reason")}; });
 }
 
+Frame StandDownMsg::to_frame() const {
+  WireWriter w;
+  put_text(w, reason);
+  return frame(MessageType::kStandDown, 0, w);
+}
+Result<StandDownMsg> StandDownMsg::from(const Frame& f) {
+  return decode<StandDownMsg>(f, MessageType::kStandDown,
+                              [](WireReader& r) { return StandDownMsg{get_text(r, "reason")}; });
+}
+
 Frame ByeMsg::to_frame() const {
   WireWriter w;
   return frame(MessageType::kBye, 0, w);

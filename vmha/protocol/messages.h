@@ -139,6 +139,14 @@ struct ErrorMsg {
   static Result<ErrorMsg> from(const Frame& f);
 };
 
+// The primary gave up on this backup and runs on unprotected: the backup's
+// image falls behind the released output, so it must never resume it.
+struct StandDownMsg {
+  std::string reason;
+  Frame to_frame() const;
+  static Result<StandDownMsg> from(const Frame& f);
+};
+
 struct ByeMsg {
   Frame to_frame() const;
   static Result<ByeMsg> from(const Frame& f);

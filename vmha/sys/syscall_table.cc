@@ -29,12 +29,15 @@ const Table& table() {
 
 const char* syscall_name(uint64_t nr) {
   if (nr < kMaxNr && table().defs[nr].name) return table().defs[nr].name;
-  return "";
+  return linux_syscall_name(nr);
 }
 
 int64_t dispatch_syscall(Process& p, const SyscallArgs& args) {
   if (args.nr < kMaxNr && table().defs[args.nr].fn) return table().defs[args.nr].fn(p, args);
-  p.log_once(args.nr, "unsupported system call " + std::to_string(args.nr) + ": returning ENOSYS to the guest");
+  const std::string name = linux_syscall_name(args.nr);
+  p.log_once(args.nr, "unsupported system call " +
+                          (name.empty() ? std::to_string(args.nr) : name + " (" + std::to_string(args.nr) + ")") +
+                          ": returning ENOSYS to the guest");
   return -ENOSYS;
 }
 

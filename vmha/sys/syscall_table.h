@@ -30,6 +30,9 @@ std::span<const SyscallDef> process_syscalls();
 std::span<const SyscallDef> signal_syscalls();
 
 int64_t dispatch_syscall(Process& p, const SyscallArgs& args);
-const char* syscall_name(uint64_t nr);  // "" when vmha does not know it
+const char* syscall_name(uint64_t nr);  // "" when neither vmha nor Linux knows it
+// Linux's name of an x86-64 system call ("socket" for 41), from the kernel
+// headers at build time; "" for a number Linux does not have.
+const char* linux_syscall_name(uint64_t nr);
 
 }  // namespace vmha

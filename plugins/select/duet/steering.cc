@@ -26,6 +26,7 @@
 #include "plugins/seam/duet_conf.h"
 #include "plugins/seam/explain.h"
 #include "plugins/seam/placement_agent.h"
+#define DUET_DEBUG_FLAG DEBUG_FLAG_SELECT_TYPE  // scontrol setdebugflags +SelectType
 #include "plugins/slurm/slurm_log.h"
 #include "plugins/slurm/slurm_views.h"
 

@@ -177,7 +177,7 @@ bool apply_plugstack_args(int argc, char** argv, HaSettings* s, std::string* err
   return true;
 }
 
-bool parse_ha_value(const char* value, bool* on, int* epoch_ms, std::string* error) {
+bool parse_ha_value(const char* value, HaSource from, bool* on, int* epoch_ms, std::string* error) {
   std::string v = value ? value : "";
   *epoch_ms = 0;
   if (v.empty() || v == "yes" || v == "on" || v == "true") {
@@ -185,6 +185,12 @@ bool parse_ha_value(const char* value, bool* on, int* epoch_ms, std::string* err
     return true;
   }
   if (v == "no" || v == "off" || v == "false" || v == "0") {
+    if (from == HaSource::kOption) {
+      // An option that reads as "protect" must not quietly mean the opposite.
+      *error = "expected an epoch length in milliseconds (" + range(vmha::kMinEpochMs, vmha::kMaxEpochMs) +
+               "), or nothing for the site default; got '" + v + "' (to run unprotected, leave out --ha)";
+      return false;
+    }
     *on = false;
     return true;
   }

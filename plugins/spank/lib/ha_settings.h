@@ -40,11 +40,15 @@ bool apply_plugstack_arg(const std::string& arg, HaSettings* s, std::string* err
 // All arguments; *error names the argument's position and text.
 bool apply_plugstack_args(int argc, char** argv, HaSettings* s, std::string* error);
 
+// Where a --ha value comes from: the option takes an epoch or nothing
+// (vmha_spank(8)); the environment may also turn protection off.
+enum class HaSource { kOption, kEnvironment };
+
 // The value of --ha=VALUE or SLURM_HA=VALUE. nullptr, "", "yes", "on",
-// "true": on with the default epoch (*epoch_ms = 0); "no", "off", "false",
-// "0": off; an integer 1..60000: on, epoch in ms. Returns false on anything
-// else with *error saying what was expected.
-bool parse_ha_value(const char* value, bool* on, int* epoch_ms, std::string* error);
+// "true": on with the default epoch (*epoch_ms = 0); an integer 1..60000: on,
+// epoch in ms; from the environment only, "no", "off", "false", "0": off.
+// Returns false on anything else with *error saying what was expected.
+bool parse_ha_value(const char* value, HaSource from, bool* on, int* epoch_ms, std::string* error);
 
 // ro= as options of `vmha run` and `vmha backup`: --no-default-ro, then one
 // --ro PATH per path (the primary and its backup get the same policy).

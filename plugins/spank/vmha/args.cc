@@ -17,7 +17,7 @@ int on_ha_option(int /*val*/, const char* optarg, int /*remote*/) {
     // sbatch's bare --ha reaches the job's srun as SLURM_SPANK_..._ha=(null).
     if (optarg && std::string(optarg) == "(null)") optarg = nullptr;
     std::string error;
-    if (!parse_ha_value(optarg, &g_option_on, &g_option_epoch, &error)) {
+    if (!parse_ha_value(optarg, HaSource::kOption, &g_option_on, &g_option_epoch, &error)) {
       slurm_error("vmha: --ha=%s: %s", optarg ? optarg : "", error.c_str());
       return -1;
     }
@@ -39,9 +39,9 @@ struct spank_option g_ha_option = {
     0,
     on_ha_option};
 
-int from_value(const char* value, const char* source, HaRequest* req) {
+int from_value(const char* value, const char* source, HaSource from, HaRequest* req) {
   std::string error;
-  if (!parse_ha_value(value, &req->on, &req->epoch_ms, &error)) {
+  if (!parse_ha_value(value, from, &req->on, &req->epoch_ms, &error)) {
     slurm_error("vmha: %s=%s: %s", source, value ? value : "", error.c_str());
     return -1;
   }
@@ -79,7 +79,7 @@ int request_from_command(HaRequest* req) {
     req->source = "--ha";
     return 0;
   }
-  if (const char* v = std::getenv(kEnvHa)) return from_value(v, kEnvHa, req);
+  if (const char* v = std::getenv(kEnvHa)) return from_value(v, kEnvHa, HaSource::kEnvironment, req);
   return 0;
 }
 
@@ -91,10 +91,11 @@ int request_from_step(spank_t sp, HaRequest* req) {
     return 0;
   }
   char buf[256];
-  if (spank_getenv(sp, kEnvHa, buf, sizeof buf) == ESPANK_SUCCESS) return from_value(buf, kEnvHa, req);
+  if (spank_getenv(sp, kEnvHa, buf, sizeof buf) == ESPANK_SUCCESS)
+    return from_value(buf, kEnvHa, HaSource::kEnvironment, req);
   // sbatch/salloc --ha: Slurm exports the option into the job's environment.
   if (spank_getenv(sp, kEnvSpankHa, buf, sizeof buf) == ESPANK_SUCCESS)
-    return from_value(std::string(buf) == "(null)" ? "" : buf, "sbatch --ha", req);
+    return from_value(std::string(buf) == "(null)" ? "" : buf, "sbatch --ha", HaSource::kOption, req);
   return 0;
 }
 

@@ -15,16 +15,33 @@ namespace {
 using OptionGet = char* (*)(void* opt, const char* name);
 using XFree = void (*)(void** p);
 
-unsigned nodes_from_option_table() {
+// The command's option NAME as it parsed it; false when it has none (or
+// this is not srun/sbatch/salloc).
+bool option_text(const char* name, std::string* value) {
   void* opt = dlsym(RTLD_DEFAULT, "opt");
   auto get = reinterpret_cast<OptionGet>(dlsym(RTLD_DEFAULT, "slurm_option_get"));
   auto xfree = reinterpret_cast<XFree>(dlsym(RTLD_DEFAULT, "slurm_xfree"));
-  if (!opt || !get) return 0;
-  char* v = get(opt, "nodes");
-  if (!v) return 0;
-  unsigned n = static_cast<unsigned>(std::strtoul(v, nullptr, 10));
+  if (!opt || !get) return false;
+  char* v = get(opt, name);
+  if (!v) return false;
+  *value = v;
   if (xfree) xfree(reinterpret_cast<void**>(&v));
-  return n;
+  return true;
+}
+
+unsigned nodes_from_option_table() {
+  std::string v;
+  return option_text("nodes", &v) ? static_cast<unsigned>(std::strtoul(v.c_str(), nullptr, 10)) : 0;
+}
+
+// Does a shell command start an srun step? (a word `srun`, possibly a path)
+bool starts_srun(const std::string& command) {
+  for (size_t at = command.find("srun"); at != std::string::npos; at = command.find("srun", at + 1)) {
+    bool word_start = at == 0 || std::string(" \t\n;&|(`/").find(command[at - 1]) != std::string::npos;
+    bool word_end = at + 4 == command.size() || std::string(" \t\n;&|)`").find(command[at + 4]) != std::string::npos;
+    if (word_start && word_end) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -47,6 +64,16 @@ int check_and_export(const HaRequest& req, const char* command) {
         "vmha: %s --ha: a protected job needs a second node for the backups of its tasks, "
         "but this job asks for %u node (add -N 2 or more; no backup partition is configured)",
         command, nodes);
+    return -1;
+  }
+  // vmha protects srun steps; the batch script itself is a shell and runs
+  // as usual (vmha_spank(8)). A --wrap without srun would run unprotected.
+  std::string wrap;
+  if (std::string(command) == "sbatch" && option_text("wrap", &wrap) && !wrap.empty() && !starts_srun(wrap)) {
+    slurm_error(
+        "vmha: sbatch --ha protects the job's srun steps, and --wrap '%s' starts none: the batch script itself "
+        "runs unprotected. Run the program through srun (--wrap 'srun PROGRAM ...'), or leave out --ha",
+        wrap.c_str());
     return -1;
   }
   // The job's steps (srun inside sbatch/salloc) read SLURM_HA.

@@ -1,5 +1,6 @@
 // Scorer=model: duet's learned ordering agent (policy/learn OrderingAgent, the
-// squeeze-and-communicate network) behind priority/duet's OrderScorer seam.
+// squeeze-and-communicate network) behind the OrderScorer seam, for
+// priority/duet and site_factor/duet.
 //
 // Features are policy/learn/agents/features.h's, computed from the same views the
 // simulator builds: the plugin's JobInfo/ClusterInfo are turned into

@@ -1,0 +1,263 @@
+#include "plugins/ordering/ordering_host.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <exception>
+
+#include "plugins/channel/agent_channel.h"
+#include "plugins/seam/explain.h"
+#define DUET_DEBUG_FLAG DEBUG_FLAG_PRIO  // scontrol setdebugflags +Priority
+#include "plugins/slurm/slurm_log.h"
+#include "plugins/slurm/slurm_views.h"
+
+namespace duet::plugin {
+
+bool rankable(const job_record_t* job) {
+  uint32_t gpus;
+  std::string type;
+  return IS_JOB_PENDING(job) && job->priority != 0 && !job->direct_set_prio && job_gpu_request(job, &gpus, &type);
+}
+
+void explain_job(job_record_t* job, size_t rank, size_t count, double score, const std::string& scorer_name) {
+  if (!explain_owned(job->system_comment)) return;
+  std::string text = explain_rank(rank, count, score, scorer_name);
+  if (!job->system_comment || text != job->system_comment) {
+    xfree(job->system_comment);
+    job->system_comment = xstrdup(text.c_str());
+  }
+}
+
+namespace {
+
+bool newly_finished(const job_record_t* job, time_t mark, const std::set<uint32_t>& fed_at_mark) {
+  if (!IS_JOB_COMPLETE(job) || job->start_time <= 0 || job->end_time < job->start_time) return false;
+  if (job->end_time < mark || (job->end_time == mark && fed_at_mark.count(job->job_id))) return false;
+  uint32_t gpus;
+  std::string type;
+  return job_gpu_request(job, &gpus, &type);
+}
+
+// Ties go to the earlier submit, then the lower id.
+void sort_by_submit(std::vector<JobInfo>& jobs) {
+  std::sort(jobs.begin(), jobs.end(), [](const JobInfo& a, const JobInfo& b) {
+    return a.submit_time != b.submit_time ? a.submit_time < b.submit_time : a.job_id < b.job_id;
+  });
+}
+
+}  // namespace
+
+// (Re)reads duet.conf and builds the scorer. Caller holds mu_.
+void OrderingHost::load_locked() {
+  std::string path = duet_conf_path_for(slurm_conf.slurm_conf ? slurm_conf.slurm_conf : "");
+  ConfResult r = load_duet_conf(path, slurm_conf.slurm_user_id);  // only root and SlurmUser may steer
+  conf_ = r.conf;
+  for (const auto& e : r.errors) error("%s: %s", plugin_type_, e.text().c_str());
+  if (!r.file_found) DUET_INFO(conf_.log_level, "%s: %s not found, using defaults", plugin_type_, path.c_str());
+  std::string why;
+  scorer_ = make_order_scorer(conf_, &why);
+  last_error_.clear();
+  if (!scorer_) {
+    error(
+        "%s: cannot use scorer '%s': %s; falling back to age+size priority until "
+        "`scontrol reconfigure`",
+        plugin_type_, conf_.scorer.c_str(), why.c_str());
+    scorer_ = make_fallback_scorer(conf_);
+  }
+  // A scorer without messages publishes none: drop the previous scorer's.
+  agent_channel()->clear_order_messages();
+  scorer_->connect(agent_channel());
+  DUET_INFO(conf_.log_level, "%s: scorer %s, re-score every %d s, config %s", plugin_type_, scorer_->name().c_str(),
+            conf_.rescore_interval_s, path.c_str());
+}
+
+// Scores `jobs` (`queue`: the whole pending queue, whose messages go to the
+// placement agent); on any failure logs it and uses the fallback. Holds mu_.
+std::vector<double> OrderingHost::score_locked(const std::vector<JobInfo>& jobs, const ClusterInfo& cluster,
+                                               bool queue) {
+  std::vector<double> scores(jobs.size(), 0.0);
+  std::string err;
+  bool ok = false;
+  try {
+    ok = queue ? scorer_->score_queue(jobs, cluster, scores, &err) : scorer_->score(jobs, cluster, scores, &err);
+  } catch (const std::exception& e) { err = std::string("exception: ") + e.what(); } catch (...) {
+    err = "unknown exception";
+  }
+  for (size_t i = 0; ok && i < jobs.size(); ++i)
+    if (!std::isfinite(scores[i])) {
+      err = "non-finite score for job " + std::to_string(jobs[i].job_id);
+      ok = false;
+    }
+  if (!ok) {
+    time_t now = time(nullptr);
+    if (err != last_error_ || now - last_error_time_ >= 60) {
+      error("%s: scorer %s failed: %s; using age+size for this round", plugin_type_, scorer_->name().c_str(),
+            err.c_str());
+      last_error_ = err;
+      last_error_time_ = now;
+    }
+    if (queue) agent_channel()->clear_order_messages();  // the fallback sends none
+    auto fb = make_fallback_scorer(conf_);
+    scores.assign(jobs.size(), 0.0);
+    fb->score(jobs, cluster, scores, &err);
+  }
+  return scores;
+}
+
+// The scorer's name for explanations, saying when the placement agent's
+// message went into the last scoring. Holds mu_.
+std::string OrderingHost::with_message(const std::string& scorer_name) const {
+  return scorer_->used_placement_message() ? scorer_name + " with the placement agent's message" : scorer_name;
+}
+
+// Phase 1, under slurmctld's job, node and partition read locks.
+QueueSnapshot OrderingHost::gather(time_t now) {
+  QueueSnapshot s;
+  std::vector<time_t> ends;  // of s.finished
+  ListIterator it = list_iterator_create(job_list);
+  while (auto* job = static_cast<job_record_t*>(list_next(it))) {
+    if (rankable(job)) {
+      s.jobs.push_back(job_info(job, now));
+    } else if (newly_finished(job, finish_mark_, fed_at_mark_)) {
+      s.finished.push_back({job_info(job, now), static_cast<double>(job->end_time - job->start_time)});
+      ends.push_back(job->end_time);
+    }
+  }
+  list_iterator_destroy(it);
+  for (size_t i = 0; i < ends.size(); ++i) {
+    if (ends[i] > finish_mark_) {
+      finish_mark_ = ends[i];
+      fed_at_mark_.clear();
+    }
+    if (ends[i] == finish_mark_) fed_at_mark_.insert(s.finished[i].info.job_id);
+  }
+  s.cluster = cluster_info(now);
+  return s;
+}
+
+// One re-score in three phases: views under read locks, scoring without
+// slurmctld locks, the plugin's values under the job write lock.
+void OrderingHost::rescore() {
+  using Clock = std::chrono::steady_clock;
+  auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  const auto t0 = Clock::now();
+  const time_t now = time(nullptr);
+  slurmctld_lock_t read_lock = {NO_LOCK, READ_LOCK, READ_LOCK, READ_LOCK, NO_LOCK};
+  lock_slurmctld(read_lock);
+  QueueSnapshot snapshot = gather(now);
+  unlock_slurmctld(read_lock);
+  const auto t1 = Clock::now();
+
+  sort_by_submit(snapshot.jobs);
+  QueueRanking ranking;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    for (const auto& f : snapshot.finished) scorer_->on_finish(f.info, f.run_s);
+    ranking.scores = score_locked(snapshot.jobs, snapshot.cluster, true);
+    ranking.scorer_name = with_message(scorer_->name());
+    ranking.explain = conf_.explain;
+    ranking.level = conf_.log_level;
+  }
+
+  const auto t2 = Clock::now();
+  slurmctld_lock_t write_lock = {NO_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK, NO_LOCK};
+  lock_slurmctld(write_lock);
+  const auto t3 = Clock::now();
+  const size_t changed = apply_(snapshot, ranking);
+  if (changed) last_job_update = time(nullptr);
+  unlock_slurmctld(write_lock);
+  const auto t4 = Clock::now();
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    cluster_ = std::move(snapshot.cluster);
+  }
+  DUET_VERBOSE(ranking.level,
+               "%s: re-scored %zu pending GPU jobs with %s, %zu %s changed "
+               "(views %.1f ms, scoring %.1f ms, applying %.1f ms under the job write lock)",
+               plugin_type_, snapshot.jobs.size(), ranking.scorer_name.c_str(), changed, what_, ms(t1 - t0),
+               ms(t2 - t1), ms(t4 - t3));
+}
+
+void OrderingHost::loop() {
+  for (;;) {
+    int interval;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      interval = conf_.rescore_interval_s;
+    }
+    {
+      std::unique_lock<std::mutex> lk(stop_mu_);
+      stop_cv_.wait_for(lk, std::chrono::seconds(interval), [this] { return stop_ || wake_; });
+      if (stop_) return;
+      wake_ = false;
+    }
+    try {
+      rescore();
+    } catch (const std::exception& e) { error("%s: re-score failed: %s", plugin_type_, e.what()); } catch (...) {
+      error("%s: re-score failed: unknown exception", plugin_type_);
+    }
+  }
+}
+
+void OrderingHost::start(Apply apply) {
+  apply_ = std::move(apply);
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    load_locked();
+  }
+  agent_channel()->attach(AgentChannel::Agent::kOrdering, true);
+  {
+    std::lock_guard<std::mutex> lk(stop_mu_);
+    stop_ = false;
+    wake_ = false;
+  }
+  thread_ = std::thread([this] { loop(); });
+}
+
+void OrderingHost::stop() {
+  {
+    std::lock_guard<std::mutex> lk(stop_mu_);
+    stop_ = true;
+  }
+  stop_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  if (apply_) agent_channel()->attach(AgentChannel::Agent::kOrdering, false);  // drops our messages
+  apply_ = nullptr;
+  std::lock_guard<std::mutex> lk(mu_);
+  scorer_.reset();
+}
+
+void OrderingHost::reconfigure() {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    load_locked();
+  }
+  {
+    std::lock_guard<std::mutex> lk(stop_mu_);
+    wake_ = true;  // the new scorer and interval apply now
+  }
+  stop_cv_.notify_all();
+}
+
+double OrderingHost::score_one(const JobInfo& job, std::string* scorer_name) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (!scorer_) {  // not started (a call outside slurmctld)
+    *scorer_name = "none";
+    return 0.0;
+  }
+  std::vector<double> score = score_locked({job}, cluster_, false);
+  *scorer_name = with_message(scorer_->name());
+  return score[0];
+}
+
+LogLevel OrderingHost::level() {
+  std::lock_guard<std::mutex> lk(mu_);
+  return conf_.log_level;
+}
+
+bool OrderingHost::explain() {
+  std::lock_guard<std::mutex> lk(mu_);
+  return conf_.explain;
+}
+
+}  // namespace duet::plugin

@@ -1,0 +1,119 @@
+// The ordering agent inside slurmctld, shared by priority/duet and
+// site_factor/duet: duet.conf, the scorer with its age+size fallback, the
+// pending GPU jobs it ranks, the finished GPU jobs it learns from, and the
+// thread that re-scores the whole queue every RescoreInterval seconds. Each
+// plugin says what a ranking becomes (priorities, site factors) through the
+// callback given to start(). No C++ exception leaves these functions.
+//
+// Locking: slurmctld's locks are always taken before the host's mutex, never
+// after, so the re-score thread cannot deadlock with slurmctld threads that
+// call the plugins with their locks held. The apply callback runs under the
+// job write lock and without the host's mutex.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "plugins/seam/duet_conf.h"
+#include "plugins/seam/order_scorer.h"
+#include "plugins/seam/views.h"
+#include "plugins/slurm/slurm_internal.h"
+
+namespace duet::plugin {
+
+// A job the agent ranks: pending, asking for GPUs, not held (priority 0) and
+// without an admin-set priority.
+bool rankable(const job_record_t* job);
+
+// Sets the job's explanation (explain.h; rank 0: at submit) when duet owns
+// its SystemComment.
+void explain_job(job_record_t* job, size_t rank, size_t count, double score, const std::string& scorer_name);
+
+// What one re-score read from slurmctld: the rankable jobs (by submit time,
+// then job id), the GPU jobs finished since the last one (fed to the agent
+// before it scores) and the nodes.
+struct QueueSnapshot {
+  struct Finished {
+    JobInfo info;
+    double run_s;
+  };
+  std::vector<JobInfo> jobs;
+  std::vector<Finished> finished;
+  ClusterInfo cluster;
+};
+
+// The agent's scores for a snapshot's jobs, with what applying them needs
+// from duet.conf (copied: the host's mutex is not held then).
+struct QueueRanking {
+  std::vector<double> scores;  // one per snapshot job
+  std::string scorer_name;     // for explanations
+  bool explain = false;
+  LogLevel level = LogLevel::kInfo;
+};
+
+class OrderingHost {
+ public:
+  // Turns a ranking into the plugin's values under the job write lock;
+  // returns how many jobs changed (logged).
+  using Apply = std::function<size_t(const QueueSnapshot&, const QueueRanking&)>;
+
+  // `what`: the values the plugin sets, for the log ("priorities").
+  OrderingHost(const char* plugin_type, const char* what) : plugin_type_(plugin_type), what_(what) {}
+
+  // In init(): reads duet.conf, builds the scorer, attaches to the agents'
+  // channel as the ordering agent and starts the re-score thread. Throws on
+  // failure (init catches).
+  void start(Apply apply);
+  // In fini(): stops the thread, detaches, drops the scorer.
+  void stop();
+  // In reconfigure: reads duet.conf again and re-scores now.
+  void reconfigure();
+
+  // Scores one job alone (at submit) against the last re-score's nodes;
+  // the fallback's score when the scorer fails. *scorer_name for its
+  // explanation.
+  double score_one(const JobInfo& job, std::string* scorer_name);
+
+  LogLevel level();
+  bool explain();
+
+ private:
+  void load_locked();
+  std::vector<double> score_locked(const std::vector<JobInfo>& jobs, const ClusterInfo& cluster, bool queue);
+  std::string with_message(const std::string& scorer_name) const;
+  QueueSnapshot gather(time_t now);
+  void rescore();
+  void loop();
+
+  const char* plugin_type_;
+  const char* what_;
+  Apply apply_;
+
+  std::mutex mu_;  // guards the scorer state below; taken after slurmctld's locks only
+  DuetConf conf_;
+  std::unique_ptr<OrderScorer> scorer_;  // the agent, or the fallback
+  std::string last_error_;               // of the scorer, logged once a minute
+  time_t last_error_time_ = 0;
+  ClusterInfo cluster_;  // as seen at the last re-score
+
+  // Finished GPU jobs are found by scanning job_list at each re-score (the
+  // job_end hook runs only with accounting limits enforced): those that
+  // completed at or after the mark and were not fed yet. Re-score thread only.
+  time_t finish_mark_ = 0;
+  std::set<uint32_t> fed_at_mark_;  // ids fed whose end_time == finish_mark_
+
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stop_ = false;
+  bool wake_ = false;  // re-score now (after reconfigure)
+  std::thread thread_;
+};
+
+}  // namespace duet::plugin
