@@ -20,8 +20,10 @@ struct SacctJob {
   double submit = -1, start = -1, end = -1;  // seconds since the epoch; -1 = none
   int gpus = 0;                              // gres/gpu=N
   std::map<std::string, int> gpus_by_type;   // gres/gpu:TYPE=N (type lower case)
-  std::string job_id_raw, user, account, partition;  // "" when the column is absent
-  int req_gpus = 0;                                  // the same from ReqTRES
+  // JobIDRaw, User, Account, Partition: "" when the column is absent
+  std::string job_id_raw, user, account, partition;
+  // the same GPU counts from ReqTRES, when the column is there
+  int req_gpus = 0;
   std::map<std::string, int> req_gpus_by_type;
   int line = 0;
 };

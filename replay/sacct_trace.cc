@@ -30,7 +30,8 @@ NodeSpeeds read_node_speeds(const std::string& path) {
 namespace {
 
 bool all_digits(const std::string& s) {
-  return !s.empty() && s.size() <= 18 && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+  return !s.empty() && s.size() <= 18 &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
 std::string upper(std::string s) {
@@ -53,9 +54,7 @@ double job_speed(const SacctJob& j, const std::string& name, const NodeSpeeds& s
   std::vector<std::string> nodes;
   try {
     nodes = expand_hostlist(j.node_list);
-  } catch (const std::invalid_argument& e) {
-    throw InputError(name, j.line, 0, std::string("NodeList: ") + e.what());
-  }
+  } catch (const std::invalid_argument& e) { throw InputError(name, j.line, 0, std::string("NodeList: ") + e.what()); }
   if (nodes.empty()) throw InputError(name, j.line, 0, "NodeList: job " + j.job_id + " names no node");
   double s = 1e300;
   for (const std::string& n : nodes) {
@@ -97,15 +96,17 @@ Trace trace_from_sacct(const std::vector<SacctJob>& jobs, const std::string& nam
     if (j.end < j.start) throw InputError(name, j.line, 0, "job " + j.job_id + " ends before it starts");
     kept.push_back(&j);
   }
-  std::stable_sort(kept.begin(), kept.end(), [](const SacctJob* a, const SacctJob* b) { return a->submit < b->submit; });
+  std::stable_sort(kept.begin(), kept.end(),
+                   [](const SacctJob* a, const SacctJob* b) { return a->submit < b->submit; });
   const double t0 = kept.empty() ? 0 : kept.front()->submit;
   for (const SacctJob* j : kept) {
     JobSpec s;
     s.line = j->line;
     const std::string& id = j->job_id_raw.empty() ? j->job_id : j->job_id_raw;
     if (!all_digits(id))
-      throw InputError(name, j->line, 0,
-                       "JobID '" + id + "' is not an integer (an array or heterogeneous job): add JobIDRaw to --format");
+      throw InputError(
+          name, j->line, 0,
+          "JobID '" + id + "' is not an integer (an array or heterogeneous job): add JobIDRaw to --format");
     s.id = std::stoll(id);
     s.submit = j->submit - t0;
     s.duration = j->end - j->start;
@@ -121,8 +122,7 @@ Trace trace_from_sacct(const std::vector<SacctJob>& jobs, const std::string& nam
   }
   std::set<int64_t> ids;
   for (const JobSpec& s : t.jobs)
-    if (!ids.insert(s.id).second)
-      throw InputError(name, s.line, 0, "job id " + std::to_string(s.id) + " given twice");
+    if (!ids.insert(s.id).second) throw InputError(name, s.line, 0, "job id " + std::to_string(s.id) + " given twice");
   return t;
 }
 

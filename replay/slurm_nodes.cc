@@ -87,9 +87,9 @@ void parse_gres(const Word& w, SlurmNode& n, const std::string& name, int line) 
     }
     if (parts[0] != "gpu") continue;
     if (parts.size() != 3 || parts[1].empty())
-      throw InputError(name, line, w.column,
-                       "Gres: expected gpu:TYPE:COUNT (duet needs each node's GPU type: gres.conf Type=), got '" +
-                           item + "'");
+      throw InputError(
+          name, line, w.column,
+          "Gres: expected gpu:TYPE:COUNT (duet needs each node's GPU type: gres.conf Type=), got '" + item + "'");
     char* end = nullptr;
     long v = std::strtol(parts[2].c_str(), &end, 10);
     if (parts[2].empty() || *end || v < 0 || v > 1024)
@@ -177,7 +177,8 @@ SlurmNodesResult cluster_from_slurm_nodes(const std::vector<SlurmNode>& nodes, c
   r.cluster.source = name;
   std::vector<const SlurmNode*> order;
   for (const SlurmNode& n : nodes) order.push_back(&n);
-  std::stable_sort(order.begin(), order.end(), [](const SlurmNode* a, const SlurmNode* b) { return a->weight < b->weight; });
+  std::stable_sort(order.begin(), order.end(),
+                   [](const SlurmNode* a, const SlurmNode* b) { return a->weight < b->weight; });
   for (const SlurmNode* n : order) {
     if (n->gpus_by_type.empty()) {
       ++r.cpu_only;
@@ -214,7 +215,8 @@ SlurmNodesResult cluster_from_slurm_nodes(const std::vector<SlurmNode>& nodes, c
 
 void write_node_speeds(std::ostream& out, const SlurmNodesResult& r) {
   out << "node,gpu_type,num_gpus,speed\n";
-  for (const auto& s : r.speeds) out << csv_escape(s.node) << ',' << s.gpu_type << ',' << s.gpus << ',' << fmt::format("{}", s.speed) << '\n';
+  for (const auto& s : r.speeds)
+    out << csv_escape(s.node) << ',' << s.gpu_type << ',' << s.gpus << ',' << fmt::format("{}", s.speed) << '\n';
 }
 
 }  // namespace duet::replay

@@ -61,8 +61,9 @@ std::map<std::string, double> parse_type_speeds(const std::vector<std::string>& 
 void setup_convert_slurm(CLI::App* app) {
   auto sa = std::make_shared<SacctArgs>();
   CLI::App* sacct = app->add_subcommand(
-      "sacct", "a Slurm site's history (sacct -a -X -P --format=JobIDRaw,JobID,User,Account,Partition,Submit,Start,End,"
-               "State,AllocTRES,ReqTRES,NodeList) -> duet-trace(5)");
+      "sacct",
+      "a Slurm site's history (sacct -a -X -P --format=JobIDRaw,JobID,User,Account,Partition,Submit,Start,End,"
+      "State,AllocTRES,ReqTRES,NodeList) -> duet-trace(5)");
   sacct->add_option("IN", sa->in, "sacct --parsable2 output ('-' = stdin)")->capture_default_str();
   sacct->add_option("-o,--output", sa->out, "output trace CSV ('-' = stdout)")->required();
   sacct->add_option("--node-speeds", sa->speeds,
@@ -99,9 +100,10 @@ void setup_convert_slurm(CLI::App* app) {
                     "known speeds: CSV with columns node,speed (before any speed_X node feature)");
   nodes->add_option("--speeds-out", na->speeds_out,
                     "also write node,gpu_type,num_gpus,speed (for duet convert sacct --node-speeds)");
-  nodes->add_option("--type-speed", na->type_speeds,
-                    "the cluster's speed column for a GPU type, relative to a V100 (TYPE=SPEED, comma list; "
-                    "required for types Gavel's table lacks)")
+  nodes
+      ->add_option("--type-speed", na->type_speeds,
+                   "the cluster's speed column for a GPU type, relative to a V100 (TYPE=SPEED, comma list; "
+                   "required for types Gavel's table lacks)")
       ->delimiter(',');
   nodes->callback([na] {
     replay::SlurmNodesOptions opt;

@@ -281,16 +281,16 @@ START_TEST(convert_slurm_site_then_sim) {
   Out t = run("convert sacct --node-speeds '" + data + "/node_speeds.csv' -o '" + d + "/site-trace.csv' < '" + data +
               "/sacct_site.txt'");
   ck_assert_msg(t.rc == 0, "rc %d: %s", t.rc, t.err.c_str());
-  ck_assert_msg(t.err.find("3 GPU jobs; left out: 1 job steps, 1 never ran, 1 not finished, 1 CPU-only") !=
-                    std::string::npos,
-                "%s", t.err.c_str());
+  ck_assert_msg(
+      t.err.find("3 GPU jobs; left out: 1 job steps, 1 never ran, 1 not finished, 1 CPU-only") != std::string::npos,
+      "%s", t.err.c_str());
   ck_assert(slurp(d + "/site-trace.csv").find("101,60,1440,8,K80|V100,,bob,prod\n") != std::string::npos);
   Out c = run("convert slurm-nodes '" + data + "/scontrol_nodes.txt' --type-speed k80=0.3 --speeds-out '" + d +
               "/site-speeds.csv' -o '" + d + "/site-cluster.csv'");
   ck_assert_msg(c.rc == 0, "rc %d: %s", c.rc, c.err.c_str());
   ck_assert(slurp(d + "/site-speeds.csv").rfind("node,gpu_type,num_gpus,speed\nnode2,P100,2,0.5\n", 0) == 0);
-  Out s = run("sim --trace '" + d + "/site-trace.csv' --cluster '" + d + "/site-cluster.csv' --order fifo --place "
-              "first-fit --json");
+  Out s = run("sim --trace '" + d + "/site-trace.csv' --cluster '" + d +
+              "/site-cluster.csv' --order fifo --place first-fit --json");
   ck_assert_msg(s.rc == 0, "rc %d: %s", s.rc, s.err.c_str());
   ck_assert_int_eq(nlohmann::json::parse(s.out)["jobs"].get<int>(), 3);
   write(d + "/bad-sacct.txt", "JobID|Submit|Start|End|NodeList|AllocTRES|State\n1|yesterday|None|None|n||PENDING\n");

@@ -84,20 +84,20 @@ static std::string sacct_error(const std::string& text, const NodeSpeeds& speeds
     opt.speeds = speeds;
     SacctTraceCounts c;
     trace_from_sacct(rows.jobs, "s.txt", opt, c);
-  } catch (const InputError& e) {
-    return e.what();
-  }
+  } catch (const InputError& e) { return e.what(); }
   return "";
 }
 
 START_TEST(sacct_errors_name_line) {
   const std::string h = "JobID|Submit|Start|End|NodeList|AllocTRES|ReqTRES|State\n";
-  const std::string ok = "7|2026-01-01T00:00:00|2026-01-01T00:00:01|2026-01-01T00:00:09|node9|gres/gpu=1|gres/gpu=1|COMPLETED\n";
+  const std::string ok =
+      "7|2026-01-01T00:00:00|2026-01-01T00:00:01|2026-01-01T00:00:09|node9|gres/gpu=1|gres/gpu=1|COMPLETED\n";
   std::string e = sacct_error(h + ok, {{"node1", 1.0}});
   ck_assert_msg(e.find("s.txt:2:") == 0 && e.find("node9") != std::string::npos, "%s", e.c_str());
   e = sacct_error(h + "\n8_2|2026-01-01T00:00:00|2026-01-01T00:00:01|2026-01-01T00:00:09|n|gres/gpu=1||COMPLETED\n");
   ck_assert_msg(e.find("s.txt:3:") == 0 && e.find("JobIDRaw") != std::string::npos, "%s", e.c_str());
-  e = sacct_error(h + "7|2026-01-01T00:00:00|2026-01-01T00:00:01|2026-01-01T00:00:09|n|gres/gpu=1|gres/gpu=x|COMPLETED\n");
+  e = sacct_error(h +
+                  "7|2026-01-01T00:00:00|2026-01-01T00:00:01|2026-01-01T00:00:09|n|gres/gpu=1|gres/gpu=x|COMPLETED\n");
   ck_assert_msg(e.find("s.txt:2:") == 0 && e.find("ReqTRES") != std::string::npos, "%s", e.c_str());
   e = sacct_error(h + ok + ok);
   ck_assert_msg(e.find("s.txt:3:") == 0 && e.find("twice") != std::string::npos, "%s", e.c_str());
@@ -146,9 +146,7 @@ static std::string nodes_error(const std::string& text) {
     std::istringstream in(text);
     auto nodes = parse_scontrol_nodes(in, "n.txt");
     cluster_from_slurm_nodes(nodes, "n.txt", {});
-  } catch (const InputError& e) {
-    return e.what();
-  }
+  } catch (const InputError& e) { return e.what(); }
   return "";
 }
 
