@@ -67,19 +67,4 @@ void setup_convert(CLI::App* app) {
   setup_convert_slurm(app);
 }
 
-void write_to(const std::string& out, const std::function<void(std::ostream&)>& w) {
-  if (out.empty() || out == "-") {
-    w(std::cout);
-    return;
-  }
-  std::string tmp = out + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw std::runtime_error("cannot write " + tmp);
-    w(f);
-    if (!f.flush()) throw std::runtime_error("write error on " + tmp);
-  }
-  if (std::rename(tmp.c_str(), out.c_str()) != 0) throw std::runtime_error("cannot rename " + tmp + " to " + out);
-}
-
 }  // namespace duet::cli

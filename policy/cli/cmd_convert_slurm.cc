@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "policy/cli/common.h"
 #include "policy/cli/convert.h"
 #include "policy/io/cluster.h"
 #include "policy/io/csv.h"
