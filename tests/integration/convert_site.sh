@@ -6,7 +6,8 @@
 # normalised by node speed (the job on the slow node comes out as long as the
 # same job on the fast one, within sacct's one-second resolution); a
 # CPU-only job, a job cancelled before it started and the job steps are left
-# out and counted; duet sim and duet eval run on the pair.
+# out and counted; duet sim and duet eval run on the pair, and the shipped
+# model fine-tunes on it (duet train --init).
 . "$(dirname "$0")/lib.sh"
 require_cluster_tools
 : "${top_builddir:=$top_srcdir}"
@@ -85,4 +86,11 @@ python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r["jo
 "$DUET" eval --trace "$work/trace.csv" --cluster "$work/cluster.csv" --policies multifactor/first-fit,duet/duet --model "$top_srcdir/models/duet.model" \
   --out "$work/eval" --no-plots >/dev/null || fail "duet eval on the converted pair failed"
 [ -s "$work/eval/summary.md" ] || fail "duet eval wrote no summary"
-echo "PASS: sacct -> trace (3 GPU jobs, types and speed-normalised durations as run), scontrol -> cluster, sim and eval run"
+# the shipped model fine-tuned on this history (a tiny run), then evaluated
+"$DUET" train --trace "$work/trace.csv" --cluster "$work/cluster.csv" --out "$work/site.duet" \
+  --init "$top_srcdir/models/duet.model" --episodes 1 --eval-every 1 > "$work/train.out" 2>&1 \
+  || fail "duet train --init failed: $(cat "$work/train.out")"
+"$DUET" model info "$work/site.duet" | grep -q -- '--init' || fail "the fine-tuned model does not record --init"
+"$DUET" eval --trace "$work/trace.csv" --cluster "$work/cluster.csv" --policies multifactor/first-fit,duet/duet \
+  --model "$work/site.duet" --out "$work/eval-tuned" --no-plots >/dev/null || fail "duet eval of the fine-tuned model failed"
+echo "PASS: sacct -> trace (3 GPU jobs, types and speed-normalised durations as run), scontrol -> cluster, sim, eval and fine-tuning run"
