@@ -46,8 +46,9 @@ std::vector<std::pair<std::string, int>> split_bar(const std::string& line) {
   return v;
 }
 
-// "billing=4,cpu=4,gres/gpu:v100=2,gres/gpu=2,mem=1G,node=1"
-void parse_tres(const std::string& tres, SacctJob& j, const std::string& name, int line, int col) {
+// "billing=4,cpu=4,gres/gpu:v100=2,gres/gpu=2,mem=1G,node=1" in column `what`
+void parse_tres(const std::string& tres, int& gpus, std::map<std::string, int>& gpus_by_type, const char* what,
+                const std::string& name, int line, int col) {
   size_t b = 0;
   while (b < tres.size()) {
     size_t e = tres.find(',', b);
@@ -55,28 +56,34 @@ void parse_tres(const std::string& tres, SacctJob& j, const std::string& name, i
     std::string item = tres.substr(b, e - b);
     size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw InputError(name, line, col + static_cast<int>(b), "AllocTRES: expected NAME=VALUE, got '" + item + "'");
+      throw InputError(name, line, col + static_cast<int>(b),
+                       std::string(what) + ": expected NAME=VALUE, got '" + item + "'");
     std::string key = item.substr(0, eq), val = item.substr(eq + 1);
     if (key.rfind("gres/gpu", 0) == 0) {
       char* endp = nullptr;
       long n = std::strtol(val.c_str(), &endp, 10);
       if (val.empty() || *endp || n < 0)
         throw InputError(name, line, col + static_cast<int>(b + eq + 1),
-                         "AllocTRES: expected a GPU count after '" + key + "=', got '" + val + "'");
+                         std::string(what) + ": expected a GPU count after '" + key + "=', got '" + val + "'");
       if (key == "gres/gpu")
-        j.gpus = static_cast<int>(n);
+        gpus = static_cast<int>(n);
       else if (key.size() > 9 && key[8] == ':')
-        j.gpus_by_type[lower(key.substr(9))] += static_cast<int>(n);
+        gpus_by_type[lower(key.substr(9))] += static_cast<int>(n);
     }
     b = e + 1;
   }
-  if (j.gpus == 0)
-    for (const auto& [t, n] : j.gpus_by_type) j.gpus += n;
+  if (gpus == 0)
+    for (const auto& [t, n] : gpus_by_type) gpus += n;
 }
 
-}  // namespace
+std::string optional_field(const std::vector<std::pair<std::string, int>>& f, const std::map<std::string, int>& col,
+                           const char* key) {
+  auto it = col.find(key);
+  return it == col.end() ? std::string() : f[it->second].first;
+}
 
-std::vector<SacctJob> parse_sacct(std::istream& in, const std::string& name) {
+SacctRows parse_rows(std::istream& in, const std::string& name, bool skip_steps) {
+  SacctRows rows;
   std::string line;
   int lineno = 0;
   std::vector<std::pair<std::string, int>> header;
@@ -101,7 +108,7 @@ std::vector<SacctJob> parse_sacct(std::istream& in, const std::string& name) {
       throw InputError(
           name, lineno, 0,
           std::string("header lacks column '") + need + "' (expected sacct -P --format=" + kSacctFormat + ")");
-  std::vector<SacctJob> jobs;
+  std::vector<SacctJob>& jobs = rows.jobs;
   while (std::getline(in, line)) {
     ++lineno;
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -115,6 +122,10 @@ std::vector<SacctJob> parse_sacct(std::istream& in, const std::string& name) {
     j.line = lineno;
     j.job_id = f[col["JobID"]].first;
     if (j.job_id.empty()) throw InputError(name, lineno, f[col["JobID"]].second, "empty JobID");
+    if (j.job_id.find('.') != std::string::npos && skip_steps) {
+      ++rows.steps;
+      continue;
+    }
     if (j.job_id.find('.') != std::string::npos)
       throw InputError(name, lineno, f[col["JobID"]].second,
                        "job step '" + j.job_id + "': run sacct with -X (allocations only)");
@@ -127,10 +138,26 @@ std::vector<SacctJob> parse_sacct(std::istream& in, const std::string& name) {
     if (j.submit < 0) throw InputError(name, lineno, f[col["Submit"]].second, "Submit: a job needs a submit time");
     j.node_list = f[col["NodeList"]].first;
     j.state = f[col["State"]].first;
-    parse_tres(f[col["AllocTRES"]].first, j, name, lineno, f[col["AllocTRES"]].second);
+    parse_tres(f[col["AllocTRES"]].first, j.gpus, j.gpus_by_type, "AllocTRES", name, lineno,
+               f[col["AllocTRES"]].second);
+    if (col.count("ReqTRES"))
+      parse_tres(f[col["ReqTRES"]].first, j.req_gpus, j.req_gpus_by_type, "ReqTRES", name, lineno,
+                 f[col["ReqTRES"]].second);
+    j.job_id_raw = optional_field(f, col, "JobIDRaw");
+    j.user = optional_field(f, col, "User");
+    j.account = optional_field(f, col, "Account");
+    j.partition = optional_field(f, col, "Partition");
     jobs.push_back(std::move(j));
   }
-  return jobs;
+  return rows;
 }
+
+}  // namespace
+
+std::vector<SacctJob> parse_sacct(std::istream& in, const std::string& name) {
+  return parse_rows(in, name, false).jobs;
+}
+
+SacctRows parse_sacct_allocations(std::istream& in, const std::string& name) { return parse_rows(in, name, true); }
 
 }  // namespace duet::replay

@@ -1,6 +1,7 @@
 // Reader for `sacct -X -P --format=JobID,Submit,Start,End,NodeList,AllocTRES,State`
 // (a header line, then '|'-separated rows). Columns may come in any order and
-// others may be present. Times are Slurm's local "YYYY-MM-DDTHH:MM:SS";
+// others may be present; JobIDRaw, User, Account, Partition and ReqTRES are
+// read when there. Times are Slurm's local "YYYY-MM-DDTHH:MM:SS";
 // "Unknown", "None" or empty mean not (yet) happened. Errors name the input,
 // line and column (InputError).
 #pragma once
@@ -19,10 +20,23 @@ struct SacctJob {
   double submit = -1, start = -1, end = -1;  // seconds since the epoch; -1 = none
   int gpus = 0;                              // gres/gpu=N
   std::map<std::string, int> gpus_by_type;   // gres/gpu:TYPE=N (type lower case)
+  // JobIDRaw, User, Account, Partition: "" when the column is absent
+  std::string job_id_raw, user, account, partition;
+  // the same GPU counts from ReqTRES, when the column is there
+  int req_gpus = 0;
+  std::map<std::string, int> req_gpus_by_type;
   int line = 0;
 };
 
 std::vector<SacctJob> parse_sacct(std::istream& in, const std::string& name);
+
+// The same, for sacct run without -X: job step lines ("123.batch", "123.0")
+// are counted and left out instead of refused.
+struct SacctRows {
+  std::vector<SacctJob> jobs;
+  int steps = 0;
+};
+SacctRows parse_sacct_allocations(std::istream& in, const std::string& name);
 
 // "2026-11-29T23:14:39" (local time) to epoch seconds; "Unknown"/"None"/""
 // give -1; false if malformed.

@@ -1,4 +1,5 @@
-// duet convert philly|pai IN -o OUT: real data into duet's trace/cluster CSVs.
+// duet convert philly|pai IN -o OUT: real data into duet's trace/cluster CSVs
+// (sacct and slurm-nodes: cmd_convert_slurm.cc).
 #include <fstream>
 #include <iostream>
 
@@ -6,6 +7,7 @@
 
 #include "policy/cli/commands.h"
 #include "policy/cli/common.h"
+#include "policy/cli/convert.h"
 #include "policy/io/pai.h"
 #include "policy/io/philly.h"
 
@@ -62,6 +64,7 @@ void setup_convert(CLI::App* app) {
     std::cerr << fmt::format("duet convert pai: {} GPU machines, {} GPUs; {} CPU-only machines left out\n",
                              r.cluster.machines.size(), r.cluster.total_gpus(), r.cpu_only_machines);
   });
+  setup_convert_slurm(app);
 }
 
 }  // namespace duet::cli

@@ -65,7 +65,11 @@ void setup_train(CLI::App* app) {
       ->capture_default_str();
   app->add_option("--curve", a->t.curve_csv, "learning-curve CSV (default: OUT.csv)");
   app->add_option("--png", a->png, "learning-curve PNG (default: OUT.png)");
-  app->add_flag("--resume", a->t.resume, "continue from OUT and OUT.state");
+  auto* resume = app->add_flag("--resume", a->t.resume, "continue from OUT and OUT.state");
+  app->add_option("--init", a->t.init,
+                  "fine-tune: start from this model file instead of seeded weights (no warm start unless "
+                  "--bc-episodes is given)")
+      ->excludes(resume);
   app->add_option("--agents", a->agents,
                   "agents to train: both (jointly), order or place (the other keeps its starting weights)")
       ->check(CLI::IsMember({"both", "order", "place"}))
@@ -73,8 +77,10 @@ void setup_train(CLI::App* app) {
   app->add_option("--keep", a->keep, "model written to OUT: best (evaluation) or last (checkpoint)")
       ->check(CLI::IsMember({"best", "last"}))
       ->capture_default_str();
-  app->callback([a] {
+  app->callback([a, app] {
     a->t.agents = learn::parse_train_agents(a->agents);
+    // a fine-tuned model is already past imitating the heuristic
+    if (!a->t.init.empty() && app->get_option("--bc-episodes")->count() == 0) a->t.bc_episodes = 0;
     a->t.keep_last = a->keep == "last";
     a->t.seed = a->in.seed;
     a->t.ideal = a->in.ideal;

@@ -23,7 +23,8 @@ struct Command {
 const Command kCommands[] = {
     {"sim", "simulate one ordering + placement pair on a trace and a cluster", duet::cli::setup_sim},
     {"eval", "compare ordering/placement pairs: summary.md, summary.json, PNG plots", duet::cli::setup_eval},
-    {"convert", "convert real data (Philly jobs, PAI machines) to duet's formats", duet::cli::setup_convert},
+    {"convert", "convert real data (Philly jobs, PAI machines, a Slurm site's sacct and nodes) to duet's formats",
+     duet::cli::setup_convert},
     {"bench", "simulator speed: events/s at 1x and k x the trace (default: full Philly on full PAI)",
      duet::cli::setup_bench},
     {"model", "create and inspect learned-scheduler model files (duet-model(5))", duet::cli::setup_model},

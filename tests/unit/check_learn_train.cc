@@ -120,12 +120,41 @@ START_TEST(one_agent_trains_the_other_stays_fixed) {
 }
 END_TEST
 
+// --init: training starts from the given model (fine-tuning), so the fixed
+// agent keeps that model's weights, not the seeded initial ones.
+START_TEST(init_starts_from_the_given_model) {
+  ThroughputTable table = read_gavel(source_path("data/gavel/simulation_throughputs.json"));
+  std::istringstream cs("machine,gpu_type,num_gpus,rack\nm0,V100,4,r0\nm1,V100,4,r0\n");
+  ClusterModel cluster = build_cluster(read_cluster(cs, "cluster"), table);
+  const auto dir = std::filesystem::temp_directory_path() / ("duet-train-init-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const Model base = make_initial_model(NetConfig{}, GpHyper{}, 9);
+  save_model(base, (dir / "base.duet").string());
+  TrainOptions o;
+  o.out = (dir / "tuned.duet").string();
+  o.init = (dir / "base.duet").string();
+  o.seed = 5;
+  o.episodes = 1;
+  o.bc_episodes = 0;
+  o.eval_every = 1;
+  o.agents = TrainAgents::order;
+  o.keep_last = true;
+  train(tiny_trace(), cluster, table, nullptr, o);
+  const Model m = load_model(o.out);
+  ck_assert_msg(same_prefix(m, base, "placement."), "the fixed agent does not keep the --init model's weights");
+  ck_assert(!same_prefix(m, base, "ordering."));
+  ck_assert(m.provenance.find("--init") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+END_TEST
+
 int main() {
   Suite* s = suite_create("learn_train");
   TCase* tc = tcase_create("core");
   tcase_set_timeout(tc, 150);
   tcase_add_test(tc, training_improves_over_untrained_start);
   tcase_add_test(tc, one_agent_trains_the_other_stays_fixed);
+  tcase_add_test(tc, init_starts_from_the_given_model);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);
 }

@@ -269,6 +269,39 @@ START_TEST(convert_pai_refuses_over_64_types) {
 }
 END_TEST
 
+// A Slurm site's sacct history and node list (the committed samples) convert
+// to a trace and a cluster duet sim runs on; sacct from stdin; a bad line is
+// named with its file and line, and nothing is written.
+START_TEST(convert_slurm_site_then_sim) {
+  const std::string d = tmpdir(), data = srcdir() + "/tests/unit/data";
+  for (const char* sub : {"convert sacct --help", "convert slurm-nodes --help"}) {
+    Out h = run(sub);
+    ck_assert_msg(h.rc == 0 && h.out.find("Usage") != std::string::npos, "duet %s: %d", sub, h.rc);
+  }
+  Out t = run("convert sacct --node-speeds '" + data + "/node_speeds.csv' -o '" + d + "/site-trace.csv' < '" + data +
+              "/sacct_site.txt'");
+  ck_assert_msg(t.rc == 0, "rc %d: %s", t.rc, t.err.c_str());
+  ck_assert_msg(
+      t.err.find("3 GPU jobs; left out: 1 job steps, 1 never ran, 1 not finished, 1 CPU-only") != std::string::npos,
+      "%s", t.err.c_str());
+  ck_assert(slurp(d + "/site-trace.csv").find("101,60,1440,8,K80|V100,,bob,prod\n") != std::string::npos);
+  Out c = run("convert slurm-nodes '" + data + "/scontrol_nodes.txt' --type-speed k80=0.3 --speeds-out '" + d +
+              "/site-speeds.csv' -o '" + d + "/site-cluster.csv'");
+  ck_assert_msg(c.rc == 0, "rc %d: %s", c.rc, c.err.c_str());
+  ck_assert(slurp(d + "/site-speeds.csv").rfind("node,gpu_type,num_gpus,speed\nnode2,P100,2,0.5\n", 0) == 0);
+  Out s = run("sim --trace '" + d + "/site-trace.csv' --cluster '" + d +
+              "/site-cluster.csv' --order fifo --place first-fit --json");
+  ck_assert_msg(s.rc == 0, "rc %d: %s", s.rc, s.err.c_str());
+  ck_assert_int_eq(nlohmann::json::parse(s.out)["jobs"].get<int>(), 3);
+  write(d + "/bad-sacct.txt", "JobID|Submit|Start|End|NodeList|AllocTRES|State\n1|yesterday|None|None|n||PENDING\n");
+  Out e = run("convert sacct '" + d + "/bad-sacct.txt' -o '" + d + "/bad-site.csv'");
+  ck_assert_msg(e.rc == 1 && e.err.find("bad-sacct.txt:2:") != std::string::npos &&
+                    e.err.find("Submit: expected YYYY-MM-DDTHH:MM:SS") != std::string::npos,
+                "rc %d: %s", e.rc, e.err.c_str());
+  ck_assert(!fs::exists(d + "/bad-site.csv"));
+}
+END_TEST
+
 // --model /dev/zero read until bad_alloc naming no file; a FIFO hung.
 START_TEST(model_special_files_refused) {
   const std::string d = tmpdir();
@@ -402,6 +435,7 @@ int main() {
   tcase_add_test(tc, protocol_runs_loads_and_seeds);
   tcase_add_test(tc, sim_refuses_huge_times);
   tcase_add_test(tc, convert_pai_refuses_over_64_types);
+  tcase_add_test(tc, convert_slurm_site_then_sim);
   tcase_add_test(tc, model_special_files_refused);
   tcase_add_test(tc, scenario_generate_is_deterministic_and_simulates);
   tcase_add_test(tc, scenario_man_page_examples_run);

@@ -47,6 +47,9 @@ struct TrainOptions {
   double fee_lambda = 0.0;  // weight of fees (USD) against job-hours
   int eval_every = 5;       // episodes between greedy evaluations/checkpoints
   bool resume = false;      // continue from `out` and its .state file
+  // Fine-tuning: start from this model file (e.g. the shipped model, on a
+  // site's own history) instead of the seeded initial weights; "" = none.
+  std::string init;
   TrainAgents agents = TrainAgents::both;
   // false: `out` is the best evaluated checkpoint (default); true: the last
   // one (a fixed training budget, e.g. for ablations).
