@@ -35,24 +35,23 @@ expect_loaded() {  # expect_loaded KEY VALUE
 # cluster has 8 GPUs: 4 run, the rest pend); the first runs an srun step once
 # released, i.e. after the switch. Prints the ids.
 gated_jobs() {
-  local gate=$1 n=$2 i wait="while [ ! -e $1 ]; do sleep 0.2; done"
+  local gate=$1 n=$2 i; local wait="while [ ! -e $gate ]; do sleep 0.2; done"
   sbatch --parsable -o /dev/null --gres=gpu:2 --wrap "$wait; srun -n1 true" || fail sbatch
   for i in $(seq 2 "$n"); do sbatch --parsable -o /dev/null --gres=gpu:2 --wrap "$wait" || fail sbatch; done
 }
 # running_and_pending JOBID...: until 4 of them run and the others pend
 running_and_pending() {
-  local i
-  for i in $(seq 150); do
+  for _ in $(seq 150); do
     [ "$(timeout 10 squeue -h -t R -j "$(IFS=,; echo "$*")" | wc -l)" = 4 ] && return 0
     sleep 0.2
   done
   timeout 10 squeue || true
+  timeout 10 scontrol show nodes | grep -E 'NodeName|State=|GresUsed|AllocTRES' || true
   fail "4 of $* not running after 30 s"
 }
 # all_complete JOBID...: squeue empties (none stuck in CG), sacct says COMPLETED
 all_complete() {
-  local i
-  for i in $(seq 300); do
+  for _ in $(seq 300); do
     [ -z "$(timeout 10 squeue -h -o %i)" ] && break
     sleep 0.2
   done
@@ -73,7 +72,8 @@ expect_loaded SelectType select/cons_tres
 expect_loaded PriorityType priority/multifactor
 
 # ---- defaults -> duet, with jobs running under select/cons_tres ----------
-js1=($(gated_jobs "$CLUSTER_DIR/go1" 6))
+mapfile -t js1 < <(gated_jobs "$CLUSTER_DIR/go1" 6)
+[ ${#js1[@]} = 6 ] || fail "submitted ${#js1[@]} of 6 jobs"
 running_and_pending "${js1[@]}"
 admin enable --mode site-factor > "$CLUSTER_DIR/enable.out" 2>&1 \
   || { cat "$CLUSTER_DIR/enable.out"; fail "duet-admin enable"; }
@@ -95,7 +95,8 @@ no_rejected_rpcs
 note "defaults -> duet: ${#js1[@]} jobs completed"
 
 # ---- duet -> defaults, with jobs running under select/duet ---------------
-js2=($(gated_jobs "$CLUSTER_DIR/go2" 6))
+mapfile -t js2 < <(gated_jobs "$CLUSTER_DIR/go2" 6)
+[ ${#js2[@]} = 6 ] || fail "submitted ${#js2[@]} of 6 jobs"
 running_and_pending "${js2[@]}"
 running=$(timeout 10 squeue -h -t R -o %i | sort -n | paste -sd' ')
 status=$(admin status)
