@@ -57,10 +57,13 @@ all_complete() {
   done
   [ -z "$(timeout 10 squeue -h -o %i)" ] || { timeout 10 squeue; fail "jobs left in squeue after 60 s"; }
   wait_jobs_done 60 "$@"
-  local j st
+  local j st tres
   for j in "$@"; do
     st=$(timeout 10 sacct -X -n -P -j "$j" --format=State | head -n1)
     [ "$st" = COMPLETED ] || fail "job $j: $st in sacct, expected COMPLETED"
+    # a job started just after the switch must still get its GPUs
+    tres=$(timeout 10 sacct -X -n -P -j "$j" --format=AllocTRES | head -n1)
+    [[ "$tres" == *gres/gpu=2* ]] || fail "job $j ran without its 2 GPUs: AllocTRES=$tres"
   done
 }
 no_rejected_rpcs() {
