@@ -35,9 +35,9 @@ expect_loaded() {  # expect_loaded KEY VALUE
 # cluster has 8 GPUs: 4 run, the rest pend); the first runs an srun step once
 # released, i.e. after the switch. Prints the ids.
 gated_jobs() {
-  local gate=$1 n=$2 i; local wait="while [ ! -e $gate ]; do sleep 0.2; done"
+  local gate=$1 n=$2; local wait="while [ ! -e $gate ]; do sleep 0.2; done"
   sbatch --parsable -o /dev/null --gres=gpu:2 --wrap "$wait; srun -n1 true" || fail sbatch
-  for i in $(seq 2 "$n"); do sbatch --parsable -o /dev/null --gres=gpu:2 --wrap "$wait" || fail sbatch; done
+  for _ in $(seq 2 "$n"); do sbatch --parsable -o /dev/null --gres=gpu:2 --wrap "$wait" || fail sbatch; done
 }
 # running_and_pending JOBID...: until 4 of them run and the others pend
 running_and_pending() {
