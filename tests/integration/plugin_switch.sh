@@ -55,7 +55,13 @@ all_complete() {
     [ -z "$(timeout 10 squeue -h -o %i)" ] && break
     sleep 0.2
   done
-  [ -z "$(timeout 10 squeue -h -o %i)" ] || { timeout 10 squeue; fail "jobs left in squeue after 60 s"; }
+  if [ -n "$(timeout 10 squeue -h -o %i)" ]; then
+    # seen: a job started just after the switch to select/duet ran without its
+    # GPUs, and a later srun step of a job on that node waited for them
+    timeout 10 squeue || true
+    timeout 10 sacct -X -P -o JobID,Start,End,NodeList,AllocTRES,State || true
+    fail "jobs left in squeue after 60 s"
+  fi
   wait_jobs_done 60 "$@"
   local j st tres
   for j in "$@"; do
