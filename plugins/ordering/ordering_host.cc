@@ -7,6 +7,7 @@
 
 #include "plugins/channel/agent_channel.h"
 #include "plugins/seam/explain.h"
+#define DUET_DEBUG_FLAG DEBUG_FLAG_PRIO  // scontrol setdebugflags +Priority
 #include "plugins/slurm/slurm_log.h"
 #include "plugins/slurm/slurm_views.h"
 

@@ -191,6 +191,7 @@ void parse_setting(std::string_view line, Where at, std::vector<bool>& seen, Con
   size_t idx = static_cast<size_t>(it - keys().begin());
   if (seen[idx]) add(b, std::string("key ") + it->name + " given twice (the last wins)");
   seen[idx] = true;
+  r.key_lines[it->name] = at.line;
   std::string expected;
   if (!it->set(r.conf, value, at.file, &expected))
     add(b + vb, std::string(it->name) + ": expected " + expected + ", got '" + value + "' (default kept)");

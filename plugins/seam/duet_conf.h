@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -54,6 +55,9 @@ struct ConfError {
 struct ConfResult {
   DuetConf conf;
   std::vector<ConfError> errors;
+  // The line each key given was last set on, by its name as duet.conf(5)
+  // spells it ("ModelPath"); for messages about what a key names.
+  std::map<std::string, int> key_lines;
   bool file_found = false;
   std::string path;
 };

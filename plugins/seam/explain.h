@@ -1,9 +1,17 @@
-// The job's explanation, kept in its SystemComment (`scontrol show job`,
-// sacct --format=SystemComment): "duet: score S at submit by SCORER", then
-// "duet: rank R/N score S by SCORER" at each re-score while pending, then "; nodes LIST: REASON" once started. duet
-// never overwrites a SystemComment that it did not write (one not starting with "duet:").
+// The job's explanation, kept in its SystemComment (`scontrol show job`;
+// select/duet also stores it in accounting once the job has started, at the
+// latest at its end, so that `sacct -o SystemComment` shows it after the job
+// ends). It reads
+//   "duet: score S at submit by SCORER"           at submit,
+//   "duet: rank R/N score S by SCORER"            at each re-score while pending,
+//   "...; nodes LIST: REASON; ranking A=P B=P; not taken: A full (0 of 4 GPUs free)"
+// once started. The ranking lists only nodes the job may use (its partition,
+// its GPU type, not excluded), best first; "not taken" says why each node
+// ranked above a chosen one was not used. duet never overwrites a
+// SystemComment that it did not write (one not starting with "duet:").
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +19,11 @@
 namespace duet::plugin {
 
 inline constexpr std::string_view kExplainPrefix = "duet:";
+// At most this many bytes (Slurm's own burst buffer comments stop at 1024);
+// a longer text ends in "...".
+inline constexpr size_t kExplainMaxBytes = 1000;
+// Nodes named in the ranking; the rest are counted ("+3 more").
+inline constexpr size_t kExplainMaxRanked = 16;
 
 bool explain_owned(const char* system_comment);  // NULL, "" or "duet:..."
 
@@ -19,5 +32,25 @@ std::string explain_rank(size_t rank, size_t count, double score, const std::str
 
 // `current` with its placement part replaced by the given nodes and reason.
 std::string explain_placement(const char* current, const std::vector<std::string>& nodes, const std::string& reason);
+
+// A node the job may use, as the placement agent ranked it for the job, and
+// why the job could not take it when it was placed ("" = it could).
+struct RankedNode {
+  std::string name;
+  double preference = 0;  // higher = better
+  std::string not_taken;  // "full (0 of 4 GPUs free)", "down", "drained", ...
+};
+
+// "RANKER_REASON; ranking A=P B=P ...; not taken: A WHY, B WHY": the ranking
+// best first (ties in the given order); "not taken" names each node ranked
+// above the worst chosen node that was not chosen, with its not_taken (or
+// "cons_tres chose otherwise" when it was free).
+std::string placement_reason(const std::string& ranker_reason, std::vector<RankedNode> ranked,
+                             const std::vector<std::string>& chosen);
+
+// `text` made safe to store: printable ASCII only (control characters and
+// other bytes become ' '; '|', sacct -P's separator, and backslashes become
+// '_'), at most kExplainMaxBytes, cut with "...".
+std::string explain_bounded(std::string_view text);
 
 }  // namespace duet::plugin

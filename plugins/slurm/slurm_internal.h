@@ -16,6 +16,7 @@ extern "C" {
 #include "src/common/node_conf.h"
 #include "src/common/plugin.h"
 #include "src/common/select.h"
+#include "src/common/slurm_accounting_storage.h"
 #include "src/common/slurm_priority.h"
 #include "src/common/xmalloc.h"
 #include "src/common/xstring.h"

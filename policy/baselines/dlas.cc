@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "policy/baselines/heterogeneity.h"
+
 namespace duet {
 
 namespace {
@@ -16,8 +18,11 @@ constexpr int kQueues = 3;
 
 class Dlas : public OrderingPolicy {
  public:
-  Dlas(bool gpu_time, double knob) : gpu_time_(gpu_time), knob_(knob) {}
-  std::string name() const override { return gpu_time_ ? "tiresias-las" : "tiresias-dlas"; }
+  Dlas(bool gpu_time, double knob, bool effective = false) : gpu_time_(gpu_time), knob_(knob), effective_(effective) {}
+  std::string name() const override { return effective_ ? "gavel-las" : gpu_time_ ? "tiresias-las" : "tiresias-dlas"; }
+  void pair_with(PlacementPolicy& p) override {
+    if (effective_) speeds_ = dynamic_cast<const PlacedSpeeds*>(&p);
+  }
   bool preemptive() const override { return true; }
   double next_decision_s() const override { return wake_; }
   void on_finish(const JobView& j, double) override { jobs_.erase(j.id); }
@@ -102,7 +107,7 @@ class Dlas : public OrderingPolicy {
     const double ran = run_s - j.run_s, waited = wait_s - j.wait_s;
     j.run_s = run_s, j.wait_s = wait_s;
     if (j.running) {
-      j.executed += ran;
+      j.executed += ran * speed(j);
       while (j.q < kQueues - 1 && service(j) >= kDlasQueueLimits[j.q]) ++j.q, j.seq = ++seq_;
     } else {
       if (j.executed > 0) j.last_pending += waited;
@@ -119,7 +124,10 @@ class Dlas : public OrderingPolicy {
     for (const Job* j : all) {
       if (j->running && j->q < kQueues - 1) {
         const double left = kDlasQueueLimits[j->q] - j->executed;
-        at(now + (gpu_time_ ? std::ceil(left / j->gpus) : left));
+        if (effective_)  // the true crossing, not the simulator's formula below
+          at(now + (kDlasQueueLimits[j->q] - service(*j)) / (j->gpus * speed(*j)));
+        else
+          at(now + (gpu_time_ ? std::ceil(left / j->gpus) : left));
       } else if (!j->running && knob_ > 0 && j->q > 0 && j->executed > 0) {
         at(now + starve_limit(*j) - j->last_pending);
       }
@@ -127,8 +135,17 @@ class Dlas : public OrderingPolicy {
     return wake;
   }
 
+  // Effective service (gavel-las): seconds run count at the speed of the
+  // placement the job holds (a placement changes only at a decision).
+  double speed(const Job& j) const {
+    const double s = speeds_ ? speeds_->placed_speed(j.id) : kUnknown;
+    return s > 0 ? s : 1.0;
+  }
+
   bool gpu_time_;
   double knob_;
+  bool effective_;
+  const PlacedSpeeds* speeds_ = nullptr;
   std::unordered_map<int64_t, Job> jobs_;
   uint64_t seq_ = 0;
   double wake_ = kUnknown;
@@ -139,5 +156,7 @@ class Dlas : public OrderingPolicy {
 std::unique_ptr<OrderingPolicy> make_dlas(bool gpu_time, double promote_knob) {
   return std::make_unique<Dlas>(gpu_time, promote_knob);
 }
+
+std::unique_ptr<OrderingPolicy> make_gavel_las() { return std::make_unique<Dlas>(true, 0, true); }
 
 }  // namespace duet

@@ -22,6 +22,7 @@
 //              is demoted late, at the first decision after it crossed), and
 //              promotion at now + K x executed - waited (next_decision_s)
 // Names (duet-sim(1)): tiresias-las = dlas-gpu, tiresias-dlas = dlas; both K = 0.
+// gavel-las (heterogeneity.h) is dlas-gpu on effective service, in dlas.cc too.
 #pragma once
 
 #include <memory>

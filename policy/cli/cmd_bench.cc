@@ -90,6 +90,7 @@ void setup_bench(CLI::App* app) {
       Trace t = repeated(base, k);
       PolicyContext ctx;
       ctx.seed = a->seed;
+      ctx.throughputs = &table;
       auto ordering = make_ordering(a->order, ctx);
       auto placement = make_placement(a->place, ctx);
       SimOptions o;

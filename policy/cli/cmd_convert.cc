@@ -18,21 +18,6 @@ struct ConvertArgs {
   uint64_t seed = 1;
 };
 
-void write_to(const std::string& out, const std::function<void(std::ostream&)>& w) {
-  if (out.empty() || out == "-") {
-    w(std::cout);
-    return;
-  }
-  std::string tmp = out + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw std::runtime_error("cannot write " + tmp);
-    w(f);
-    if (!f.flush()) throw std::runtime_error("write error on " + tmp);
-  }
-  if (std::rename(tmp.c_str(), out.c_str()) != 0) throw std::runtime_error("cannot rename " + tmp + " to " + out);
-}
-
 // "YYYY-MM-DD" or "YYYY-MM-DD HH:MM:SS" (UTC) -> seconds since 1970.
 int64_t parse_when(const std::string& opt, const std::string& v) {
   int64_t t = 0;

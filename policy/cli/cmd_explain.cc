@@ -1,51 +1,69 @@
 // duet explain JOBID: why the duet plugins ranked and placed a job -- the
-// explanation they keep in its SystemComment (plugins/seam/explain.h).
+// explanation they keep in its SystemComment (plugins/seam/explain.h), read
+// from slurmctld while it holds the job, then from accounting (man
+// duet-explain(1)).
 #include <iostream>
-#include <sstream>
+#include <stdexcept>
+#include <string_view>
 
 #include "policy/cli/commands.h"
 #include "policy/cli/common.h"
+#include "replay/job_explanation.h"
 #include "replay/run_command.h"
 
 namespace duet::cli {
 namespace {
 
-void explain(const std::string& id) {
-  replay::CommandResult r = replay::run_command({"scontrol", "show", "job", id}, 20);
-  if (r.status != 0) throw std::runtime_error("scontrol show job " + id + " failed: " + r.err);
-  std::string comment, state, prio, nodes;
-  std::istringstream in(r.out);
-  for (std::string line; std::getline(in, line);) {
-    size_t b = line.find_first_not_of(' ');
-    if (b != std::string::npos && line.compare(b, 14, "SystemComment=") == 0) {
-      comment = line.substr(b + 14);
-      while (!comment.empty() && comment.back() == ' ') comment.pop_back();
-      continue;
-    }
-    std::istringstream w(line);
-    for (std::string word; w >> word;) {
-      if (word.rfind("JobState=", 0) == 0)
-        state = word.substr(9);
-      else if (word.rfind("Priority=", 0) == 0)
-        prio = word.substr(9);
-      else if (word.rfind("NodeList=", 0) == 0)
-        nodes = word.substr(9);
+constexpr std::string_view kPrefix = "duet:";
+
+replay::JobExplanation from_accounting(const std::string& id) {
+  std::vector<std::string> argv = {"sacct", "-j", id, "-X", "-n", "-P", "-o", "JobID,State,NodeList,SystemComment"};
+  replay::CommandResult r = replay::run_command(argv, 30);
+  if (r.status != 0) throw std::runtime_error(replay::command_text(argv) + " failed: " + r.err);
+  return replay::parse_sacct_job(r.out, id);
+}
+
+void explain(const std::string& id, bool accounting_only) {
+  replay::JobExplanation e;
+  std::string source, ctld_error;
+  if (!accounting_only) {
+    replay::CommandResult r = replay::run_command({"scontrol", "show", "job", id}, 20);
+    if (r.status == 0) {
+      e = replay::parse_scontrol_job(r.out);
+      source = "slurmctld (scontrol show job)";
+    } else {
+      ctld_error = r.err;
+      while (!ctld_error.empty() && (ctld_error.back() == '\n' || ctld_error.back() == ' ')) ctld_error.pop_back();
     }
   }
-  std::cout << "job " << id << ": state " << state << ", priority " << prio << ", nodes " << nodes << "\n";
-  if (comment.rfind("duet:", 0) != 0)
+  if (!e.found) {
+    e = from_accounting(id);
+    if (!e.found)
+      throw std::runtime_error("job " + id + " is known neither to slurmctld" +
+                               (ctld_error.empty() ? std::string() : " (" + ctld_error + ")") +
+                               " nor to accounting (sacct)");
+    source = accounting_only ? "accounting (sacct)" : "accounting (sacct; slurmctld no longer holds the job)";
+  }
+  std::cout << "job " << id << ": state " << e.state;
+  if (!e.priority.empty()) std::cout << ", priority " << e.priority;
+  std::cout << ", nodes " << (e.nodes.empty() ? "(none)" : e.nodes) << "\n";
+  std::cout << "source: " << source << "\n";
+  if (e.comment.rfind(kPrefix, 0) != 0)
     throw std::runtime_error("job " + id +
-                             " has no duet explanation (PriorityType=priority/duet or SelectType=select/duet "
-                             "with Explain=yes in duet.conf writes it)");
-  std::cout << comment << "\n";
+                             " has no duet explanation (PriorityType=priority/duet, site_factor/duet or "
+                             "SelectType=select/duet with Explain=yes in duet.conf writes it; select/duet "
+                             "stores it in accounting once the job has started)");
+  std::cout << e.comment << "\n";
 }
 
 }  // namespace
 
 void setup_explain(CLI::App* app) {
   auto id = std::make_shared<std::string>();
+  auto sacct = std::make_shared<bool>(false);
   app->add_option("jobid", *id, "Slurm job id")->required();
-  app->callback([id] { explain(*id); });
+  app->add_flag("--sacct", *sacct, "read accounting only (sacct), not slurmctld");
+  app->callback([id, sacct] { explain(*id, *sacct); });
 }
 
 }  // namespace duet::cli

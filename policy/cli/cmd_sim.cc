@@ -42,10 +42,13 @@ void setup_sim(CLI::App* app) {
       ->capture_default_str();
   app->add_flag("--json", args->json, "print one JSON object (deterministic for a seed except wall_s, events_per_s)");
   app->callback([args] {
-    const PolicyContext ctx = policy_context(args->in);
+    PolicyContext ctx = policy_context(args->in);
+    make_ordering(args->order, ctx);  // unknown names fail before the inputs are read
+    make_placement(args->place, ctx);
+    auto l = load(args->in);
+    ctx.throughputs = &l->table;
     auto ordering = make_ordering(args->order, ctx);
     auto placement = make_placement(args->place, ctx);
-    auto l = load(args->in);
     SimOptions o;
     o.model.seed = args->in.seed;
     o.model.ideal = args->in.ideal;

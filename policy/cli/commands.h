@@ -15,5 +15,7 @@ void setup_replay(CLI::App* app);
 void setup_report(CLI::App* app);
 void setup_explain(CLI::App* app);
 void setup_train(CLI::App* app);
+void setup_scenario(CLI::App* app);
+void setup_check_config(CLI::App* app);
 
 }  // namespace duet::cli

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <iostream>
 #include <stdexcept>
 
 #include "policy/io/cluster.h"
@@ -96,6 +98,7 @@ SimResult run_pair(const Trace& trace, const ClusterModel& cluster, const Throug
                    const PolicyContext& ctx, const RunOptions& o, int64_t* dropped) {
   PolicyContext c = ctx;
   c.seed = o.seed;
+  c.throughputs = &table;
   auto ord = make_ordering(ordering, c);
   auto plc = make_placement(placement, c);
   SimOptions so;
@@ -110,6 +113,21 @@ SimResult run_pair(const Trace& trace, const ClusterModel& cluster, const Throug
   progress_done();
   if (dropped) *dropped = sim.dropped_jobs();
   return r;
+}
+
+void write_to(const std::string& out, const std::function<void(std::ostream&)>& w) {
+  if (out.empty() || out == "-") {
+    w(std::cout);
+    return;
+  }
+  std::string tmp = out + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw std::runtime_error("cannot write " + tmp);
+    w(f);
+    if (!f.flush()) throw std::runtime_error("write error on " + tmp);
+  }
+  if (std::rename(tmp.c_str(), out.c_str()) != 0) throw std::runtime_error("cannot rename " + tmp + " to " + out);
 }
 
 static bool g_bar_shown = false;

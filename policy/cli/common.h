@@ -62,6 +62,10 @@ SimResult run_pair(const Trace& trace, const ClusterModel& cluster, const Throug
                    const PriceTable* prices, const std::string& ordering, const std::string& placement,
                    const PolicyContext& ctx, const RunOptions& o, int64_t* dropped);
 
+// Writes `out` through `w` to a temporary file renamed into place ("" or "-":
+// stdout); throws std::runtime_error.
+void write_to(const std::string& out, const std::function<void(std::ostream&)>& w);
+
 // A progress bar on stderr, only when stderr is a terminal; a no-op otherwise.
 std::function<void(double)> progress_bar(const std::string& label);
 void progress_done();

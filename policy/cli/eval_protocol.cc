@@ -34,7 +34,8 @@ constexpr Split kSplits[] = {{"train", "2017-09-01 00:00:00", "2017-11-01 00:00:
 
 // Every baseline ordering with first-fit and fastest-first, the other
 // placements under QSSF; with a model, the learned rows and the ablations.
-const char* kBaselinePairs = "*/first-fit,*/fastest-first,qssf/best-fit,qssf/least-loaded,qssf/random";
+const char* kBaselinePairs =
+    "*/first-fit,*/fastest-first,qssf/best-fit,qssf/least-loaded,qssf/random,gavel-las/type-affinity";
 const char* kLearnedPairs =
     "duet/duet,duet/best-fit,duet/fastest-first,fifo/duet,qssf/duet,duet/duet-rbf,duet/duet-nogp";
 

@@ -33,6 +33,9 @@ const Command kCommands[] = {
      duet::cli::setup_report},
     {"explain", "why duet's Slurm plugins ranked and placed a job (its SystemComment)", duet::cli::setup_explain},
     {"train", "train the learned scheduler (joint MAPPO, duet-train(1))", duet::cli::setup_train},
+    {"scenario", "draw a workload and a cluster from a seed and a spec (duet-scenario(1))", duet::cli::setup_scenario},
+    {"check-config", "check duet.conf, its models and files, and slurm.conf's duet lines before slurmctld uses them",
+     duet::cli::setup_check_config},
 };
 
 std::string command_names() {

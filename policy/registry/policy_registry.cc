@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "policy/baselines/dlas.h"
+#include "policy/baselines/heterogeneity.h"
 #include "policy/baselines/ordering.h"
 #include "policy/baselines/placement.h"
 #include "policy/learn/agents/duet_policy.h"
@@ -45,6 +46,7 @@ const Entry<OrderingFactory> kOrderings[] = {
     {"tiresias-las", [](const PolicyContext&) { return make_dlas(true); }},
     {"tiresias-dlas", [](const PolicyContext&) { return make_dlas(false); }},
     {"multifactor", [](const PolicyContext&) { return make_multifactor(); }},
+    {"gavel-las", [](const PolicyContext&) { return make_gavel_las(); }},
     {"duet",
      [](const PolicyContext& c) {
        learn::DuetPolicyOptions o;
@@ -59,6 +61,7 @@ const Entry<PlacementFactory> kPlacements[] = {
     {"least-loaded", [](const PolicyContext&) { return make_least_loaded(); }},
     {"random", [](const PolicyContext& c) { return make_random_placement(c.seed); }},
     {"fastest-first", [](const PolicyContext&) { return make_fastest_first(); }},
+    {"type-affinity", [](const PolicyContext& c) { return make_type_affinity(c.throughputs); }},
     {"duet", [](const PolicyContext& c) { return learn::make_duet_placement(need_model(c), learned_placement(c)); }},
     // Ablations: the model's GP kernel replaced by an RBF on machine
     // features, or no GP at all (prior mean and variance only).

@@ -19,6 +19,8 @@ struct Model;
 
 namespace duet {
 
+class ThroughputTable;
+
 // Everything a factory may use; the command fills it from its options.
 struct PolicyContext {
   // The learned policies' model (--model); null: none given, and a learned
@@ -26,6 +28,9 @@ struct PolicyContext {
   std::shared_ptr<const learn::Model> model;
   uint64_t seed = 1;     // random and learned placement
   bool messages = true;  // learned ordering exchanges messages with a learned placement (--no-messages)
+  // Gavel's per-job-type throughputs for type-affinity; null: it uses the
+  // machines' known speeds only. Must outlive the policies built.
+  const ThroughputTable* throughputs = nullptr;
 };
 
 // Throw std::invalid_argument naming the known policies on an unknown name.

@@ -27,6 +27,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!pt.init()) return 0;
   vmha::AddressSpace as(*mem, pt);
   vmha::LoadedProgram prog;
-  (void)vmha::load_program(img, "fuzz", {"fuzz", "arg"}, {"HOME=/"}, 0, as, &prog);
+  // A dynamically linked image is loaded with itself as its interpreter:
+  // the placement and second mapping run on fuzzed segments too.
+  const vmha::ElfImage* interp = img.interpreter.empty() ? nullptr : &img;
+  (void)vmha::load_program(img, interp, "fuzz", {"fuzz", "arg"}, {"HOME=/"}, 0, as, &prog);
   return 0;
 }

@@ -14,7 +14,7 @@ ha_setup --kvm epoch=20
 ha_size_steps 4
 ARGS="$STEPS 4000000 1"
 "$HA_WL/steps" $ARGS > native.out
-note "$STEPS steps (30 took ${HA_NATIVE_S} s natively)"
+note "$STEPS steps (30 took ${HA_NATIVE_S} s of CPU natively)"
 
 # attempt N RANK HA-OPTION: submits the job and kills the primary vmha of
 # task RANK once the job's output shows that task past a random step K

@@ -42,7 +42,7 @@ ha_setup() {
 }
 
 # ha_size_steps SECS: size_steps (steps_size.sh) for the cluster's workload;
-# HA_NATIVE_S is what 30 steps took natively.
+# HA_NATIVE_S is the CPU time 30 steps took natively.
 . "$top_srcdir/tests/integration/steps_size.sh"
 ha_size_steps() {
   size_steps "$HA_WL/steps" "$1"

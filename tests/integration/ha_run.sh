@@ -13,7 +13,7 @@ ha_setup --kvm epoch=20
 # were seen.
 ha_size_steps 6
 ARGS="$STEPS 4000000 1"
-note "$STEPS steps (30 took ${HA_NATIVE_S} s natively)"
+note "$STEPS steps (30 took ${HA_NATIVE_S} s of CPU natively)"
 "$HA_WL/steps" $ARGS > native.out
 
 t0=$(date +%s.%N)

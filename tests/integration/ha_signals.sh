@@ -3,7 +3,8 @@
 # is the step's and the job's (sacct ExitCode 3:0, state FAILED); `scancel`
 # of a running --ha job ends the program by Slurm's signal on both sides: the
 # job ends CANCELLED within seconds, no vmha process of it is left, and the
-# backup did not take over (AdminComment failovers=0).
+# backup did not take over (AdminComment failovers=0); a program with a
+# SIGTERM handler that writes a final line has that line out once per task.
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/ha_lib.sh"
 BB=$(command -v busybox || true)
@@ -54,4 +55,25 @@ logs=$(ls backup.step0.task*.log 2>/dev/null | wc -l)
 [ "$logs" = 2 ] || fail "scancel: expected the logs of 2 backups, got $logs"
 if grep -H "resuming from checkpoint" backup.step0.task*.log; then fail "scancel: a backup took over"; fi
 note "scancel: job $jid ended $st in $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s after scancel; neither backup took over"
-echo "ok: exit code 3 reached sacct; scancel ended the --ha job with no takeover and no vmha left"
+
+# 3. A program with a SIGTERM handler that writes a final line and exits 0
+# (vmha passes Slurm's SIGTERM on to it): scancel runs the handler, and each
+# task's final line is in the output exactly once.
+PROBE="$top_builddir/tests/vmha/signal_probe"
+jid=$(sbatch --parsable --ha -N2 -o term.out --wrap "srun -l $PROBE ticks 100000 20")
+ha_wait_pids 60 "$jid" "^[^ ]*/vmha run --backup" 2
+ha_wait_pids 60 "$jid" "^[^ ]*/vmha backup --listen" 2
+for _ in $(seq 3000); do
+  [ "$(grep -c '^ *[01]: tick 3$' term.out 2>/dev/null)" = 2 ] && break
+  sleep 0.02
+done
+[ "$(grep -c '^ *[01]: tick 3$' term.out)" = 2 ] || { cat term.out; ha_dump "$jid"; fail "handler: no ticks from both tasks"; }
+scancel "$jid"
+st=$(ha_wait_end 60 "$jid")
+[ "$st" = CANCELLED ] || { ha_dump "$jid"; fail "handler: job $jid ended $st"; }
+for task in 0 1; do
+  n=$(grep -c "^ *$task: final line$" term.out)
+  [ "$n" = 1 ] || { cat term.out; ha_dump "$jid"; fail "handler: task $task's final line appeared $n times"; }
+done
+note "scancel of a program with a SIGTERM handler: job $jid $st, each task's final line once"
+echo "ok: exit code 3 reached sacct; scancel ended the --ha job with no takeover and no vmha left; a SIGTERM handler ran once per task"

@@ -41,6 +41,14 @@ for i in $(seq 50); do [[ "$(explanation "$small")" == "duet: rank 1/3 score"*"b
 write_duet_conf Scorer=fallback FallbackSizeWeight=0 FallbackAgeWeight=1000 RescoreInterval=1 Ranker=none
 wait_order 10 "$big $mid $small" $big $mid $small
 
+# Slurm's DebugFlags switch on the per-job lines (LogLevel stays info), as
+# for any priority plugin
+before=$(wc -l < "$CTLD_LOG")
+timeout 10 scontrol setdebugflags +Priority || fail "setdebugflags"
+wait_log_after "$before" "priority/duet: JobId=$big gpus=4 score=[^ ]* priority=" 15
+note "with DebugFlags=Priority: $(tail -n +"$before" "$CTLD_LOG" | grep -m1 "priority/duet: JobId=$big gpus=" | sed 's/^\[[^]]*\] //')"
+timeout 10 scontrol setdebugflags -Priority || fail "setdebugflags"
+
 # a new job is slotted at submit, before the next re-score
 write_duet_conf Scorer=small-first RescoreInterval=3600 Ranker=none
 tiny=$(sub --gres=gpu:1)

@@ -1,10 +1,21 @@
 # size_steps PROGRAM SECS (sourced; POSIX sh): sets STEPS to as many steps of
-# `PROGRAM STEPS 4000000 1` (the steps workload) as run about SECS s natively
-# on this host (30..3000), and NATIVE_S to what 30 steps took, so a kill at a
-# step seen in the output lands mid-run on a fast host as on a slow one.
+# `PROGRAM STEPS 4000000 1` (the steps workload) as take about SECS s of CPU
+# time natively on this host (30..3000), and NATIVE_S to the CPU time 30
+# steps took. CPU time, not wall time: a loaded host that slows the
+# measurement (30 steps once took 3.3 s of wall time under load) and is idle
+# again by the run made a program sized by wall time end 10x sooner than
+# meant, before a test could see it running. The program then runs at
+# least about SECS s, longer on a loaded host.
+# The CPU time of the children this shell waited for, in seconds, read
+# from `times` run in this shell (a $(...) subshell is a new process: its
+# children's times start at zero).
+_cpu_of() { sed -n 2p "$1" | sed 's/m/ /g; s/s//g' | awk '{ printf "%.6f", $1 * 60 + $2 + $3 * 60 + $4 }'; }
 size_steps() {
-  _t0=$(date +%s.%N)
+  _times=$(mktemp "${TMPDIR:-/tmp}/steps_size.XXXXXX")
+  times > "$_times.0"
   "$1" 30 4000000 1 > /dev/null
-  NATIVE_S=$(echo "$(date +%s.%N) - $_t0" | bc)
+  times > "$_times.1"
+  NATIVE_S=$(echo "$(_cpu_of "$_times.1") - $(_cpu_of "$_times.0")" | bc)
+  rm -f "$_times" "$_times.0" "$_times.1"
   STEPS=$(echo "s = 30 * $2 / ($NATIVE_S + 0.001); if (s < 30) s = 30; if (s > 3000) s = 3000; scale=0; s / 1" | bc)
 }

@@ -4,6 +4,9 @@
 # modes. The backup must finish it: every line exactly once, in order, and the
 # native checksum; its exit status is the program's. Then kill the backup:
 # the primary must go on, finish with the native output and report it.
+# The same kills hit a dynamically linked build of `steps` (steps_dynamic:
+# ld.so and libc copied into guest memory, so the backup resumes from its
+# image alone).
 . "$top_srcdir/tests/integration/vmha_repl_lib.sh"
 vmha_repl_require
 vmha_repl_setup
@@ -30,19 +33,42 @@ done
 echo "ok: $i kills of the primary ($RESUMED resumed on the backup, the others had finished), output exactly once"
 [ "$RESUMED" -ge "$KILLS" ] || { echo "FAIL: only $RESUMED of $i kills hit a running primary ($KILLS wanted)"; fail=1; }
 
+# A dynamically linked program: output exactly once after each kill.
+DYN_KILLS=${VMHA_FAILOVER_DYN_KILLS:-10}
+"$WL/steps_dynamic" $ARGS > native_dynamic.out
+cmp -s native.out native_dynamic.out || { echo "FAIL: steps_dynamic prints differently from steps natively"; fail=1; }
+RESUMED=0 i=0
+while [ "$RESUMED" -lt "$DYN_KILLS" ] && [ $i -lt $((DYN_KILLS * 2)) ]; do
+  i=$((i + 1))
+  kill_round $i 100 "$WL/steps_dynamic" $ARGS
+  if ! cmp -s native_dynamic.out out || [ "$BRC" != 0 ]; then
+    echo "FAIL: dynamic, kill $i ($MODE): backup exit $BRC; diff native vs released:"
+    diff native_dynamic.out out | head -5; head -5 "$T/backup.err"; echo "primary's stderr:"; tail -5 primary.err
+    fail=1
+  fi
+done
+echo "ok: dynamic: $i kills of the primary ($RESUMED resumed on the backup), output exactly once"
+[ "$RESUMED" -ge "$DYN_KILLS" ] || { echo "FAIL: dynamic: only $RESUMED of $i kills hit a running primary"; fail=1; }
+
 LEASE_MS=
+# The runs below kill one side once 20 lines are out: sized to about 4 s
+# natively, so the program is still running then, however long a loaded
+# host holds the output back (with 400 short steps it had already finished
+# and said goodbye when the kill came).
+size_steps "$WL/steps" 4
+LONG="$STEPS 4000000 1"
 # Kill the backup: the primary goes on alone and says so.
 : > out
 start_backup "$T/backup.out"
-"$VMHA" run --memory 256 --mode async --epoch-ms 10 --lease-ms 100 --backup "$ADDR" --key "$T/key" -- "$WL/steps" 400 20000 1 \
+"$VMHA" run --memory 256 --mode async --epoch-ms 10 --lease-ms 100 --backup "$ADDR" --key "$T/key" -- "$WL/steps" $LONG \
   > out 2> primary.err &
 PRIMARY_PID=$!
 wait_lines 20
 kill -9 "$BACKUP_PID"; wait "$BACKUP_PID" 2>/dev/null; BACKUP_PID=
 wait_bounded "$PRIMARY_PID" 60; prc=$WAIT_RC; PRIMARY_PID=
-"$WL/steps" 400 20000 1 > native400.out
-if [ "$prc" != 0 ] || ! cmp -s native400.out out || ! grep -q "backup lost" primary.err; then
-  echo "FAIL: after the backup died: primary exit $prc"; cat primary.err; diff native400.out out | head -5; fail=1
+"$WL/steps" $LONG > native_long.out
+if [ "$prc" != 0 ] || ! cmp -s native_long.out out || ! grep -q "backup lost" primary.err; then
+  echo "FAIL: after the backup died: primary exit $prc"; cat primary.err; diff native_long.out out | head -5; fail=1
 else
   echo "ok: backup killed, primary finished alone: $(grep 'backup lost' primary.err)"
 fi
@@ -53,7 +79,7 @@ FENCE="false"
 for try in 1 2 3; do
   : > out; : > backup.err
   start_backup "$T/out"
-  "$VMHA" run --memory 256 --mode async --epoch-ms 10 --backup "$ADDR" --key "$T/key" -- "$WL/steps" 400 20000 1 \
+  "$VMHA" run --memory 256 --mode async --epoch-ms 10 --backup "$ADDR" --key "$T/key" -- "$WL/steps" $LONG \
     >> out 2> primary.err &
   PRIMARY_PID=$!
   wait_lines 20

@@ -1,7 +1,8 @@
 #!/bin/sh
-# Every workload finishes with its native output under replication, in both
-# modes (backup on the same host: UCX shared memory). The backup must exit
-# with the guest's status once the primary is done.
+# Every workload (static, and Debian's dynamically linked tools) finishes
+# with its native output under replication, in both modes (backup on the
+# same host: UCX shared memory). The backup must exit with the guest's
+# status once the primary is done.
 . "$top_srcdir/tests/integration/vmha_repl_lib.sh"
 vmha_repl_require
 vmha_repl_setup
@@ -43,4 +44,15 @@ if [ -n "$BB" ]; then
   check bzip2 "$BB" bzip2 -c data.txt
   check awk "$BB" awk '{ n += length($0) } END { print NR, n }' data.txt
 fi
+# Debian's dynamically linked tools: ld.so and libc loaded into the guest.
+for tool in /usr/bin/sort /usr/bin/md5sum; do
+  [ -x "$tool" ] && check "$(basename "$tool") (dynamic)" "$tool" data.txt
+done
+[ -x /usr/bin/gzip ] && check "gzip (dynamic)" /usr/bin/gzip -c data.txt
+[ -x /usr/bin/python3 ] && check "python3 (dynamic)" /usr/bin/python3 -c '
+import hashlib, zlib
+h = hashlib.sha256()
+for line in open("data.txt", "rb"):
+    h.update(zlib.compress(line))
+print(h.hexdigest())'
 exit $fail

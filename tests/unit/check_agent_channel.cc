@@ -112,7 +112,14 @@ START_TEST(test_threads_smoke) {
   AgentChannel ch;
   std::atomic<bool> stop{false};
   std::atomic<long> torn{0}, reads{0};
+  std::atomic<int> readers_reading{0};
+  // The writers start once both readers have read, so reads overlap the
+  // writes however the host schedules the threads.
+  auto wait_for_readers = [&] {
+    while (readers_reading.load() < 2) std::this_thread::yield();
+  };
   auto placement_writer = [&] {
+    wait_for_readers();
     for (int k = 1; k <= 20000; ++k) {
       const float v = static_cast<float>(k);
       const std::vector<float> m = {v, v, v, v};
@@ -120,6 +127,7 @@ START_TEST(test_threads_smoke) {
     }
   };
   auto order_writer = [&] {
+    wait_for_readers();
     std::vector<uint32_t> ids(64);
     std::vector<float> rows(64 * 4);
     for (int k = 1; k <= 2000; ++k) {
@@ -131,11 +139,13 @@ START_TEST(test_threads_smoke) {
   auto reader = [&] {
     std::vector<float> out;
     uint32_t id = 0;
+    bool first = true;
     while (!stop.load()) {
       if (ch.placement_message(out) && !(out.size() == 4 && out[0] == out[1] && out[1] == out[2] && out[2] == out[3]))
         ++torn;
       if (ch.order_message(id++ % 128, out) && !(out.size() == 4 && out[0] == out[3])) ++torn;
       ++reads;
+      if (first) ++readers_reading, first = false;
     }
   };
   std::thread r1(reader), r2(reader);

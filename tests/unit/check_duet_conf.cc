@@ -11,6 +11,7 @@
 #include <string>
 
 #include "plugins/seam/duet_conf.h"
+#include "plugins/seam/file_text.h"
 #include "tests/unit/in_child.h"
 #include "tests/unit/test_data.h"
 
@@ -145,7 +146,7 @@ START_TEST(test_conf_path_next_to_slurm_conf) {
 END_TEST
 
 // The shipped example parses cleanly and states the real defaults.
-START_TEST(test_example_file_is_the_defaults) {
+START_TEST(test_example_file_is_the_defaults_but_the_model) {
   std::string path = test_support::source_path("etc/duet.conf.example");
   ConfResult r = load_duet_conf(path);
   ck_assert_msg(r.file_found, "%s not found (set top_srcdir)", path.c_str());
@@ -153,8 +154,10 @@ START_TEST(test_example_file_is_the_defaults) {
   ck_assert_int_eq(r.errors.size(), 0);
   ConfResult d = parse_duet_conf("", path);
   ck_assert_str_eq(r.conf.scorer.c_str(), d.conf.scorer.c_str());
-  ck_assert_str_eq(r.conf.model_path.c_str(), d.conf.model_path.c_str());
-  ck_assert_str_eq(r.conf.placement_model_path.c_str(), d.conf.placement_model_path.c_str());
+  // but for the model paths: both agents from the shipped model, copied next to it
+  const std::string shipped = duet::plugin::dir_of(path) + "/duet.model";
+  ck_assert_str_eq(r.conf.model_path.c_str(), shipped.c_str());
+  ck_assert_str_eq(r.conf.placement_model_path.c_str(), shipped.c_str());
   ck_assert_int_eq(r.conf.rescore_interval_s, d.conf.rescore_interval_s);
   ck_assert(r.conf.fallback_age_weight == d.conf.fallback_age_weight);
   ck_assert(r.conf.fallback_size_weight == d.conf.fallback_size_weight);
@@ -306,7 +309,7 @@ int main() {
   tcase_add_test(tc, test_bad_values_keep_defaults);
   tcase_add_test(tc, test_load_missing_and_real_file);
   tcase_add_test(tc, test_conf_path_next_to_slurm_conf);
-  tcase_add_test(tc, test_example_file_is_the_defaults);
+  tcase_add_test(tc, test_example_file_is_the_defaults_but_the_model);
   tcase_add_test(tc, test_hash_in_values);
   tcase_add_test(tc, test_strict_values);
   tcase_add_test(tc, test_errors_escape_control_characters);

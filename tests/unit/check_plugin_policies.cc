@@ -299,6 +299,55 @@ START_TEST(test_explain) {
 }
 END_TEST
 
+START_TEST(test_explain_placement_reason) {
+  // node1 best but full, node3 drained: the job got node2; node4 ranked below it
+  std::vector<RankedNode> ranked = {
+      {"node1", 0.9, "full (0 of 4 GPUs free)"}, {"node2", 0.5, ""}, {"node3", 0.7, "drained"}, {"node4", 0.1, ""}};
+  CK_STR_EQ(placement_reason("prefer-fast: fastest free nodes first", ranked, {"node2"}),
+            "prefer-fast: fastest free nodes first; ranking node1=0.9 node3=0.7 node2=0.5 node4=0.1; "
+            "not taken: node1 full (0 of 4 GPUs free), node3 drained");
+  // the best node taken: nothing passed over; a free node above a chosen one
+  CK_STR_EQ(placement_reason("r", ranked, {"node1"}), "r; ranking node1=0.9 node3=0.7 node2=0.5 node4=0.1");
+  ranked[2].not_taken.clear();
+  CK_STR_EQ(placement_reason("r", ranked, {"node2", "node4"}),
+            "r; ranking node1=0.9 node3=0.7 node2=0.5 node4=0.1; not taken: node1 full (0 of 4 GPUs free), node3 "
+            "cons_tres chose otherwise");
+  // placed on a node outside the ranking; no node the job may use
+  CK_STR_EQ(placement_reason("r", ranked, {"other"}), "r; ranking node1=0.9 node3=0.7 node2=0.5 node4=0.1");
+  CK_STR_EQ(placement_reason("r", {}, {"node1"}), "r; ranking (no node the job may use)");
+  // a long ranking names kExplainMaxRanked nodes and counts the rest
+  std::vector<RankedNode> many;
+  for (int i = 0; i < 20; ++i) many.push_back({"n" + std::to_string(i), 20.0 - i, ""});
+  std::string m = placement_reason("r", many, {"n0"});
+  ck_assert(m.find(" n15=5 +4 more") != std::string::npos);
+  ck_assert(m.find("n16=") == std::string::npos);
+  // the whole explanation, as select/duet writes it
+  std::string full = explain_placement("duet: rank 1/3 score 2 by small-first", {"node2"},
+                                       placement_reason("prefer-fast", ranked, {"node2"}));
+  ck_assert(full.rfind("duet: rank 1/3 score 2 by small-first; nodes node2: prefer-fast; ranking node1=0.9", 0) == 0);
+}
+END_TEST
+
+START_TEST(test_explain_bounded) {
+  CK_STR_EQ(explain_bounded("duet: a'b\"c\\d|e`f\ng\x01h\xc3\xa9"), "duet: a'b\"c_d_e`f g h  ");
+  std::string longer(3000, 'x');
+  std::string b = explain_bounded("duet: " + longer);
+  ck_assert_uint_eq(b.size(), kExplainMaxBytes);
+  ck_assert(b.compare(b.size() - 3, 3, "...") == 0);
+  ck_assert(explain_owned(b.c_str()));
+  std::string exact = "duet: " + std::string(kExplainMaxBytes - 6, 'y');
+  CK_STR_EQ(explain_bounded(exact), exact);  // at the bound: whole
+  // every piece of the explanation keeps to the bound
+  std::vector<RankedNode> many;
+  for (int i = 0; i < 500; ++i) many.push_back({"node-with-a-long-name-" + std::to_string(i), 1.0 / (i + 1), "down"});
+  std::string p =
+      explain_placement(explain_rank(7, 9, 1.5, std::string(2000, 's')).c_str(), {"node-with-a-long-name-499"},
+                        placement_reason(std::string(800, 'r'), many, {"node-with-a-long-name-499"}));
+  ck_assert_uint_le(p.size(), kExplainMaxBytes);
+  ck_assert_uint_le(explain_rank(1, 2, 3, std::string(5000, 'z')).size(), kExplainMaxBytes);
+}
+END_TEST
+
 int main() {
   Suite* s = suite_create("plugin_policies");
   TCase* tc = tcase_create("policies");
@@ -312,6 +361,8 @@ int main() {
   tcase_add_test(tc, test_prefer_fast);
   tcase_add_test(tc, test_node_stats_roundtrip);
   tcase_add_test(tc, test_explain);
+  tcase_add_test(tc, test_explain_placement_reason);
+  tcase_add_test(tc, test_explain_bounded);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);
 }

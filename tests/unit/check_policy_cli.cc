@@ -1,9 +1,11 @@
 // The duet command end to end: help, convert, sim --json determinism, errors
 // naming file and line, eval outputs.
+#include <pwd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -67,7 +69,8 @@ static Out run_limited(int seconds, const std::string& args) {
 }
 
 START_TEST(help_everywhere) {
-  for (const char* sub : {"", "sim ", "eval ", "convert ", "convert philly ", "convert pai ", "bench "}) {
+  for (const char* sub : {"", "sim ", "eval ", "convert ", "convert philly ", "convert pai ", "bench ",
+                          "scenario generate ", "scenario list "}) {
     Out r = run(std::string(sub) + "--help");
     ck_assert_msg(r.rc == 0, "duet %s--help exited %d", sub, r.rc);
     ck_assert(r.out.find("Usage") != std::string::npos);
@@ -84,7 +87,8 @@ START_TEST(usage_errors_exit_2) {
   }
   Out r = run("foo");
   ck_assert_msg(r.err.find("unknown subcommand 'foo'") != std::string::npos, "%s", r.err.c_str());
-  for (const char* sub : {"sim", "eval", "convert", "bench", "model", "train", "replay", "report", "explain"})
+  for (const char* sub :
+       {"sim", "eval", "convert", "bench", "model", "train", "replay", "report", "explain", "scenario", "check-config"})
     ck_assert_msg(r.err.find(sub) != std::string::npos, "the error does not name %s: %s", sub, r.err.c_str());
   Out v = run("--version");
   ck_assert_msg(v.rc == 0 && v.out.rfind("duet ", 0) == 0, "duet --version: %d %s", v.rc, v.out.c_str());
@@ -160,7 +164,7 @@ START_TEST(eval_writes_table_json_and_plots) {
   ck_assert(md.find("| sjf-oracle *oracle* | best-fit |") != std::string::npos);
   ck_assert(md.find("**best**") != std::string::npos);
   auto j = nlohmann::json::parse(slurp(d + "/ev/summary.json"));
-  ck_assert_int_eq(j["results"].size(), 6);
+  ck_assert_int_eq(j["results"].size(), 7);  // fifo with each of the 6 placements, and sjf-oracle/best-fit
   ck_assert(j["best"].get<std::string>().rfind("fifo/", 0) == 0);
   if (access("/usr/bin/gnuplot", X_OK) == 0 || r.out.find(".png") != std::string::npos)
     for (const char* png : {"jct_cdf.png", "queue.png", "gpu_util.png"}) {
@@ -280,6 +284,106 @@ START_TEST(model_special_files_refused) {
 }
 END_TEST
 
+// duet scenario generate: the same seed and spec give the same files, the
+// recorded spec (--spec-out) gives them again, and duet sim reads them.
+START_TEST(scenario_generate_is_deterministic_and_simulates) {
+  const std::string d = tmpdir() + "/scen";
+  fs::create_directories(d);
+  const std::string gen = "scenario generate --seed 4 --family small --workload bursty --jobs 200 --load 1.1 ";
+  Out a =
+      run(gen + "--trace-out '" + d + "/t1.csv' --cluster-out '" + d + "/c1.csv' --spec-out '" + d + "/s.spec' --json");
+  ck_assert_msg(a.rc == 0, "%s", a.err.c_str());
+  auto j = nlohmann::json::parse(a.out);
+  ck_assert_int_eq(j["jobs"].get<int>(), 200);
+  ck_assert(std::fabs(j["offered_load"].get<double>() - 1.1) < 1e-3);
+  ck_assert_msg(a.err.find("offered load 1.100") != std::string::npos, "%s", a.err.c_str());
+  Out b = run(gen + "--trace-out '" + d + "/t2.csv' --cluster-out '" + d + "/c2.csv'");
+  ck_assert(b.rc == 0);
+  ck_assert(slurp(d + "/t1.csv") == slurp(d + "/t2.csv") && slurp(d + "/c1.csv") == slurp(d + "/c2.csv"));
+  Out c = run("scenario generate --seed 4 --spec '" + d + "/s.spec' --trace-out '" + d + "/t3.csv' --cluster-out '" +
+              d + "/c3.csv'");
+  ck_assert_msg(c.rc == 0, "%s", c.err.c_str());
+  ck_assert(slurp(d + "/t1.csv") == slurp(d + "/t3.csv") && slurp(d + "/c1.csv") == slurp(d + "/c3.csv"));
+  ck_assert_msg(slurp(d + "/s.spec").find("# drawn for seed 4:\n# burst_ratio = ") != std::string::npos, "%s",
+                slurp(d + "/s.spec").c_str());
+  Out s =
+      run("sim --trace '" + d + "/t1.csv' --cluster '" + d + "/c1.csv' --order gavel-las --place type-affinity --json");
+  ck_assert_msg(s.rc == 0, "%s", s.err.c_str());
+  ck_assert_int_eq(nlohmann::json::parse(s.out)["jobs"].get<int>(), 200);
+  Out l = run("scenario list");
+  ck_assert(l.rc == 0 && l.out.find("heavy-tail") != std::string::npos &&
+            l.out.find("pareto_alpha") != std::string::npos);
+  // Errors name what was expected.
+  Out e = run("scenario generate --family nope --trace-out x --cluster-out y");
+  ck_assert(e.rc == 1 && e.err.find("unknown cluster family 'nope'") != std::string::npos);
+  write(d + "/bad.spec", "jobs = 10\narrival = sometimes\n");
+  e = run("scenario generate --spec '" + d + "/bad.spec' --trace-out x --cluster-out y");
+  ck_assert_msg(e.rc == 1 && e.err.find("bad.spec:2:1: arrival: expected one of") != std::string::npos, "%s",
+                e.err.c_str());
+}
+END_TEST
+
+// Every command in duet-scenario(1)'s EXAMPLES runs, in order, in one directory.
+START_TEST(scenario_man_page_examples_run) {
+  const std::string d = tmpdir() + "/manex";
+  fs::create_directories(d);
+  std::ifstream man(srcdir() + "/man/duet-scenario.1");
+  std::string line;
+  bool in_examples = false, in_block = false;
+  int ran = 0;
+  while (std::getline(man, line)) {
+    if (line.rfind(".SH", 0) == 0) in_examples = line == ".SH EXAMPLES";
+    if (!in_examples) continue;
+    if (line == ".nf") in_block = true;
+    if (line == ".fi") in_block = false;
+    if (!in_block || line.rfind("duet ", 0) != 0) continue;
+    std::string cmd;
+    for (size_t i = 0; i < line.size(); ++i) {
+      if (line[i] == '\\' && i + 1 < line.size() && line[i + 1] == '-') continue;  // roff's \- is -
+      cmd += line[i];
+    }
+    const std::string sh = "cd '" + d + "' && DUET_DATA_DIR='" + srcdir() + "' DUET_ETC_DIR='" + srcdir() + "/etc' '" +
+                           fs::absolute(duet()).string() + "'" + cmd.substr(4) + " >out.txt 2>err.txt";
+    int rc = std::system(sh.c_str());
+    ck_assert_msg(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "'%s' failed: %s", cmd.c_str(), slurp(d + "/err.txt").c_str());
+    ++ran;
+  }
+  ck_assert_int_ge(ran, 6);
+}
+END_TEST
+
+// duet check-config: "ok: ..." and 0 on a good setup; each problem on a
+// line of its own and 1 on a bad one; 2 on a usage error (duet-check-config(1)).
+START_TEST(check_config_exit_status) {
+  const std::string d = tmpdir() + "/cc";
+  std::filesystem::create_directories(d);
+  chmod(d.c_str(), 0755);
+  std::filesystem::copy_file(srcdir() + "/models/duet.model", d + "/duet.model",
+                             std::filesystem::copy_options::overwrite_existing);
+  chmod((d + "/duet.model").c_str(), 0644);
+  write(d + "/duet.conf", "ModelPath=duet.model\nPlacementModelPath=duet.model\n");
+  // SlurmUser: whoever runs the suite, who owns the files
+  const passwd* pw = getpwuid(getuid());
+  write(d + "/slurm.conf", (pw ? "SlurmUser=" + std::string(pw->pw_name) + "\n" : std::string()) +
+                               "PriorityType=priority/duet\nSelectType=select/duet\nSelectTypeParameters=CR_Core\n"
+                               "GresTypes=gpu\n");
+  chmod((d + "/duet.conf").c_str(), 0644);
+  chmod((d + "/slurm.conf").c_str(), 0644);
+  Out ok = run("check-config --slurm-conf '" + d + "/slurm.conf'");
+  ck_assert_msg(ok.rc == 0, "rc %d: %s%s", ok.rc, ok.out.c_str(), ok.err.c_str());
+  ck_assert_msg(ok.out.rfind("ok: " + d + "/duet.conf: ", 0) == 0, "%s", ok.out.c_str());
+  ck_assert_msg(ok.out.find('\n') == ok.out.size() - 1, "not one line: %s", ok.out.c_str());
+  write(d + "/duet.conf", "ModelPath=duet.model\nPlacementModelPath=duet.model\nRanker=fastest\n");
+  Out bad = run("check-config --slurm-conf '" + d + "/slurm.conf'");
+  ck_assert_msg(bad.rc == 1, "rc %d: %s%s", bad.rc, bad.out.c_str(), bad.err.c_str());
+  ck_assert_msg(bad.out.rfind(d + "/duet.conf:3: Ranker: expected one of model | prefer-fast | none", 0) == 0, "%s",
+                bad.out.c_str());
+  ck_assert_msg(bad.err == "duet: 1 problem in the duet setup\n", "%s", bad.err.c_str());
+  Out usage = run("check-config --confx x");
+  ck_assert_msg(usage.rc == 2, "rc %d", usage.rc);
+}
+END_TEST
+
 int main() {
   if (access(duet().c_str(), X_OK) != 0) {
     std::printf("SKIP: %s not built\n", duet().c_str());
@@ -290,6 +394,7 @@ int main() {
   tcase_set_timeout(tc, 240);
   tcase_add_test(tc, help_everywhere);
   tcase_add_test(tc, usage_errors_exit_2);
+  tcase_add_test(tc, check_config_exit_status);
   tcase_add_test(tc, convert_then_sim_json_is_deterministic);
   tcase_add_test(tc, errors_name_file_and_line);
   tcase_add_test(tc, eval_writes_table_json_and_plots);
@@ -298,6 +403,8 @@ int main() {
   tcase_add_test(tc, sim_refuses_huge_times);
   tcase_add_test(tc, convert_pai_refuses_over_64_types);
   tcase_add_test(tc, model_special_files_refused);
+  tcase_add_test(tc, scenario_generate_is_deterministic_and_simulates);
+  tcase_add_test(tc, scenario_man_page_examples_run);
   suite_add_tcase(s, tc);
   SRunner* r = srunner_create(s);
   srunner_set_fork_status(r, CK_NOFORK);

@@ -1,9 +1,10 @@
 // duet report --sacct: the sacct reader (errors with line and column) and the
-// metrics computed from accounting records.
+// metrics computed from accounting records; duet explain's readers.
 #include <sstream>
 #include <string>
 
 #include "policy/io/csv.h"
+#include "replay/job_explanation.h"
 #include "replay/sacct.h"
 #include "replay/sacct_metrics.h"
 
@@ -86,12 +87,43 @@ START_TEST(errors_name_line) {
 }
 END_TEST
 
+START_TEST(explanation_readers) {
+  const char* ctld =
+      "JobId=42 JobName=wrap\n   Priority=4294 Nice=0 Account=(null) QOS=normal\n"
+      "   JobState=RUNNING Reason=None Dependency=(null)\n   NodeList=node2\n"
+      "   SystemComment=duet: rank 1/1 score 2 by small-first; nodes node2: x; not taken: node1 full (0 of 4 GPUs "
+      "free)  \n   Power=\n";
+  JobExplanation c = parse_scontrol_job(ctld);
+  ck_assert(c.found);
+  ck_assert_str_eq(c.state.c_str(), "RUNNING");
+  ck_assert_str_eq(c.priority.c_str(), "4294");
+  ck_assert_str_eq(c.nodes.c_str(), "node2");
+  ck_assert_str_eq(c.comment.c_str(),
+                   "duet: rank 1/1 score 2 by small-first; nodes node2: x; not taken: node1 full (0 of 4 GPUs free)");
+  ck_assert(!parse_scontrol_job("").found);
+
+  // an older job with the same id first; the comment keeps its own '|'-free text whole
+  const char* acct =
+      "42|CANCELLED by 0|None assigned|\n42|COMPLETED|node2|duet: rank 1/1 score 2 by a; nodes node2: y\n"
+      "420|COMPLETED|node1|duet: other\n";
+  JobExplanation a = parse_sacct_job(acct, "42");
+  ck_assert(a.found);
+  ck_assert_str_eq(a.state.c_str(), "COMPLETED");
+  ck_assert_str_eq(a.nodes.c_str(), "node2");
+  ck_assert_str_eq(a.comment.c_str(), "duet: rank 1/1 score 2 by a; nodes node2: y");
+  ck_assert(a.priority.empty());
+  ck_assert(!parse_sacct_job(acct, "4").found);
+  ck_assert(!parse_sacct_job("", "42").found);
+}
+END_TEST
+
 int main() {
   Suite* s = suite_create("replay_sacct");
   TCase* t = tcase_create("core");
   tcase_add_test(t, parses_rows);
   tcase_add_test(t, metrics_match_times);
   tcase_add_test(t, errors_name_line);
+  tcase_add_test(t, explanation_readers);
   suite_add_tcase(s, t);
   return test_support::run_suite(s);
 }

@@ -1,4 +1,4 @@
-// vmha: run static Linux programs in a KVM process VM (`vmha run`) and
+// vmha: run Linux programs in a KVM process VM (`vmha run`) and
 // measure it (`vmha bench`). Each subcommand has a setup function below; the
 // table after them is the one place that says which subcommands exist.
 #include <CLI/CLI.hpp>
@@ -159,7 +159,7 @@ const Command kCommands[] = {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"vmha: a KVM process VM for static x86-64 Linux programs, with exact dirty-page tracking"};
+  CLI::App app{"vmha: a KVM process VM for x86-64 Linux programs, with exact dirty-page tracking"};
   app.set_version_flag("--version", std::string("vmha ") + PACKAGE_VERSION);
   app.require_subcommand(1);
   std::string log_file;

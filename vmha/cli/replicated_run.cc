@@ -56,6 +56,7 @@ int run_replicated(const RunCommandOptions& o) {
   vo.workdir = o.workdir;
   vo.read_only = o.read_only;
   vo.memory_bytes = o.memory_mib << 20;
+  vo.relay_host_signals = true;
   ProtectedRun run = run_protected(eo, vo, o.argv);
   if (!o.stats_file.empty() && !write_stats_file(o.stats_file, run.stats))
     std::fprintf(stderr, "vmha: cannot write --stats-file %s\n", o.stats_file.c_str());

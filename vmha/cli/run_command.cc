@@ -86,6 +86,7 @@ int run_command(const RunCommandOptions& o) {
   vo.workdir = o.workdir;
   vo.read_only = o.read_only;
   vo.memory_bytes = o.memory_mib << 20;
+  vo.relay_host_signals = true;  // SIGTERM and friends go to the guest (vmha(1) SIGNALS)
   ExecPlan plan;
   const char* path_env = std::getenv("PATH");
   if (Status s = resolve_exec(o.argv, path_env ? path_env : "", &plan); !s.ok()) return fail(s.message());

@@ -1,4 +1,4 @@
-// `vmha run`: runs one static program in a process VM, with the program's
+// `vmha run`: runs one program in a process VM, with the program's
 // exit status, stdout and stderr.
 #pragma once
 #include <cstdint>

@@ -90,6 +90,7 @@ int take_over(const BackupOptions& o, ImageStore& store, const OutputFiles& file
     vo.workdir = o.workdir;
     vo.read_only = o.read_only;
     vo.tracker = TrackerKind::kNone;
+    vo.relay_host_signals = true;  // from the takeover on, this vmha runs the guest
     status = Vm::restore(vo, st.vm_state, &vm);
     if (!status.ok()) return;
     // The state carries no frames: they are the committed memory.

@@ -23,18 +23,21 @@ Status read_error(const ByteReader& r) { return Status::error("VM state " + r.er
 
 void VmStateCodec::encode_header(ByteWriter& w, const Vm& vm) {
   w.bytes(kStateMagic, 8);
-  w.u32(kStateVersion);
+  // Version 1 unless the signal section is needed: such states stay
+  // readable by a vmha from before version 2.
+  w.u32(has_signals(vm) ? kStateVersion : 1);
   w.u64(vm.mem_->size());
 }
 
-Status VmStateCodec::decode_header(ByteReader& r, VmOptions* opts) {
+Status VmStateCodec::decode_header(ByteReader& r, VmOptions* opts, uint32_t* version_out) {
   char magic[8];
   if (!r.bytes(magic, 8, "magic") || std::memcmp(magic, kStateMagic, 8) != 0)
     return Status::error("not a vmha VM state (no VMHASTAT magic at byte 0)");
   uint32_t version = r.u32("version");
-  if (version != kStateVersion)
-    return Status::error("VM state version " + std::to_string(version) + " is not supported (this vmha reads version " +
-                         std::to_string(kStateVersion) + ")");
+  if (version < 1 || version > kStateVersion)
+    return Status::error("VM state version " + std::to_string(version) +
+                         " is not supported (this vmha reads versions 1 to " + std::to_string(kStateVersion) + ")");
+  *version_out = version;
   opts->memory_bytes = r.u64("memory size");
   if (!r.ok()) return read_error(r);
   if (opts->memory_bytes % (2u << 20))
@@ -64,6 +67,7 @@ Status Vm::save(std::vector<uint8_t>* out, bool with_memory) {
   VmStateCodec::encode_page_tables(w, *this);
   VmStateCodec::encode_mappings(w, *this);
   VmStateCodec::encode_process(w, *this);
+  if (VmStateCodec::has_signals(*this)) VmStateCodec::encode_signals(w, *this);
   if (Status s = VmStateCodec::encode_fds(w, *this); !s.ok()) return s;
   VmStateCodec::encode_memory(w, *this, with_memory);
   VmStateCodec::encode_end(w);
@@ -73,7 +77,8 @@ Status Vm::save(std::vector<uint8_t>* out, bool with_memory) {
 Status Vm::restore(const VmOptions& opts_in, std::span<const uint8_t> state, std::unique_ptr<Vm>* out) {
   ByteReader r(state);
   VmOptions opts = opts_in;
-  if (Status s = VmStateCodec::decode_header(r, &opts); !s.ok()) return s;
+  uint32_t version = 0;
+  if (Status s = VmStateCodec::decode_header(r, &opts, &version); !s.ok()) return s;
   // The vCPU record is read before KVM is opened and applied last, once the
   // rest of the state has been read and checked.
   VcpuRecord cpu;
@@ -84,6 +89,7 @@ Status Vm::restore(const VmOptions& opts_in, std::span<const uint8_t> state, std
   VmStateCodec::decode_page_tables(r, *vm);
   VmStateCodec::decode_mappings(r, *vm);
   VmStateCodec::decode_process(r, *vm);
+  if (version >= 2) VmStateCodec::decode_signals(r, *vm);
   if (Status s = VmStateCodec::decode_fds(r, opts, *vm); !s.ok()) return s;
   VmStateCodec::decode_memory(r, *vm);
   VmStateCodec::decode_end(r);

@@ -1,4 +1,4 @@
-// The VM state format (version 1): every byte needed to continue a process VM
+// The VM state format (versions 1 and 2): every byte needed to continue a process VM
 // in a fresh VMM — vCPU registers (general, segment, control, FPU/SSE, MSRs),
 // VMM state (page-table roots, mappings, brk, fd table with paths, offsets
 // and in-flight pipe data, signal dispositions) and the non-zero guest frames.
@@ -15,6 +15,10 @@ namespace vmha {
 
 constexpr char kStateMagic[8] = {'V', 'M', 'H', 'A', 'S', 'T', 'A', 'T'};
 constexpr char kStateEndMagic[8] = {'V', 'M', 'H', 'A', 'E', 'N', 'D', '!'};
-constexpr uint32_t kStateVersion = 1;
+// Version 2 adds the signal section (signal_codec.cc) after the process
+// section; a state is written as version 2 only when it has one (pending
+// signals, an alternate stack, timers), so every other state is the same
+// version 1 as before. This vmha reads both and refuses any other version.
+constexpr uint32_t kStateVersion = 2;
 
 }  // namespace vmha

@@ -6,6 +6,8 @@
 //   page tables  vmm_codec.cc     page-table roots, kernel frames
 //   mappings     vmm_codec.cc     brk, guest mappings
 //   process      vmm_codec.cc     FS base, signals, system-call state, hwcap
+//   signals      signal_codec.cc  pending signals, alternate stack, timers
+//                                 (version 2 only: written when there are any)
 //   fd table     fd_codec.cc      descriptors with paths, offsets, pipe data
 //   memory       memory_codec.cc  frame allocator, non-zero frames
 //   end          vm_state.cc      end marker
@@ -44,7 +46,8 @@ struct VcpuRecord {
 class VmStateCodec {
  public:
   static void encode_header(ByteWriter& w, const Vm& vm);
-  static Status decode_header(ByteReader& r, VmOptions* opts);  // fills opts->memory_bytes
+  // Fills opts->memory_bytes and *version (1 or 2).
+  static Status decode_header(ByteReader& r, VmOptions* opts, uint32_t* version);
 
   static Status encode_vcpu(ByteWriter& w, Vm& vm);
   static void decode_vcpu(ByteReader& r, VcpuRecord* cpu);
@@ -58,6 +61,10 @@ class VmStateCodec {
 
   static void encode_process(ByteWriter& w, const Vm& vm);
   static void decode_process(ByteReader& r, Vm& vm);
+
+  static bool has_signals(const Vm& vm);  // version 2 is needed
+  static void encode_signals(ByteWriter& w, const Vm& vm);
+  static void decode_signals(ByteReader& r, Vm& vm);
 
   static Status encode_fds(ByteWriter& w, const Vm& vm);
   // Reopens files, recreates pipes and socketpairs; an error here is a host

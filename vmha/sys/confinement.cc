@@ -12,23 +12,11 @@
 #include <cstdlib>
 
 #include "vmha/common/settings.h"
+#include "vmha/sys/path_parts.h"
 
 namespace vmha {
 
 namespace {
-
-// The components of an absolute path, without empty ones ("//").
-std::vector<std::string> components(const std::string& path) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start < path.size()) {
-    size_t slash = path.find('/', start);
-    if (slash == std::string::npos) slash = path.size();
-    if (slash > start) out.push_back(path.substr(start, slash - start));
-    start = slash + 1;
-  }
-  return out;
-}
 
 // How many leading components of `path` the root `root` covers: its
 // component count when root's components start path's (before any `.` or
@@ -38,12 +26,6 @@ int covers(const std::vector<std::string>& root, const std::vector<std::string>&
   for (size_t i = 0; i < root.size(); ++i)
     if (path[i] == "." || path[i] == ".." || path[i] != root[i]) return -1;
   return static_cast<int>(root.size());
-}
-
-std::string join_from(const std::vector<std::string>& comps, size_t from) {
-  std::string out;
-  for (size_t i = from; i < comps.size(); ++i) out += (out.empty() ? "" : "/") + comps[i];
-  return out.empty() ? "." : out;
 }
 
 }  // namespace
@@ -64,7 +46,7 @@ std::vector<std::string> default_read_only_paths() { return split_path_list(kDef
 
 Status check_read_only_path(const std::string& path) {
   if (path.empty() || path[0] != '/') return Status::error("read-only path '" + path + "' is not absolute");
-  for (const std::string& c : components(path))
+  for (const std::string& c : path_components(path))
     if (c == "." || c == "..")
       return Status::error("read-only path '" + path + "' has a '" + c + "' component (name the directory itself)");
   return Status();
@@ -81,11 +63,11 @@ Status Confinement::open_root(const std::string& dir, const std::vector<std::str
   root_path_ = real;
   root_fd_ = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (root_fd_ < 0) return Status::error(errno_text("working directory " + dir));
-  const std::vector<std::string> workdir = components(root_path_);
+  const std::vector<std::string> workdir = path_components(root_path_);
   for (const std::string& given : read_only) {
     if (Status s = check_read_only_path(given); !s.ok()) return s;
-    std::vector<std::string> comps = components(given);
-    std::string path = "/" + join_from(comps, 0);
+    std::vector<std::string> comps = path_components(given);
+    std::string path = "/" + join_components(comps, 0);
     if (comps.empty()) path = "/";
     if (covers(workdir, comps) >= 0) continue;  // inside the working directory: read-write already
     if (std::any_of(read_only_.begin(), read_only_.end(), [&](const ReadOnlyRoot& r) { return r.path == path; }))
@@ -106,7 +88,7 @@ Status Confinement::open_root(const std::string& dir, const std::vector<std::str
     }
     int fd = open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return Status::error(errno_text("read-only path " + path));
-    read_only_.push_back({path, fd, name});
+    read_only_.push_back({path, fd, name, target});
   }
   return Status();
 }
@@ -123,17 +105,17 @@ int Confinement::locate(const std::string& path, Located* out) const {
     *out = Located{root_fd_, path, false, path};
     return 0;
   }
-  const std::vector<std::string> comps = components(path);
+  const std::vector<std::string> comps = path_components(path);
   // The longest root wins; the working directory before a read-only root of
   // the same length (open_root drops those anyway).
-  int best = covers(components(root_path_), comps);
+  int best = covers(path_components(root_path_), comps);
   const ReadOnlyRoot* ro = nullptr;
   for (const ReadOnlyRoot& r : read_only_) {
-    int n = covers(components(r.path), comps);
+    int n = covers(path_components(r.path), comps);
     if (n > best) best = n, ro = &r;
   }
   if (best < 0) return -EACCES;
-  std::string rel = join_from(comps, static_cast<size_t>(best));
+  std::string rel = join_components(comps, static_cast<size_t>(best));
   if (path.back() == '/' && rel != ".") rel += "/";  // a trailing slash asks for a directory
   if (!ro) {
     *out = Located{root_fd_, rel, false, rel};
@@ -152,12 +134,16 @@ bool Confinement::is_allowed_device(const std::string& path) {
   return path == "/dev/null" || path == "/dev/zero" || path == "/dev/urandom" || path == "/dev/random";
 }
 
-int Confinement::open_beneath(int dir_fd, const std::string& rel, int flags, unsigned mode) const {
+long Confinement::openat2_beneath(int dir_fd, const std::string& rel, int flags, unsigned mode) const {
   open_how how{};
   how.flags = static_cast<uint64_t>(flags) | O_CLOEXEC;
   how.mode = ((flags & O_CREAT) || (flags & __O_TMPFILE) == __O_TMPFILE) ? (mode & 07777) : 0;
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
-  long fd = syscall(SYS_openat2, dir_fd, rel.c_str(), &how, sizeof how);
+  return syscall(SYS_openat2, dir_fd, rel.c_str(), &how, sizeof how);
+}
+
+int Confinement::open_beneath(int dir_fd, const std::string& rel, int flags, unsigned mode) const {
+  long fd = openat2_beneath(dir_fd, rel, flags, mode);
   if (fd >= 0) return static_cast<int>(fd);
   return errno == EXDEV ? -EACCES : -errno;
 }

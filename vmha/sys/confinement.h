@@ -8,7 +8,12 @@
 // paths, else the root whose path is the longest component-wise prefix of
 // the absolute path (a prefix ends at the first `.` or `..` component). The
 // rest is resolved by openat2 with RESOLVE_BENEATH beneath that root's fd,
-// so `..`, absolute symlinks and magic links cannot lead out of it (EACCES).
+// so `..`, absolute symlinks and magic links cannot lead out of it. Where
+// such a resolution would leave its root (an absolute symlink like Debian's
+// /lib64/ld-linux-x86-64.so.2 -> /lib/x86_64-linux-gnu/..., a `..` above
+// it), the path's symlinks are expanded one by one, each read through the
+// policy, and the final target is located afresh: allowed when it lands
+// inside the policy, EACCES otherwise (confinement_links.cc).
 #pragma once
 #include <string>
 #include <vector>
@@ -56,6 +61,19 @@ class Confinement {
   int locate(const std::string& path, Located* out) const;
   static bool is_allowed_device(const std::string& path);
 
+  // Whether resolving rel beneath dir_fd would leave it (above). The last
+  // component is followed when follow_last.
+  bool leaves_root(int dir_fd, const std::string& rel, bool follow_last) const;
+  // An absolute path with its symlinks expanded (above), then located as
+  // locate() does. -EACCES outside the policy, -ELOOP after 40 links,
+  // -ENOENT / -ENOTDIR for a missing directory on the way.
+  int locate_following(const std::string& path, bool follow_last, Located* out) const;
+  // The absolute path a Located names.
+  std::string absolute(const Located& l) const;
+  // Opens `path` for reading as the guest's open(path, O_RDONLY) would (the
+  // program interpreter, say). A host fd or -errno.
+  int open_for_reading(const std::string& path) const;
+
   // openat2 beneath dir_fd (a host fd that is a root or a directory under
   // it). Returns a host fd or -errno (escapes give -EACCES).
   int open_beneath(int dir_fd, const std::string& rel, int flags, unsigned mode) const;
@@ -77,7 +95,16 @@ class Confinement {
     std::string path;  // as the guest names it (no trailing '/')
     int fd = -1;       // O_PATH: the directory, or the directory holding the file
     std::string name;  // "" for a directory; the file's real name
+    std::string real;  // the host path it names (its target, where path is a symlink)
   };
+  // Expands the symlinks of an absolute path (locate_following).
+  int expand_links(const std::string& path, bool follow_last, std::string* out) const;
+  // 1 and *target when the absolute path names a symlink the policy lets the
+  // guest read, 0 when it names something else or lies outside the roots,
+  // -errno when it cannot be looked at (ENOENT: nothing there).
+  int read_link(const std::string& path, std::string* target) const;
+  // openat2 with RESOLVE_BENEATH: a host fd, or -1 with errno (EXDEV: would leave dir_fd).
+  long openat2_beneath(int dir_fd, const std::string& rel, int flags, unsigned mode) const;
   int root_fd_ = -1;
   std::string root_path_;
   std::vector<ReadOnlyRoot> read_only_;

@@ -1,10 +1,11 @@
-// File-descriptor system calls: read/write and friends, seek, stat of an fd,
-// directory listing, fcntl/dup, pipes and socketpairs inside the VM, poll.
+// File-descriptor system calls: read/write and friends, seek, stat and
+// statfs of an fd, directory listing, fcntl/dup, pipes and socketpairs inside the VM, poll.
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <termios.h>
 #include <time.h>
@@ -131,6 +132,17 @@ int64_t sys_fstat(Process& p, const SyscallArgs& a) {
     return rc;
   return p.as.copy_out(a.a[1], &st, sizeof st) ? 0 : -EFAULT;
 }
+
+int64_t sys_fstatfs(Process& p, const SyscallArgs& a) {
+  FdEntry* e = p.fds.get(fd_arg(a, 0));
+  if (!e) return -EBADF;
+  struct statfs sf;
+  if (fstatfs(e->host_fd, &sf) < 0) return -errno;
+  return p.as.copy_out(a.a[1], &sf, sizeof sf) ? 0 : -EFAULT;
+}
+
+// fgetxattr, flistxattr: no extended attributes (path_calls.cc).
+int64_t sys_fgetxattr(Process& p, const SyscallArgs& a) { return p.fds.get(fd_arg(a, 0)) ? -EOPNOTSUPP : -EBADF; }
 
 int64_t sys_getdents64(Process& p, const SyscallArgs& a) {
   FdEntry* e = p.fds.get(fd_arg(a, 0));
@@ -385,6 +397,9 @@ const SyscallDef kDefs[] = {
     {SYS_lseek, "lseek", sys_lseek},
     {SYS_close, "close", sys_close},
     {SYS_fstat, "fstat", sys_fstat},
+    {SYS_fstatfs, "fstatfs", sys_fstatfs},
+    {SYS_fgetxattr, "fgetxattr", sys_fgetxattr},
+    {SYS_flistxattr, "flistxattr", sys_fgetxattr},
     {SYS_getdents64, "getdents64", sys_getdents64},
     {SYS_ioctl, "ioctl", sys_ioctl},
     {SYS_dup, "dup", sys_dup},

@@ -33,11 +33,10 @@ int64_t write_for_guest(Process& p, int fd, const std::vector<iovec>& iov, off_t
     OutputTarget t{fd, e->host_fd, e->path};
     n = p.out->write(t, iov, offset);
   }
-  if (n == -EPIPE) {
-    const KernelSigaction& sa = p.sigactions[SIGPIPE];
-    if (sa.handler == reinterpret_cast<uint64_t>(SIG_DFL) && !(p.sigmask & (1ull << (SIGPIPE - 1))))
-      p.die_by_signal(SIGPIPE);
-  }
+  if (n == -EPIPE) p.signals.raise(SIGPIPE, SI_USER);  // delivered (or ignored) after the call
+  // A blocking write (a full pipe) cut by a kick wrote nothing: it runs again
+  // after the pause, or fails with EINTR if a handler runs (signal_calls.h).
+  if (n == -EINTR) return kWaitForRelease;
   return n;
 }
 

@@ -13,7 +13,7 @@ namespace vmha {
 bool gather_guest_iovec(Process& p, uint64_t iov_va, uint64_t count, bool write, std::vector<iovec>& out);
 
 // Writes host-side buffers as the guest's write to fd: through the output
-// layer unless both ends stay inside the VM. Raises SIGPIPE's default action
+// layer unless both ends stay inside the VM. Raises SIGPIPE
 // like Linux. Returns bytes or -errno.
 int64_t write_for_guest(Process& p, int fd, const std::vector<iovec>& iov, off_t offset);
 

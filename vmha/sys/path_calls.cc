@@ -1,14 +1,17 @@
 // Path system calls, all confined by the policy (confinement.h): open, stat,
-// unlink, rename, mkdir, readlink, access, getcwd, utimensat, chmod. Under a
-// read-only path, what would change the file system is refused with EROFS
-// (after the errors a missing file or directory gives, as on a read-only
-// mount).
+// statx, statfs, unlink, rename, mkdir, readlink, access, getcwd, utimensat,
+// chmod, (no) extended attributes. Under a read-only path, what would change
+// the file system is refused with EROFS (after the errors a missing file or
+// directory gives, as on a read-only mount).
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <functional>
 #include <string>
 
 #include "vmha/sys/syscall_table.h"
@@ -32,10 +35,8 @@ struct Resolved {
   bool read_only = false;
 };
 
-int resolve(Process& p, int64_t dirfd, uint64_t path_va, Resolved* r, std::string* raw = nullptr) {
-  std::string path;
-  if (int e = p.as.read_string(path_va, path)) return e;
-  if (raw) *raw = path;
+// Where the guest's (dirfd, path) points, before symlinks that leave its root.
+int locate_raw(Process& p, int64_t dirfd, const std::string& path, Resolved* r) {
   if (path.empty()) return -ENOENT;
   if (path[0] == '/') {
     Located l;
@@ -61,6 +62,21 @@ int resolve(Process& p, int64_t dirfd, uint64_t path_va, Resolved* r, std::strin
   return 0;
 }
 
+// follow_last: the call follows a symlink in the last component (open
+// without O_NOFOLLOW, stat); unlink, rename, readlink, lstat do not. A link
+// that leads out of its root is expanded through the policy (confinement.h).
+int resolve(Process& p, int64_t dirfd, uint64_t path_va, bool follow_last, Resolved* r, std::string* raw = nullptr) {
+  std::string path;
+  if (int e = p.as.read_string(path_va, path)) return e;
+  if (raw) *raw = path;
+  if (int e = locate_raw(p, dirfd, path, r)) return e;
+  if (!p.root.leaves_root(r->dir, r->rel, follow_last)) return 0;
+  Located l{r->dir, r->rel, r->read_only, r->recorded};
+  if (int e = p.root.locate_following(p.root.absolute(l), follow_last, &l)) return e;
+  *r = Resolved{l.dir, l.rel, l.recorded, l.read_only};
+  return 0;
+}
+
 // -EROFS for a change under a read-only root, after what Linux checks first
 // on a read-only mount: the object (or, to create it, its directory) exists.
 int64_t read_only_change(Process& p, const Resolved& r, bool creates, bool follow = true) {
@@ -80,7 +96,9 @@ int64_t read_only_change(Process& p, const Resolved& r, bool creates, bool follo
 int64_t do_open(Process& p, int64_t dirfd, uint64_t path_va, int flags, unsigned mode) {
   std::string raw;
   Resolved r;
-  int e = resolve(p, dirfd, path_va, &r, &raw);
+  // O_CREAT|O_EXCL does not follow a symlink in the last component (EEXIST).
+  bool follow = !(flags & O_NOFOLLOW) && !((flags & O_CREAT) && (flags & O_EXCL));
+  int e = resolve(p, dirfd, path_va, follow, &r, &raw);
   FdEntry entry;
   entry.open_flags = flags & ~(O_CLOEXEC | O_TRUNC | O_EXCL | O_CREAT);
   entry.cloexec = flags & O_CLOEXEC;
@@ -123,42 +141,99 @@ int64_t sys_creat(Process& p, const SyscallArgs& a) {
   return do_open(p, kAtFdcwd, a.a[0], O_CREAT | O_WRONLY | O_TRUNC, static_cast<unsigned>(a.a[1]));
 }
 
-// stat-like calls: follow symlinks beneath the root (O_PATH), or stat the
-// link itself relative to its parent.
-int64_t do_stat(Process& p, int64_t dirfd, uint64_t path_va, uint64_t out_va, int flags) {
+// Runs a host stat-like call, op(fd, name, at_flags) -> 0 or -errno, on what
+// the guest's (dirfd, path, flags) names: the fd itself (AT_EMPTY_PATH and
+// an empty path), an allowed device, a symlink itself relative to its
+// parent (AT_SYMLINK_NOFOLLOW), or the object beneath its root (O_PATH).
+using StatOp = std::function<int(int fd, const char* name, int at_flags)>;
+int stat_on_host(Process& p, int64_t dirfd, uint64_t path_va, int flags, const StatOp& op) {
   std::string raw;
   Resolved r;
-  int e = resolve(p, dirfd, path_va, &r, &raw);
-  // The host's stat (0 or -errno); held writes (output commit) count in the size.
-  auto host_stat = [&](struct stat* st) -> int {
-    if (e == -ENOENT && (flags & AT_EMPTY_PATH) && raw.empty()) {
-      FdEntry* f = static_cast<int>(dirfd) == kAtFdcwd ? nullptr : p.fds.get(static_cast<int>(dirfd));
-      int host = static_cast<int>(dirfd) == kAtFdcwd ? p.root.root_fd() : (f ? f->host_fd : -1);
-      if (host < 0) return -EBADF;
-      return fstat(host, st) < 0 ? -errno : 0;
-    }
-    if (e == -EACCES && Confinement::is_allowed_device(raw)) return stat(raw.c_str(), st) < 0 ? -errno : 0;
-    if (e) return e;
-    if (flags & AT_SYMLINK_NOFOLLOW) {
-      std::string base;
-      int parent = p.root.open_parent(r.dir, r.rel, &base);
-      if (parent < 0) return parent;
-      int rc = fstatat(parent, base.c_str(), st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH);
-      int err = errno;
-      close(parent);
-      return rc < 0 ? -err : 0;
-    }
-    int fd = p.root.open_beneath(r.dir, r.rel, O_PATH, 0);
-    if (fd < 0) return fd;
-    int rc = fstat(fd, st);
-    int err = errno;
-    close(fd);
-    return rc < 0 ? -err : 0;
+  int e = resolve(p, dirfd, path_va, !(flags & AT_SYMLINK_NOFOLLOW), &r, &raw);
+  if (e == -ENOENT && (flags & AT_EMPTY_PATH) && raw.empty()) {
+    FdEntry* f = static_cast<int>(dirfd) == kAtFdcwd ? nullptr : p.fds.get(static_cast<int>(dirfd));
+    int host = static_cast<int>(dirfd) == kAtFdcwd ? p.root.root_fd() : (f ? f->host_fd : -1);
+    if (host < 0) return -EBADF;
+    return op(host, "", AT_EMPTY_PATH);
+  }
+  if (e == -EACCES && Confinement::is_allowed_device(raw)) return op(AT_FDCWD, raw.c_str(), 0);
+  if (e) return e;
+  if (flags & AT_SYMLINK_NOFOLLOW) {
+    std::string base;
+    int parent = p.root.open_parent(r.dir, r.rel, &base);
+    if (parent < 0) return parent;
+    int rc = op(parent, base.c_str(), AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH);
+    close(parent);
+    return rc;
+  }
+  int fd = p.root.open_beneath(r.dir, r.rel, O_PATH, 0);
+  if (fd < 0) return fd;
+  int rc = op(fd, "", AT_EMPTY_PATH);
+  close(fd);
+  return rc;
+}
+
+int64_t do_stat(Process& p, int64_t dirfd, uint64_t path_va, uint64_t out_va, int flags) {
+  // Held writes (output commit) count in the size.
+  auto host_stat = [&](struct stat* st) {
+    return stat_on_host(p, dirfd, path_va, flags, [&](int fd, const char* name, int at_flags) {
+      return fstatat(fd, name, st, at_flags) < 0 ? -errno : 0;
+    });
   };
   struct stat st;
   if (int rc = p.out->stat_as_guest(host_stat, &st); rc < 0) return rc;
   return p.as.copy_out(out_va, &st, sizeof st) ? 0 : -EFAULT;
 }
+
+// statx(dirfd, path, flags, mask, buf), as coreutils' ls and stat call it.
+int64_t sys_statx(Process& p, const SyscallArgs& a) {
+  int64_t dirfd = static_cast<int64_t>(a.a[0]);
+  int flags = static_cast<int>(a.a[2]);
+  unsigned mask = static_cast<unsigned>(a.a[3]);
+  if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT | AT_STATX_SYNC_TYPE)) return -EINVAL;
+  struct statx stx {};
+  auto host_stat = [&](struct stat* st) {
+    int rc = stat_on_host(p, dirfd, a.a[1], flags, [&](int fd, const char* name, int at_flags) {
+      return statx(fd, name, at_flags | (flags & AT_STATX_SYNC_TYPE), mask, &stx) < 0 ? -errno : 0;
+    });
+    // What the output layer looks at to add held writes to the size.
+    st->st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+    st->st_ino = stx.stx_ino;
+    st->st_mode = stx.stx_mode;
+    st->st_size = static_cast<off_t>(stx.stx_size);
+    return rc;
+  };
+  struct stat st {};
+  if (int rc = p.out->stat_as_guest(host_stat, &st); rc < 0) return rc;
+  stx.stx_size = static_cast<uint64_t>(st.st_size);
+  return p.as.copy_out(a.a[4], &stx, sizeof stx) ? 0 : -EFAULT;
+}
+
+int64_t sys_statfs(Process& p, const SyscallArgs& a) {
+  Resolved r;
+  if (int e = resolve(p, kAtFdcwd, a.a[0], true, &r)) return e;
+  int fd = p.root.open_beneath(r.dir, r.rel, O_PATH, 0);
+  if (fd < 0) return fd;
+  struct statfs sf;
+  int rc = fstatfs(fd, &sf) < 0 ? -errno : 0;
+  close(fd);
+  if (rc < 0) return rc;
+  return p.as.copy_out(a.a[1], &sf, sizeof sf) ? 0 : -EFAULT;
+}
+
+// getxattr, lgetxattr, listxattr, llistxattr: the guest sees no extended
+// attributes (ACLs, security labels), as on a file system without them;
+// the path must still name something (ls asks only of what it listed).
+int64_t no_xattrs(Process& p, const SyscallArgs& a, bool follow) {
+  Resolved r;
+  if (int e = resolve(p, kAtFdcwd, a.a[0], follow, &r)) return e;
+  int fd = p.root.open_beneath(r.dir, r.rel, O_PATH | (follow ? 0 : O_NOFOLLOW), 0);
+  if (fd < 0) return fd;
+  close(fd);
+  return -EOPNOTSUPP;
+}
+int64_t sys_getxattr(Process& p, const SyscallArgs& a) { return no_xattrs(p, a, true); }
+int64_t sys_lgetxattr(Process& p, const SyscallArgs& a) { return no_xattrs(p, a, false); }
 
 int64_t sys_newfstatat(Process& p, const SyscallArgs& a) {
   return do_stat(p, static_cast<int64_t>(a.a[0]), a.a[1], a.a[2], static_cast<int>(a.a[3]));
@@ -179,7 +254,7 @@ long op_mkdir(int parent, const char* base, uint64_t mode) {
 int64_t in_parent(Process& p, int64_t dirfd, uint64_t path_va, const char* what,
                   long (*op)(int parent, const char* base, uint64_t arg), uint64_t arg) {
   Resolved r;
-  if (int e = resolve(p, dirfd, path_va, &r)) return e;
+  if (int e = resolve(p, dirfd, path_va, false, &r)) return e;
   if (r.read_only) return read_only_change(p, r, op == op_mkdir, false);
   std::string base;
   int parent = p.root.open_parent(r.dir, r.rel, &base);
@@ -206,8 +281,8 @@ int64_t sys_mkdir(Process& p, const SyscallArgs& a) {
 
 int64_t do_rename(Process& p, int64_t olddir, uint64_t oldpath, int64_t newdir, uint64_t newpath, unsigned flags) {
   Resolved from, to;
-  if (int e = resolve(p, olddir, oldpath, &from)) return e;
-  if (int e = resolve(p, newdir, newpath, &to)) return e;
+  if (int e = resolve(p, olddir, oldpath, false, &from)) return e;
+  if (int e = resolve(p, newdir, newpath, false, &to)) return e;
   if (from.read_only) return read_only_change(p, from, false, false);
   if (to.read_only) return -EROFS;
   std::string from_base, to_base;
@@ -237,7 +312,7 @@ int64_t sys_renameat2(Process& p, const SyscallArgs& a) {
 
 int64_t do_readlink(Process& p, int64_t dirfd, uint64_t path_va, uint64_t buf_va, uint64_t size) {
   Resolved r;
-  if (int e = resolve(p, dirfd, path_va, &r)) return e;
+  if (int e = resolve(p, dirfd, path_va, false, &r)) return e;
   std::string base;
   int parent = p.root.open_parent(r.dir, r.rel, &base);
   if (parent < 0) return parent;
@@ -258,7 +333,7 @@ int64_t sys_readlink(Process& p, const SyscallArgs& a) { return do_readlink(p, k
 int64_t do_access(Process& p, int64_t dirfd, uint64_t path_va, int mode, int flags) {
   std::string raw;
   Resolved r;
-  int e = resolve(p, dirfd, path_va, &r, &raw);
+  int e = resolve(p, dirfd, path_va, !(flags & AT_SYMLINK_NOFOLLOW), &r, &raw);
   if (e == -EACCES && Confinement::is_allowed_device(raw)) return access(raw.c_str(), mode) < 0 ? -errno : 0;
   if (e) return e;
   int fd = p.root.open_beneath(r.dir, r.rel, O_PATH | ((flags & AT_SYMLINK_NOFOLLOW) ? O_NOFOLLOW : 0), 0);
@@ -304,7 +379,7 @@ int64_t sys_utimensat(Process& p, const SyscallArgs& a) {
                          [&] { return futimens(host, has_times ? ts : nullptr) < 0 ? -errno : 0L; });
   }
   Resolved r;
-  if (int e = resolve(p, static_cast<int64_t>(a.a[0]), a.a[1], &r)) return e;
+  if (int e = resolve(p, static_cast<int64_t>(a.a[0]), a.a[1], !(flags & AT_SYMLINK_NOFOLLOW), &r)) return e;
   if (r.read_only) return read_only_change(p, r, false, !(flags & AT_SYMLINK_NOFOLLOW));
   std::string base;
   int parent = p.root.open_parent(r.dir, r.rel, &base);
@@ -318,7 +393,7 @@ int64_t sys_utimensat(Process& p, const SyscallArgs& a) {
 
 int64_t do_chmod(Process& p, int64_t dirfd, uint64_t path_va, mode_t mode) {
   Resolved r;
-  if (int e = resolve(p, dirfd, path_va, &r)) return e;
+  if (int e = resolve(p, dirfd, path_va, true, &r)) return e;
   if (r.read_only) return read_only_change(p, r, false);
   int fd = p.root.open_beneath(r.dir, r.rel, O_PATH, 0);
   if (fd < 0) return fd;
@@ -342,6 +417,12 @@ const SyscallDef kDefs[] = {
     {SYS_newfstatat, "newfstatat", sys_newfstatat},
     {SYS_stat, "stat", sys_stat},
     {SYS_lstat, "lstat", sys_lstat},
+    {SYS_statx, "statx", sys_statx},
+    {SYS_statfs, "statfs", sys_statfs},
+    {SYS_getxattr, "getxattr", sys_getxattr},
+    {SYS_lgetxattr, "lgetxattr", sys_lgetxattr},
+    {SYS_listxattr, "listxattr", sys_getxattr},
+    {SYS_llistxattr, "llistxattr", sys_lgetxattr},
     {SYS_unlinkat, "unlinkat", sys_unlinkat},
     {SYS_unlink, "unlink", sys_unlink},
     {SYS_rmdir, "rmdir", sys_rmdir},

@@ -15,12 +15,9 @@
 #include "vmha/output/output_sink.h"
 #include "vmha/sys/confinement.h"
 #include "vmha/sys/fd_table.h"
+#include "vmha/sys/signal_state.h"
 
 namespace vmha {
-
-struct KernelSigaction {  // the kernel's struct sigaction on x86-64
-  uint64_t handler = 0, flags = 0, restorer = 0, mask = 0;
-};
 
 struct GuestExit {
   bool requested = false;
@@ -34,8 +31,9 @@ struct Process {
   FdTable fds;
   Confinement root;
   OutputSink* out = nullptr;
-  std::array<KernelSigaction, 65> sigactions{};
+  SigactionTable sigactions{};
   uint64_t sigmask = 0;
+  SignalState signals;  // pending set, alternate stack, timers (sys/signal_state.h)
   GuestExit exit;
   uint64_t fs_base = 0;
   bool fs_base_changed = false;

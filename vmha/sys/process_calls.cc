@@ -1,5 +1,5 @@
-// Process system calls: exit, identity, TLS (arch_prctl), signals (recorded,
-// default actions only), limits, randomness, uname; threads and fork refused.
+// Process system calls: exit, identity, TLS (arch_prctl), limits, randomness,
+// uname; threads and fork refused. Signals: signal_calls.cc.
 #include <asm/prctl.h>
 #include <sched.h>
 #include <signal.h>
@@ -47,73 +47,6 @@ int64_t sys_arch_prctl(Process& p, const SyscallArgs& a) {
     default:
       return -EINVAL;
   }
-}
-
-int64_t sys_rt_sigaction(Process& p, const SyscallArgs& a) {
-  int sig = static_cast<int>(a.a[0]);
-  if (sig < 1 || sig > 64 || sig == SIGKILL || sig == SIGSTOP) return -EINVAL;
-  if (a.a[3] != 8) return -EINVAL;
-  KernelSigaction old = p.sigactions[sig];
-  if (a.a[1]) {
-    KernelSigaction sa;
-    if (!p.as.copy_in(&sa, a.a[1], sizeof sa)) return -EFAULT;
-    p.sigactions[sig] = sa;
-  }
-  if (a.a[2] && !p.as.copy_out(a.a[2], &old, sizeof old)) return -EFAULT;
-  return 0;
-}
-
-int64_t sys_rt_sigprocmask(Process& p, const SyscallArgs& a) {
-  uint64_t old = p.sigmask;
-  if (a.a[1]) {
-    uint64_t set;
-    if (!p.as.copy_in(&set, a.a[1], 8)) return -EFAULT;
-    switch (a.a[0]) {
-      case SIG_BLOCK:
-        p.sigmask |= set;
-        break;
-      case SIG_UNBLOCK:
-        p.sigmask &= ~set;
-        break;
-      case SIG_SETMASK:
-        p.sigmask = set;
-        break;
-      default:
-        return -EINVAL;
-    }
-    p.sigmask &= ~((1ull << (SIGKILL - 1)) | (1ull << (SIGSTOP - 1)));
-  }
-  if (a.a[2] && !p.as.copy_out(a.a[2], &old, 8)) return -EFAULT;
-  return 0;
-}
-
-// A signal sent to itself: the default action (or ignore); handlers cannot
-// be delivered by this VMM, which is said once.
-int64_t self_signal(Process& p, int sig) {
-  if (sig == 0) return 0;
-  if (sig < 1 || sig > 64) return -EINVAL;
-  uint64_t h = p.sigactions[sig].handler;
-  bool default_ignored = sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH || sig == SIGCONT;
-  if (h == reinterpret_cast<uint64_t>(SIG_IGN) || (h == 0 && default_ignored)) return 0;
-  if (h != 0)
-    p.log_once(3000 + sig, "signal " + std::to_string(sig) +
-                               " has a handler; vmha cannot deliver signals, applying the default action");
-  p.die_by_signal(sig);
-  return 0;
-}
-
-int64_t sys_kill(Process& p, const SyscallArgs& a) {
-  int64_t pid = static_cast<int64_t>(a.a[0]);
-  if (pid != getpid() && pid != 0) return -EPERM;
-  return self_signal(p, static_cast<int>(a.a[1]));
-}
-int64_t sys_tgkill(Process& p, const SyscallArgs& a) {
-  if (static_cast<int64_t>(a.a[1]) != getpid()) return -ESRCH;
-  return self_signal(p, static_cast<int>(a.a[2]));
-}
-int64_t sys_tkill(Process& p, const SyscallArgs& a) {
-  if (static_cast<int64_t>(a.a[0]) != getpid()) return -ESRCH;
-  return self_signal(p, static_cast<int>(a.a[1]));
 }
 
 int64_t sys_clone(Process& p, const SyscallArgs& a) {
@@ -210,12 +143,6 @@ const SyscallDef kDefs[] = {
     {SYS_set_robust_list, "set_robust_list", sys_zero},
     {SYS_rseq, "rseq", sys_enosys_quiet},  // glibc falls back silently
     {SYS_arch_prctl, "arch_prctl", sys_arch_prctl},
-    {SYS_rt_sigaction, "rt_sigaction", sys_rt_sigaction},
-    {SYS_rt_sigprocmask, "rt_sigprocmask", sys_rt_sigprocmask},
-    {SYS_sigaltstack, "sigaltstack", sys_zero},
-    {SYS_kill, "kill", sys_kill},
-    {SYS_tgkill, "tgkill", sys_tgkill},
-    {SYS_tkill, "tkill", sys_tkill},
     {SYS_clone, "clone", sys_clone},
     {SYS_clone3, "clone3", sys_clone},
     {SYS_fork, "fork", sys_clone},

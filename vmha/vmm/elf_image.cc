@@ -4,13 +4,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstring>
 
 namespace vmha {
 
 namespace {
 Status bad(const std::string& name, const std::string& what) {
-  return Status::error(name + ": not a runnable static x86-64 ELF executable: " + what);
+  return Status::error(name + ": not a runnable x86-64 ELF executable: " + what);
 }
 }  // namespace
 
@@ -42,13 +43,15 @@ Status parse_elf(std::vector<uint8_t> bytes, const std::string& name, ElfImage* 
     std::memcpy(&ph, bytes.data() + eh.e_phoff + i * sizeof ph, sizeof ph);
     std::string where = "program header " + std::to_string(i);
     if (ph.p_type == PT_INTERP) {
-      std::string interp;
-      if (ph.p_offset < bytes.size())
-        interp.assign(reinterpret_cast<const char*>(bytes.data() + ph.p_offset),
-                      strnlen(reinterpret_cast<const char*>(bytes.data() + ph.p_offset),
-                              std::min<uint64_t>(ph.p_filesz, bytes.size() - ph.p_offset)));
-      return Status::error(name + ": dynamically linked executable (interpreter " + interp +
-                           "); vmha runs statically linked programs only (build with gcc -static)");
+      // A path, NUL-terminated within the header's size (Linux: ENOEXEC otherwise).
+      if (ph.p_offset > bytes.size() || bytes.size() - ph.p_offset < ph.p_filesz || ph.p_filesz > PATH_MAX)
+        return bad(name, where + ": interpreter path (PT_INTERP) runs past the end of the file or is too long");
+      const char* p = reinterpret_cast<const char*>(bytes.data() + ph.p_offset);
+      if (ph.p_filesz == 0 || p[ph.p_filesz - 1] != 0 || p[0] == 0)
+        return bad(name, where + ": interpreter path (PT_INTERP) is empty or not NUL-terminated");
+      if (!img.interpreter.empty()) return bad(name, "more than one interpreter (PT_INTERP)");
+      img.interpreter = p;
+      continue;
     }
     if (ph.p_type != PT_LOAD) continue;
     if (ph.p_filesz > ph.p_memsz) return bad(name, where + ": file size exceeds memory size");
@@ -66,23 +69,24 @@ Status parse_elf(std::vector<uint8_t> bytes, const std::string& name, ElfImage* 
   return Status();
 }
 
-Status read_elf_file(const std::string& path, ElfImage* out) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::error(errno_text(path));
+Status read_elf_fd(int fd, const std::string& name, ElfImage* out) {
   std::vector<uint8_t> bytes;
   uint8_t buf[65536];
   for (;;) {
     ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0) {
-      Status s = Status::error(errno_text(path));
-      close(fd);
-      return s;
-    }
+    if (n < 0) return Status::error(errno_text(name));
     if (n == 0) break;
     bytes.insert(bytes.end(), buf, buf + n);
   }
+  return parse_elf(std::move(bytes), name, out);
+}
+
+Status read_elf_file(const std::string& path, ElfImage* out) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::error(errno_text(path));
+  Status s = read_elf_fd(fd, path, out);
   close(fd);
-  return parse_elf(std::move(bytes), path, out);
+  return s;
 }
 
 }  // namespace vmha

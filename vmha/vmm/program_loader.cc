@@ -5,6 +5,9 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include "vmha/vmm/layout.h"
 
 namespace vmha {
@@ -47,7 +50,8 @@ struct StackStrings {
 
 // argc, argv, envp and the auxiliary vector, as Linux lays them out below
 // the strings.
-std::vector<uint64_t> pointer_block(const ElfImage& img, uint64_t base, uint64_t hwcap, const StackStrings& at) {
+std::vector<uint64_t> pointer_block(const ElfImage& img, uint64_t base, uint64_t interp_base, uint64_t hwcap,
+                                    const StackStrings& at) {
   std::vector<uint64_t> block;
   block.push_back(at.argv.size());
   block.insert(block.end(), at.argv.begin(), at.argv.end());
@@ -62,7 +66,7 @@ std::vector<uint64_t> pointer_block(const ElfImage& img, uint64_t base, uint64_t
   aux(AT_PHENT, img.phentsize);
   aux(AT_PHNUM, img.phnum);
   aux(AT_PAGESZ, kPageSize);
-  aux(AT_BASE, 0);
+  aux(AT_BASE, interp_base);
   aux(AT_FLAGS, 0);
   aux(AT_ENTRY, base + img.entry);
   aux(AT_UID, getuid());
@@ -81,15 +85,64 @@ std::vector<uint64_t> pointer_block(const ElfImage& img, uint64_t base, uint64_t
   return block;
 }
 
+// Where the interpreter goes: a free range of its size, top-down in the
+// mmap area (the kernel maps it like a first mmap). Returns the load base.
+Status place_interpreter(const ElfImage& interp, const std::string& name, AddressSpace& as, uint64_t* base) {
+  if (!interp.pie) return Status();  // ET_EXEC: at its own addresses
+  uint64_t lo = ~0ull, hi = 0;
+  for (const ElfSegment& s : interp.segments) {
+    lo = std::min(lo, page_down(s.vaddr));
+    hi = std::max(hi, page_up(s.vaddr + s.memsz));
+  }
+  int64_t at = as.map(0, hi - lo, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS);
+  if (at < 0) return Status::error(name + ": no room in guest memory for the interpreter");
+  as.unmap(static_cast<uint64_t>(at), hi - lo);
+  *base = static_cast<uint64_t>(at) - lo;
+  return Status();
+}
+
 }  // namespace
 
-Status load_program(const ElfImage& img, const std::string& exec_name, const std::vector<std::string>& argv,
-                    const std::vector<std::string>& envp, uint64_t hwcap, AddressSpace& as, LoadedProgram* out) {
+Status read_interpreter(const Confinement& policy, const ElfImage& program, const std::string& exec_name,
+                        ElfImage* out) {
+  const std::string& path = program.interpreter;
+  const std::string what = exec_name + ": interpreter " + path;
+  int fd = policy.open_for_reading(path);
+  if (fd == -EACCES) {
+    std::string ro;
+    for (const std::string& r : policy.read_only_paths()) ro += (ro.empty() ? "" : " ") + r;
+    return Status::error(what +
+                         " is outside the confinement policy (vmha confines the program to its working "
+                         "directory and the read-only paths: " +
+                         (ro.empty() ? "none" : ro) + "); allow it with --ro DIR");
+  }
+  if (fd < 0) return Status::error(what + ": " + std::strerror(-fd));
+  ElfImage img;
+  Status s = read_elf_fd(fd, what, &img);
+  close(fd);
+  if (!s.ok()) return s;
+  if (!img.interpreter.empty()) return Status::error(what + " names an interpreter itself (" + img.interpreter + ")");
+  *out = std::move(img);
+  return Status();
+}
+
+Status load_program(const ElfImage& img, const ElfImage* interp, const std::string& exec_name,
+                    const std::vector<std::string>& argv, const std::vector<std::string>& envp, uint64_t hwcap,
+                    AddressSpace& as, LoadedProgram* out) {
   uint64_t base = img.pie ? kPieBase : 0;
   uint64_t highest = 0;
   StackStrings at;
   if (Status s = map_segments(img, exec_name, base, as, &at.phdr_va, &highest); !s.ok()) return s;
   as.init_brk(highest);
+
+  uint64_t interp_base = 0, entry = base + img.entry;
+  if (interp) {
+    const std::string name = exec_name + ": interpreter " + img.interpreter;
+    uint64_t unused_phdr = 0, interp_end = 0;
+    if (Status s = place_interpreter(*interp, name, as, &interp_base); !s.ok()) return s;
+    if (Status s = map_segments(*interp, name, interp_base, as, &unused_phdr, &interp_end); !s.ok()) return s;
+    entry = interp_base + interp->entry;
+  }
 
   if (!as.map_fixed(kStackTop - kStackSize, kStackTop, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN))
@@ -114,11 +167,11 @@ Status load_program(const ElfImage& img, const std::string& exec_name, const std
   if (!at.phdr_va) at.phdr_va = push_bytes(img.bytes.data() + img.phoff, size_t(img.phnum) * img.phentsize);
   sp &= ~uint64_t(15);
 
-  std::vector<uint64_t> block = pointer_block(img, base, hwcap, at);
+  std::vector<uint64_t> block = pointer_block(img, base, interp_base, hwcap, at);
   sp -= block.size() * 8;
   if (!as.copy_out(sp, block.data(), block.size() * 8))
     return Status::error(exec_name + ": arguments and environment do not fit on the 8 MiB stack");
-  out->entry = base + img.entry;
+  out->entry = entry;
   out->stack_pointer = sp;
   return Status();
 }

@@ -25,6 +25,7 @@
 #include "vmha/mem/page_table.h"
 #include "vmha/output/output_sink.h"
 #include "vmha/sys/process.h"
+#include "vmha/sys/signal_kick.h"
 #include "vmha/track/dirty_tracker.h"
 #include "vmha/vmm/cpu_tables.h"
 #include "vmha/vmm/elf_image.h"
@@ -57,6 +58,9 @@ struct VmOptions {
   int std_fds[3] = {0, 1, 2};      // host fds behind guest 0, 1, 2
   bool log_unsupported = true;     // one stderr line per unsupported syscall
   uint8_t* memory_base = nullptr;  // caller-owned guest memory of memory_bytes (nullptr: own mapping)
+  // SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2 sent to this process go to the
+  // guest (its handler or default action) while run() runs (vmha(1) SIGNALS).
+  bool relay_host_signals = false;
 };
 
 struct RunResult {
@@ -119,6 +123,14 @@ class Vm {
   void handle_exception(RunResult* end);
   Status apply_vmm_changes();
   void park();
+  // Guest signals (signal_delivery.cc): at each safe point before KVM_RUN,
+  // due timers and host signals become pending and deliverable ones are
+  // delivered on the guest stack; rt_sigreturn restores the frame.
+  Status start_signals();
+  Status deliver_signals(RunResult* end);
+  Status deliver_one(int sig, const GuestSiginfo& info, RunResult* end);
+  bool sigreturn(kvm_regs& r);
+  VcpuKick kick_;
 
   VmOptions opts_;
   int kvm_fd_ = -1, vm_fd_ = -1, vcpu_fd_ = -1;

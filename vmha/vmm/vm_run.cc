@@ -2,6 +2,7 @@
 // from the stubs (KVM_EXIT_IO); everything else is an error or a pause.
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 
 #include <cerrno>
 #include <chrono>
@@ -136,9 +137,18 @@ Status Vm::handle_syscall(RunResult* end) {
   }
   SyscallArgs args{r.rax, {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9}};
   last_nr_ = r.rax;
-  int64_t ret = dispatch_syscall(*proc_, args);
+  proc_->signals.syscall_sp = r.rsp;
+  const bool sigreturn_call = r.rax == SYS_rt_sigreturn;  // sets every register: served here
+  int64_t ret = sigreturn_call ? 0 : dispatch_syscall(*proc_, args);
   restart_ = ret == kWaitForRelease;
-  if (restart_) {
+  if (sigreturn_call) {
+    ++syscalls_;
+    if (!sigreturn(r)) {
+      proc_->die_by_signal(SIGSEGV);
+      end->message = "SIGSEGV: rt_sigreturn found no valid signal frame at rsp " + hex(r.rsp - 8);
+      return Status();
+    }
+  } else if (restart_) {
     // The call waits for held output: back to the syscall instruction with
     // rax = its number again, so the guest state is "before the call" (a
     // checkpoint taken meanwhile re-executes it too).
@@ -148,7 +158,7 @@ Status Vm::handle_syscall(RunResult* end) {
     r.rax = static_cast<uint64_t>(ret);
     r.rip = r.rcx;
   }
-  r.rflags = (r.r11 & kSysretRflagsMask) | kRflagsFixed;  // what SYSRET would load
+  if (!sigreturn_call) r.rflags = (r.r11 & kSysretRflagsMask) | kRflagsFixed;  // what SYSRET would load
   if (sync_regs_)
     run_->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
   else if (ioctl(vcpu_fd_, KVM_SET_REGS, &r) < 0)
@@ -235,6 +245,7 @@ RunResult Vm::run() {
   running_.store(true);
   RunResult result;
   auto finish = [&](RunResult r) {
+    kick_.stop();
     running_.store(false);
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -243,11 +254,19 @@ RunResult Vm::run() {
     }
     return r;
   };
+  if (Status s = start_signals(); !s.ok()) return finish(failed(s.message()));
   for (;;) {
+    if (kick_.take_kicked()) run_->immediate_exit = 0;  // a pause asked for after this sets it again
     if (pause_requested_.load()) park();
     if (stop_requested_.exchange(false)) {
       run_->immediate_exit = 0;
       result.end = RunResult::End::kStopped;
+      return finish(result);
+    }
+    if (Status s = deliver_signals(&result); !s.ok()) return finish(failed(s.message()));
+    if (proc_->exit.requested) {  // a signal's default action
+      result.end = proc_->exit.by_signal ? RunResult::End::kSignaled : RunResult::End::kExited;
+      result.code = proc_->exit.code;
       return finish(result);
     }
     if (ioctl(vcpu_fd_, KVM_RUN, 0) < 0) {

@@ -220,8 +220,14 @@ Status Vm::set_initial_cpu(uint64_t entry, uint64_t sp) {
 
 Status Vm::load(const ElfImage& image, const std::string& exec_name, const std::vector<std::string>& argv,
                 const std::vector<std::string>& envp) {
+  ElfImage interp;
+  if (!image.interpreter.empty())
+    if (Status s = read_interpreter(proc_->root, image, exec_name, &interp); !s.ok()) return s;
   LoadedProgram prog;
-  if (Status s = load_program(image, exec_name, argv, envp, hwcap_, *as_, &prog); !s.ok()) return s;
+  if (Status s = load_program(image, image.interpreter.empty() ? nullptr : &interp, exec_name, argv, envp, hwcap_, *as_,
+                              &prog);
+      !s.ok())
+    return s;
   as_->take_flush();
   for (int i = 0; i < 3; ++i) {
     FdEntry e;

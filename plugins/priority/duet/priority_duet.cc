@@ -29,6 +29,7 @@
 #include "plugins/ordering/ordering_host.h"
 #include "plugins/priority/duet/tres_run_time.h"
 #include "plugins/seam/priority_ladder.h"
+#define DUET_DEBUG_FLAG DEBUG_FLAG_PRIO  // scontrol setdebugflags +Priority
 #include "plugins/slurm/slurm_log.h"
 #include "plugins/slurm/slurm_views.h"
 

@@ -101,7 +101,15 @@ class LearnedPlacement {
       for (size_t i = 0; i < cluster.nodes.size(); ++i)
         if (cluster.nodes[i].gpus_total == 0 || !cluster.nodes[i].usable) preference[i] = lowest - 1;
       if (reason) {
+        // Best among the nodes of the job's GPU type: "best" names a node the job could use.
         size_t best = std::max_element(preference.begin(), preference.end()) - preference.begin();
+        for (size_t i = 0; i < cluster.nodes.size(); ++i) {
+          const NodeInfo& n = cluster.nodes[i];
+          bool fits = n.gpus_total > 0 && (job.gpu_type.empty() || job.gpu_type == n.gpu_type);
+          const NodeInfo& b = cluster.nodes[best];
+          bool best_fits = b.gpus_total > 0 && (job.gpu_type.empty() || job.gpu_type == b.gpu_type);
+          if (fits && (!best_fits || preference[i] > preference[best])) best = i;
+        }
         char buf[200];
         std::snprintf(buf, sizeof buf, "%s: best %s (known speed %.3g, GP log-speed %+.3f +- %.3f%s)", name_.c_str(),
                       cluster.nodes[best].name.c_str(), known_speed(cluster.nodes[best].name),

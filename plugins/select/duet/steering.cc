@@ -18,6 +18,7 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <vector>
 #include <string>
 
 #include <strings.h>
@@ -26,6 +27,9 @@
 #include "plugins/seam/duet_conf.h"
 #include "plugins/seam/explain.h"
 #include "plugins/seam/placement_agent.h"
+#include "plugins/slurm/job_comment_store.h"
+#include "plugins/slurm/job_fit.h"
+#define DUET_DEBUG_FLAG DEBUG_FLAG_SELECT_TYPE  // scontrol setdebugflags +SelectType
 #include "plugins/slurm/slurm_log.h"
 #include "plugins/slurm/slurm_views.h"
 
@@ -41,18 +45,45 @@ constexpr int kStateVersion = 1;
 constexpr int kTierBits = 16;
 constexpr uint64_t kMaxTier = (1u << kTierBits) - 1;
 
+// Why a job's nodes, from the job_test that selected them.
+struct Placement {
+  std::string reason;             // the ranker's text, or why cons_tres's order
+  bool ranked = false;            // `nodes` holds the ranker's preferences
+  std::vector<RankedNode> nodes;  // the nodes the job may use
+};
+
 struct State {
   std::mutex mu;
   bool active = false;    // slurmctld, after init
   bool selected = false;  // SelectType=select/duet: the placement agent on the channel
   DuetConf conf;
   PlacementAgent agent;
-  std::string agent_error;                  // why there is no ranker
-  std::map<uint32_t, std::string> reasons;  // job id -> why its nodes
-  std::string last_error;                   // of the ranker, logged once a minute
+  std::string agent_error;                // why there is no ranker
+  std::map<uint32_t, Placement> reasons;  // job id -> why its nodes
+  std::string last_error;                 // of the ranker, logged once a minute
   time_t last_error_time = 0;
+  // The configuration problems the last load logged, and for which
+  // slurm.conf (its last_update) and load (the one right after init or not).
+  std::vector<std::string> logged_problems;
+  time_t logged_update = 0;
+  bool just_initialised = false;
 };
 State g;
+
+// Logs a load's configuration problems once per configuration. slurmctld
+// calls select_p_reconfigure right after init at start (read_slurm_conf) and
+// again on partition and node changes, with slurm.conf unchanged: those
+// loads re-read duet.conf as before but do not log the same problems again.
+// `scontrol reconfigure` re-reads slurm.conf (a new last_update) and logs
+// them all. Holds g.mu.
+void log_problems_locked(const std::vector<std::string>& problems) {
+  const bool repeat =
+      problems == g.logged_problems && (g.just_initialised || slurm_conf.last_update == g.logged_update);
+  if (!repeat)
+    for (const std::string& p : problems) error("%s: %s", kTag, p.c_str());
+  g.logged_problems = problems;
+  g.logged_update = slurm_conf.last_update;
+}
 
 LogLevel level() { return g.conf.log_level; }
 
@@ -128,14 +159,16 @@ void load_locked() {
   std::string path = duet_conf_path_for(slurm_conf.slurm_conf ? slurm_conf.slurm_conf : "");
   ConfResult r = load_duet_conf(path, slurm_conf.slurm_user_id);  // only root and SlurmUser may steer
   g.conf = r.conf;
-  for (const auto& e : r.errors) error("%s: %s", kTag, e.text().c_str());
+  std::vector<std::string> problems;
+  for (const auto& e : r.errors) problems.push_back(e.text());
   std::vector<std::string> errors;
   PlacementAgent fresh = make_placement_agent(g.conf, &errors);
   g.agent_error.clear();
   for (const std::string& e : errors) {
-    error("%s: %s; placing by cons_tres's own order", kTag, e.c_str());
+    problems.push_back(e + "; placing by cons_tres's own order");
     g.agent_error += (g.agent_error.empty() ? "" : "; ") + e;
   }
+  log_problems_locked(problems);
   if (g.agent.observer && fresh.observer && g.agent.observer->name() == fresh.observer->name()) {
     std::string err;
     if (!fresh.observer->restore(g.agent.observer->save(), &err))
@@ -222,6 +255,7 @@ void steering_init() {
     // use (SelectType) places jobs and speaks for the placement agent.
     g.selected = slurm_conf.select_type && !strcasecmp(slurm_conf.select_type, kTag);
     load_locked();
+    g.just_initialised = true;  // the next load is start-up's select_p_reconfigure
     g.active = true;
     if (g.selected) agent_channel()->attach(AgentChannel::Agent::kPlacement, true);
     debug("%s: agent channel %s", kTag, g.selected ? "ready, placement agent attached" : "unused (not SelectType)");
@@ -236,6 +270,7 @@ void steering_fini() {
     g.selected = false;
     g.agent = {};
     g.reasons.clear();
+    g.logged_problems.clear();
   });
 }
 
@@ -243,6 +278,7 @@ void steering_reconfigure() {
   guarded("reconfigure", [] {
     std::lock_guard<std::mutex> lk(g.mu);
     if (g.active) load_locked();
+    g.just_initialised = false;
   });
 }
 
@@ -265,16 +301,25 @@ void steering_job_begin(job_record_t* job) {
     std::lock_guard<std::mutex> lk(g.mu);
     if (!g.active) return;
     auto it = g.reasons.find(job->job_id);
-    std::string reason = it != g.reasons.end() ? it->second : "cons_tres order";
-    if (it != g.reasons.end()) g.reasons.erase(it);
+    Placement placement;
+    placement.reason = "cons_tres order";
+    if (it != g.reasons.end()) {
+      placement = std::move(it->second);
+      g.reasons.erase(it);
+    }
     uint32_t gpus;
     std::string type;
     if (!job_gpu_request(job, &gpus, &type)) return;  // CPU-only: plain Slurm
     std::vector<std::string> nodes = job_node_names(job);
+    std::string reason =
+        placement.ranked ? placement_reason(placement.reason, placement.nodes, nodes) : placement.reason;
     if (g.conf.explain && explain_owned(job->system_comment)) {
       std::string text = explain_placement(job->system_comment, nodes, reason);
       xfree(job->system_comment);
       job->system_comment = xstrdup(text.c_str());
+      // The explanation is final now: into accounting, for sacct after the
+      // job ends (again at job fini, when the job's row is there for sure).
+      if (job_recorded(job)) store_system_comment(job);
     }
     DUET_DEBUG(level(), "%s: %pJ started: %s", kTag, job, reason.c_str());
   });
@@ -285,6 +330,10 @@ void steering_job_fini(job_record_t* job) {
     std::lock_guard<std::mutex> lk(g.mu);
     if (!g.active) return;
     g.reasons.erase(job->job_id);
+    // Its completion record is queued: the job's accounting row exists by
+    // the time slurmdbd reads this.
+    if (g.conf.explain && job->system_comment && *job->system_comment && explain_owned(job->system_comment))
+      store_system_comment(job);
     if (!g.agent.observer || job->start_time <= 0) return;
     JobOutcome o;
     o.job = job_info(job, time(nullptr));
@@ -326,9 +375,16 @@ NodeBias::NodeBias(job_record_t* job, bitstr_t* candidates, uint16_t mode) : job
       reason_ = "cons_tres order (ranker failed: " + err + ")";
       return;
     }
+    // For the explanation, when this test may start the job; before cons_tres narrows `candidates`.
+    std::vector<NodeFit> fit;
+    if (SELECT_IS_MODE_RUN_NOW(mode)) fit = job_node_fit(job, candidates);
     raise_preferred(records, candidates, pref, &saved_);
-    reason_ = why + " [" + candidate_preferences(cluster, records, candidates, pref) + "]";
-    DUET_DEBUG(level(), "%s: %pJ mode %u: %s", kTag, job, mode, reason_.c_str());
+    reason_ = why.empty() ? g.agent.ranker->name() : why;
+    ranked_ = fit.size() == cluster.nodes.size();
+    for (size_t i = 0; ranked_ && i < fit.size(); ++i)
+      if (fit[i].may_use) nodes_.push_back({cluster.nodes[i].name, pref[i], fit[i].busy});
+    DUET_DEBUG(level(), "%s: %pJ mode %u: %s [%s]", kTag, job, mode, reason_.c_str(),
+               candidate_preferences(cluster, records, candidates, pref).c_str());
   });
 }
 
@@ -338,7 +394,7 @@ void NodeBias::done(bool selected) {
     std::lock_guard<std::mutex> lk(g.mu);
     if (!g.active) return;
     if (g.reasons.size() > 10000) g.reasons.clear();  // jobs selected but never begun
-    g.reasons[job_->job_id] = reason_;
+    g.reasons[job_->job_id] = Placement{reason_, ranked_, std::move(nodes_)};
   });
 }
 

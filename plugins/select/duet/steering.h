@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "plugins/seam/explain.h"
 #include "plugins/slurm/slurm_internal.h"
 
 namespace duet::plugin {
@@ -38,6 +39,8 @@ class NodeBias {
   uint16_t mode_;
   std::vector<std::pair<node_record_t*, uint64_t>> saved_;  // node, weight before
   std::string reason_;
+  bool ranked_ = false;
+  std::vector<RankedNode> nodes_;  // the nodes the job may use, ranked
 };
 
 }  // namespace duet::plugin

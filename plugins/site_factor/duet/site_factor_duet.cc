@@ -33,6 +33,7 @@
 #include "plugins/channel/agent_channel.h"
 #include "plugins/ordering/ordering_host.h"
 #include "plugins/seam/site_factor_scale.h"
+#define DUET_DEBUG_FLAG DEBUG_FLAG_PRIO  // scontrol setdebugflags +Priority
 #include "plugins/slurm/slurm_log.h"
 #include "plugins/slurm/slurm_views.h"
 

@@ -1,0 +1,54 @@
+// duet check-config [--conf FILE] [--slurm-conf FILE]: checks a site's duet
+// setup before slurmctld runs it (plugins/check/check_config.h), printing
+// each problem on one line; exit 1 if there is any.
+//
+// The checks are the plugins' own (plugins/check, over plugins/seam), so
+// this command includes plugins/ headers: policy/cli is the top of the
+// policy stack and nothing in plugins/ includes it, so no folder loop
+// (contrib/check-layers).
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+
+#include "plugins/check/check_config.h"
+#include "plugins/seam/duet_conf.h"
+#include "policy/cli/commands.h"
+
+namespace duet::cli {
+namespace {
+
+struct CheckArgs {
+  std::string conf, slurm_conf;
+};
+
+// As slurmctld finds them: slurm.conf from $SLURM_CONF, duet.conf next to it.
+std::string default_slurm_conf() {
+  const char* env = std::getenv("SLURM_CONF");
+  return env && *env ? env : "/etc/slurm/slurm.conf";
+}
+
+void check_config(const CheckArgs& a) {
+  plugin::CheckInput in;
+  in.slurm_conf = a.slurm_conf.empty() ? default_slurm_conf() : a.slurm_conf;
+  in.duet_conf = a.conf.empty() ? plugin::duet_conf_path_for(in.slurm_conf) : a.conf;
+  in.duet_conf_required = !a.conf.empty();
+  plugin::CheckResult r = plugin::check_duet_setup(in);
+  for (const plugin::CheckProblem& p : r.problems) std::cout << p.text() << "\n";
+  std::cout.flush();
+  if (!r.problems.empty())
+    throw std::runtime_error(std::to_string(r.problems.size()) + (r.problems.size() == 1 ? " problem" : " problems") +
+                             " in the duet setup");
+  std::cout << "ok: " << r.summary << "\n";
+}
+
+}  // namespace
+
+void setup_check_config(CLI::App* app) {
+  auto a = std::make_shared<CheckArgs>();
+  app->add_option("--conf", a->conf, "duet.conf to check (default: next to the slurm.conf checked)");
+  app->add_option("--slurm-conf", a->slurm_conf, "slurm.conf to check (default: $SLURM_CONF or /etc/slurm/slurm.conf)");
+  app->callback([a] { check_config(*a); });
+}
+
+}  // namespace duet::cli
