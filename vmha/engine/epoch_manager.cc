@@ -90,10 +90,8 @@ class Primary {
     }
     vcpu.join();
     stats_.guest_s = std::chrono::duration<double>(guest_end - guest_start).count();
-    if (!lost_) {
-      (void)ch_.send(ByeMsg{}.to_frame());
-      std::this_thread::sleep_for(20ms);
-    }
+    if (!lost_) (void)ch_.send(ByeMsg{}.to_frame());
+    if (!lost_ || stood_down_) wait_for_backup_to_close();
     ch_.close();
     return result;
   }
@@ -308,6 +306,17 @@ class Primary {
     return tx_.send_pages(staging_.id, staged, crcs);
   }
 
+  // The last word to the backup (Bye, or StandDown) must be read before this
+  // side closes: closing with the backup's replies unread resets the
+  // connection, and a reset drops what the backup had not read yet (a backup
+  // that lost StandDown that way tried to take over). The backup closes as
+  // soon as it has read it; a stalled one is waited for one silence limit.
+  void wait_for_backup_to_close() {
+    auto deadline = Clock::now() + wait_limit();
+    while (Clock::now() < deadline)
+      if (!tx_.poll(50ms).ok()) return;  // closed by the backup (or refused): all read
+  }
+
   // How long to wait for the backup's answer: as long as the backup waits
   // for the primary (both hear heartbeats meanwhile).
   std::chrono::milliseconds wait_limit() const { return std::chrono::milliseconds(silence_limit_ms(eo_.lease_ms)); }
@@ -350,7 +359,7 @@ class Primary {
     stats_.backup_lost = true;
     stats_.backup_error = why.message();
     std::this_thread::sleep_for(std::chrono::milliseconds(eo_.lease_ms));
-    (void)tx_.stand_down(why.message());
+    stood_down_ = tx_.stand_down(why.message()).ok();
     if (!eo_.quiet) std::fprintf(stderr, "vmha: backup lost (%s); continuing unprotected\n", why.message().c_str());
     release(held_after_loss_);
     held_after_loss_.clear();
@@ -366,6 +375,7 @@ class Primary {
   EngineStats& stats_;
   StreamInfo streams_[3];
   uint64_t released_seq_ = 0;
+  bool stood_down_ = false;  // the backup was told it may not take over
   bool lost_ = false;
   std::atomic<bool> done_{false};  // the guest has ended
   double epoch_cost_ms_ = 0;       // the last checkpoint: catch-up + pause + faults it causes
