@@ -310,10 +310,11 @@ class Primary {
   // side closes: closing with the backup's replies unread resets the
   // connection, and a reset drops what the backup had not read yet (a backup
   // that lost StandDown that way tried to take over). The backup closes as
-  // soon as it has read it; a stalled one is waited for one silence limit.
+  // soon as it has read it; one still working through a backlog answers
+  // meanwhile, so wait until it closes or stays silent one silence limit.
   void wait_for_backup_to_close() {
-    auto deadline = Clock::now() + wait_limit();
-    while (Clock::now() < deadline)
+    auto start = Clock::now();
+    while (Clock::now() < std::max(start, tx_.last_heard()) + wait_limit())
       if (!tx_.poll(50ms).ok()) return;  // closed by the backup (or refused): all read
   }
 
