@@ -9,6 +9,7 @@
 # out and counted; duet sim and duet eval run on the pair, and the shipped
 # model fine-tunes on it (duet train --init).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/plugin_lib.sh"
 require_cluster_tools
 : "${top_builddir:=$top_srcdir}"
 DUET="$top_builddir/duet"; EMUJOB="$top_builddir/duet-emujob"
@@ -27,8 +28,7 @@ b=$(sbatch --parsable -w node2 --gres=gpu:1 -o "$work/b.out" --wrap "$(emu 60)")
 c=$(sbatch --parsable -w node3 --gres=gpu:k80:2 -o "$work/c.out" --wrap "$(emu 5)")
 cpu=$(sbatch --parsable -w node1 -o /dev/null --wrap true)
 # all of node1's GPUs while job a holds two: pending until cancelled
-for i in $(seq 100); do [ "$(squeue -h -j "$a" -o %T)" = RUNNING ] && break; sleep 0.2; done
-[ "$(squeue -h -j "$a" -o %T)" = RUNNING ] || fail "job $a did not start"
+wait_state 20 RUNNING "$a"
 never=$(sbatch --parsable -w node1 --gres=gpu:v100:4 -o /dev/null --wrap true)
 scancel "$never"
 wait_jobs_done 60 "$a" "$b" "$c" "$cpu" "$never"

@@ -21,10 +21,13 @@ write_duet_conf Scorer=small-first Ranker=prefer-fast "NodeSpeedsFile=$CLUSTER_D
 
 full=$(sbatch --parsable -o /dev/null -w node1 --gres=gpu:4 --wrap 'sleep 300') || fail "sbatch (node1 filler)"
 wait_state 20 RUNNING "$full"
-# long enough to read them in slurmctld before they end (MinJobAge=2 then
-# purges them within seconds); the explanation is final once a job starts
-job=$(sbatch --parsable -o /dev/null --gres=gpu:v100:1 --wrap 'sleep 8') || fail "sbatch"
-typed=$(sbatch --parsable -o /dev/null --gres=gpu:p100:1 --wrap 'sleep 8') || fail "sbatch (p100)"
+# they run until the test has read them in slurmctld (MinJobAge=2 purges an
+# ended job within seconds), then end once $release exists; the explanation
+# is final once a job starts
+release="$CLUSTER_DIR/release-explained"
+hold="while [ ! -e '$release' ]; do sleep 0.1; done"
+job=$(sbatch --parsable -o /dev/null --gres=gpu:v100:1 --wrap "$hold") || fail "sbatch"
+typed=$(sbatch --parsable -o /dev/null --gres=gpu:p100:1 --wrap "$hold") || fail "sbatch (p100)"
 wait_state 30 RUNNING "$job" "$typed"
 
 e=$(explanation "$job")
@@ -45,6 +48,7 @@ grep -qx "job $full: state RUNNING, priority [0-9]*, nodes node1" <<<"$out" || f
 grep -qx 'source: slurmctld (scontrol show job)' <<<"$out" || fail "duet explain source: $out"
 [[ "$f" == "duet: "*"; nodes node1: "* ]] && grep -qxF -- "$f" <<<"$out" || fail "duet explain output: $out"
 
+touch "$release"
 # once ended, slurmdbd has it (the job's records are written asynchronously)
 acct() { timeout 10 sacct -j "$1" -X -n -P -o State,SystemComment 2>/dev/null | tail -n1 || true; }
 for i in $(seq 150); do [ "$(acct "$job")" = "COMPLETED|$e" ] && break; sleep 0.2; done
