@@ -227,15 +227,20 @@ static int alarms(const char *how) {
   return 0;
 }
 
-static int timer(void) {
+/* A CLOCK_MONOTONIC timer that sends SIGUSR2 with `value`, counted by `counting`. */
+static int usr2_timer(int value, timer_t* t) {
   on(SIGUSR2, counting, 0);
   struct sigevent ev;
   memset(&ev, 0, sizeof ev);
   ev.sigev_notify = SIGEV_SIGNAL;
   ev.sigev_signo = SIGUSR2;
-  ev.sigev_value.sival_int = 42;
+  ev.sigev_value.sival_int = value;
+  return timer_create(CLOCK_MONOTONIC, &ev, t);
+}
+
+static int timer(void) {
   timer_t t;
-  if (timer_create(CLOCK_MONOTONIC, &ev, &t) != 0) return 2;
+  if (usr2_timer(42, &t) != 0) return 2;
   struct itimerspec its = {{0, 50000000}, {0, 50000000}};
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -251,14 +256,8 @@ static int timer(void) {
 }
 
 static int armed(void) {
-  on(SIGUSR2, counting, 0);
-  struct sigevent ev;
-  memset(&ev, 0, sizeof ev);
-  ev.sigev_notify = SIGEV_SIGNAL;
-  ev.sigev_signo = SIGUSR2;
-  ev.sigev_value.sival_int = 7;
   timer_t t;
-  if (timer_create(CLOCK_MONOTONIC, &ev, &t) != 0) return 2;
+  if (usr2_timer(7, &t) != 0) return 2;
   struct itimerspec its = {{0, 0}, {0, 300000000}};
   timer_settime(t, 0, &its, NULL);
   printf("armed\n");

@@ -84,10 +84,9 @@ Status ImageStore::stage_state(std::vector<std::uint8_t> blob) {
   return {};
 }
 
-void ImageStore::abort(const std::string& why) {
-  if (staging_epoch_ == 0) return;
-  last_abort_ = "checkpoint " + std::to_string(staging_epoch_) + " discarded: " + why;
-  // Staging now differs from committed on the pages written for this checkpoint.
+// After a commit (swapped) or an abort, staging differs from committed on the
+// pages written for this checkpoint: they are the next catch-up's work.
+void ImageStore::end_staging() {
   for (std::uint64_t p : staged_list_) {
     staged_bits_[p / 64] = 0;
     diverged_.push_back(p);
@@ -96,6 +95,12 @@ void ImageStore::abort(const std::string& why) {
   staging_state_.clear();
   have_state_ = false;
   staging_epoch_ = 0;
+}
+
+void ImageStore::abort(const std::string& why) {
+  if (staging_epoch_ == 0) return;
+  last_abort_ = "checkpoint " + std::to_string(staging_epoch_) + " discarded: " + why;
+  end_staging();
 }
 
 Status ImageStore::commit(const CheckpointSummary& expected) {
@@ -127,14 +132,7 @@ Status ImageStore::commit(const CheckpointSummary& expected) {
     committed_state_.swap(staging_state_);
     committed_epoch_ = staging_epoch_;
   }
-  for (std::uint64_t p : staged_list_) {
-    staged_bits_[p / 64] = 0;
-    diverged_.push_back(p);
-  }
-  staged_list_.clear();
-  staging_state_.clear();
-  have_state_ = false;
-  staging_epoch_ = 0;
+  end_staging();
   return {};
 }
 

@@ -77,6 +77,7 @@ class ImageStore {
  private:
   std::uint8_t* page_ptr(std::uint8_t* image, std::uint64_t page) const { return image + page * page_size_; }
   void resync_staging();
+  void end_staging();
 
   std::size_t page_size_;
   std::uint64_t page_count_;

@@ -25,6 +25,14 @@ constexpr int silence_limit_ms(int lease_ms) {
   return kSilentLeases * lease_ms > kMinSilenceMs ? kSilentLeases * lease_ms : kMinSilenceMs;
 }
 
+// The backup's start: connecting, then storing checkpoint 1 (the whole loaded
+// program, before it runs). Nothing is held yet, so a slow backup (a loaded
+// host) costs only start-up time here, while giving up on it fails the job.
+inline constexpr int kStartupLimitMs = 10000;
+constexpr int startup_limit_ms(int lease_ms) {
+  return silence_limit_ms(lease_ms) > kStartupLimitMs ? silence_limit_ms(lease_ms) : kStartupLimitMs;
+}
+
 // Confinement: the system paths a guest may read (never write) besides its
 // working directory, colon-separated (vmha --ro, plugstack.conf ro=).
 inline constexpr const char* kDefaultReadOnlyPaths =

@@ -69,6 +69,7 @@ class Primary {
     // always has an image to resume from.
     if (Status s = tx_.begin(1); !s.ok()) return failed("backup: " + s.message());
     if (Status s = end_epoch(1, false, {}); !s.ok()) return failed("backup: first checkpoint: " + s.message());
+    started_up_ = true;
 
     RunResult result;
     auto guest_start = Clock::now(), guest_end = guest_start;
@@ -319,8 +320,11 @@ class Primary {
   }
 
   // How long to wait for the backup's answer: as long as the backup waits
-  // for the primary (both hear heartbeats meanwhile).
-  std::chrono::milliseconds wait_limit() const { return std::chrono::milliseconds(silence_limit_ms(eo_.lease_ms)); }
+  // for the primary (both hear heartbeats meanwhile); checkpoint 1 gets the
+  // start-up limit.
+  std::chrono::milliseconds wait_limit() const {
+    return std::chrono::milliseconds(started_up_ ? silence_limit_ms(eo_.lease_ms) : startup_limit_ms(eo_.lease_ms));
+  }
 
   void note_pause(Clock::time_point* paused_at, Clock::time_point state_started) {
     if (!paused_at) return;
@@ -378,6 +382,7 @@ class Primary {
   uint64_t released_seq_ = 0;
   bool stood_down_ = false;  // the backup was told it may not take over
   bool lost_ = false;
+  bool started_up_ = false;  // checkpoint 1 acknowledged
   std::atomic<bool> done_{false};  // the guest has ended
   double epoch_cost_ms_ = 0;       // the last checkpoint: catch-up + pause + faults it causes
   // Pages in the last checkpoint. The first epoch counts as large: programs
@@ -429,7 +434,7 @@ ProtectedRun run_protected(const EngineOptions& eo, VmOptions vo, const std::vec
   std::vector<std::string> envp;
   for (char** e = environ; *e; ++e) envp.push_back(*e);
   if (Status s = vm->load(image, plan.path, plan.argv, envp); !s.ok()) return out.result = failed(s.message()), out;
-  auto ch = t.value()->connect(eo.backup, *auth.value(), 10s);
+  auto ch = t.value()->connect(eo.backup, *auth.value(), std::chrono::milliseconds(startup_limit_ms(eo.lease_ms)));
   if (!ch.ok()) return out.result = failed("backup " + eo.backup + ": " + ch.status().message()), out;
   Primary p(eo, *vm, sink, *ch.value(), region_id, staging, out.stats, started);
   out.result = p.run();
