@@ -35,7 +35,10 @@ bitstr_t* nodes_with_known_gres(const job_record_t* job, const bitstr_t* nodes) 
   bitstr_t* kept = nullptr;
   node_record_t* node;
   for (int i = 0; (node = next_node(&i)); i++) {
-    if (!bit_test(const_cast<bitstr_t*>(nodes), node->index) || job_gres_known(job, node)) continue;
+    if (!bit_test(const_cast<bitstr_t*>(nodes), node->index)) continue;
+    // A powered-down node registers only once a job has been given it: never
+    // keep jobs from it (they would wait for ever).
+    if (IS_NODE_POWERED_DOWN(node) || IS_NODE_POWERING_UP(node) || job_gres_known(job, node)) continue;
     if (!kept) kept = bit_copy(const_cast<bitstr_t*>(nodes));
     bit_clear(kept, node->index);
   }

@@ -19,7 +19,9 @@ namespace duet::plugin {
 // For a select_p_job_test that may start the job now: `nodes` without the
 // nodes where a GRES the job asks for is not known yet, as a new bitmap the
 // caller frees; nullptr when there is nothing to leave out (no GRES asked
-// for, every node registered). Callers hold slurmctld's job and node locks.
+// for, every node registered). Powered-down nodes (power saving) stay: they
+// register only after a job was given them. Callers hold slurmctld's job
+// and node locks.
 bitstr_t* nodes_with_known_gres(const job_record_t* job, const bitstr_t* nodes);
 
 }  // namespace duet::plugin
