@@ -239,6 +239,41 @@ void OrderingHost::reconfigure() {
   stop_cv_.notify_all();
 }
 
+int OrderingHost::plugin_init(const char* plugin_name, Apply apply, const Prepare& prepare) {
+  if (!running_in_slurmctld()) return SLURM_SUCCESS;
+  try {
+    const std::string note = prepare ? prepare(true) : "";
+    start(std::move(apply));
+    // slurmctld loads the select plugin before the priority plugin loads us
+    DUET_INFO(level(), "%s loaded; %s%sagent channel: %s", plugin_name, note.c_str(), note.empty() ? "" : "; ",
+              agent_channel()->attached(AgentChannel::Agent::kPlacement)
+                  ? "connected to select/duet's placement agent"
+                  : "no placement agent (SelectType is not select/duet), its message is zeros");
+    return SLURM_SUCCESS;
+  } catch (const std::exception& e) { error("%s: init failed: %s", plugin_type_, e.what()); } catch (...) {
+    error("%s: init failed: unknown exception", plugin_type_);
+  }
+  return SLURM_ERROR;
+}
+
+int OrderingHost::plugin_fini() {
+  try {
+    stop();
+  } catch (...) { error("%s: fini failed", plugin_type_); }
+  return SLURM_SUCCESS;
+}
+
+void OrderingHost::plugin_reconfigure(const Prepare& prepare) {
+  if (!running_in_slurmctld()) return;
+  try {
+    const std::string note = prepare ? prepare(false) : "";
+    reconfigure();
+    if (!note.empty()) DUET_INFO(level(), "%s: %s", plugin_type_, note.c_str());
+  } catch (const std::exception& e) { error("%s: reconfigure failed: %s", plugin_type_, e.what()); } catch (...) {
+    error("%s: reconfigure failed: unknown exception", plugin_type_);
+  }
+}
+
 double OrderingHost::score_one(const JobInfo& job, std::string* scorer_name) {
   std::lock_guard<std::mutex> lk(mu_);
   if (!scorer_) {  // not started (a call outside slurmctld)

@@ -67,13 +67,26 @@ class OrderingHost {
   // `what`: the values the plugin sets, for the log ("priorities").
   OrderingHost(const char* plugin_type, const char* what) : plugin_type_(plugin_type), what_(what) {}
 
-  // In init(): reads duet.conf, builds the scorer, attaches to the agents'
-  // channel as the ordering agent and starts the re-score thread. Throws on
-  // failure (init catches).
+  // The plugin's own settings, read before start() and before each
+  // reconfigure() (site_factor/duet: its weight); returns what to add to the
+  // log line after it ("" for nothing). May throw.
+  using Prepare = std::function<std::string(bool at_init)>;
+
+  // The plugins' init(), fini() and reconfigure hook. Nothing happens
+  // outside slurmctld (clients load priority plugins too). plugin_init logs
+  // "<plugin_name> loaded; [note; ]agent channel: ..." and plugin_reconfigure
+  // "<plugin_type>: <note>" when there is a note. Failures are logged, never
+  // thrown: plugin_init returns SLURM_ERROR.
+  int plugin_init(const char* plugin_name, Apply apply, const Prepare& prepare = nullptr);
+  int plugin_fini();
+  void plugin_reconfigure(const Prepare& prepare = nullptr);
+
+  // Reads duet.conf, builds the scorer, attaches to the agents' channel as
+  // the ordering agent and starts the re-score thread. Throws on failure.
   void start(Apply apply);
-  // In fini(): stops the thread, detaches, drops the scorer.
+  // Stops the thread, detaches, drops the scorer.
   void stop();
-  // In reconfigure: reads duet.conf again and re-scores now.
+  // Reads duet.conf again and re-scores now.
   void reconfigure();
 
   // Scores one job alone (at submit) against the last re-score's nodes;

@@ -4,7 +4,9 @@
 # of a running --ha job ends the program by Slurm's signal on both sides: the
 # job ends CANCELLED within seconds, no vmha process of it is left, and the
 # backup did not take over (AdminComment failovers=0); a program with a
-# SIGTERM handler that writes a final line has that line out once per task.
+# SIGTERM handler that writes a final line has that line out once per task;
+# `scancel --signal=USR1` runs the program's SIGUSR1 handler exactly once per
+# task and ends nothing.
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/ha_lib.sh"
 BB=$(command -v busybox || true)
@@ -68,6 +70,26 @@ for _ in $(seq 3000); do
   sleep 0.02
 done
 [ "$(grep -c '^ *[01]: tick 3$' term.out)" = 2 ] || { cat term.out; ha_dump "$jid"; fail "handler: no ticks from both tasks"; }
+# SIGUSR1 reaches the program once per task (Slurm signals every process of
+# the step: vmha-task must not pass it on a second time) and the job goes on.
+scancel --signal=USR1 "$jid"
+for _ in $(seq 1500); do
+  [ "$(grep -c '^ *[01]: usr1$' term.out 2>/dev/null)" -ge 2 ] && break
+  sleep 0.02
+done
+[ "$(grep -c '^ *[01]: usr1$' term.out)" -ge 2 ] || { cat term.out; ha_dump "$jid"; fail "USR1: no handler output from both tasks"; }
+# a second delivery would be out well within a few more ticks
+ticks=$(grep -c '^ *0: tick' term.out)
+for _ in $(seq 3000); do
+  [ "$(grep -c '^ *0: tick' term.out)" -ge $((ticks + 10)) ] && break
+  sleep 0.02
+done
+[ "$(grep -c '^ *0: tick' term.out)" -ge $((ticks + 10)) ] || { cat term.out; ha_dump "$jid"; fail "USR1: task 0 stopped ticking"; }
+for task in 0 1; do
+  n=$(grep -c "^ *$task: usr1$" term.out)
+  [ "$n" = 1 ] || { cat term.out; fail "USR1: task $task's handler ran $n times"; }
+done
+[ "$(timeout 10 squeue -h -j "$jid" -o %T)" = RUNNING ] || { ha_dump "$jid"; fail "USR1 ended job $jid"; }
 scancel "$jid"
 st=$(ha_wait_end 60 "$jid")
 [ "$st" = CANCELLED ] || { ha_dump "$jid"; fail "handler: job $jid ended $st"; }
@@ -76,4 +98,4 @@ for task in 0 1; do
   [ "$n" = 1 ] || { cat term.out; ha_dump "$jid"; fail "handler: task $task's final line appeared $n times"; }
 done
 note "scancel of a program with a SIGTERM handler: job $jid $st, each task's final line once"
-echo "ok: exit code 3 reached sacct; scancel ended the --ha job with no takeover and no vmha left; a SIGTERM handler ran once per task"
+echo "ok: exit code 3 reached sacct; scancel ended the --ha job with no takeover and no vmha left; SIGUSR1 and SIGTERM handlers ran once per task"

@@ -6,8 +6,9 @@
 #    `duet-admin status` says so, and names the running jobs that started
 #    under select/duet;
 #  - every job, started before or after a switch (one starts an srun step
-#    after it), completes: squeue empties and sacct says COMPLETED, none stays
-#    in CG; no slurmd rejects an RPC for an unknown select plugin;
+#    after it), completes: squeue empties and sacct says COMPLETED with
+#    gres/gpu=2 in its AllocTRES, none stays in CG; no slurmd rejects an RPC
+#    for an unknown select plugin;
 #  - slurm.conf gets back its old lines, select_duet.so stays installed and
 #    `duet-admin uninstall` refuses while jobs of the select/duet period remain.
 . "$(dirname "$0")/lib.sh"
@@ -56,7 +57,8 @@ all_complete() {
     sleep 0.2
   done
   if [ -n "$(timeout 10 squeue -h -o %i)" ]; then
-    # seen: a job started just after the switch to select/duet ran without its
+    # seen before select/duet waited for nodes to register after its start
+    # (gres_known.h): a job started just after the switch ran without its
     # GPUs, and a later srun step of a job on that node waited for them
     timeout 10 squeue || true
     timeout 10 sacct -X -P -o JobID,Start,End,NodeList,AllocTRES,State || true
@@ -67,7 +69,7 @@ all_complete() {
   for j in "$@"; do
     st=$(timeout 10 sacct -X -n -P -j "$j" --format=State | head -n1)
     [ "$st" = COMPLETED ] || fail "job $j: $st in sacct, expected COMPLETED"
-    # a job started just after the switch must still get its GPUs
+    # a job started just after the switch gets its GPUs too
     tres=$(timeout 10 sacct -X -n -P -j "$j" --format=AllocTRES | head -n1)
     [[ "$tres" == *gres/gpu=2* ]] || fail "job $j ran without its 2 GPUs: AllocTRES=$tres"
   done

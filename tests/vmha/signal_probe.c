@@ -19,9 +19,10 @@
                 a timer (EINTR, with the time left)
      timer      timer_create (SIGEV_SIGNAL, CLOCK_MONOTONIC) every 50 ms:
                 three expiries with si_code SI_TIMER and its sigev_value
-     ticks N MS a SIGTERM handler writes "final line" and exits 0; prints
-                "tick I" every MS milliseconds up to N, then "done" (the
-                replication tests kill and signal it on the way)
+     ticks N MS a SIGTERM handler writes "final line" and exits 0, a SIGUSR1
+                handler writes "usr1" and goes on; prints "tick I" every MS
+                milliseconds up to N, then "done" (the replication tests
+                kill and signal it on the way)
      armed      a SIGUSR2 handler and a 300 ms timer_create timer; prints
                 "armed" and pause()s until the handler ran (save/restore) */
 #define _GNU_SOURCE
@@ -84,6 +85,14 @@ static void final_line(int sig, siginfo_t *si, void *uc) {
   static const char line[] = "final line\n";
   write(1, line, sizeof line - 1);
   _exit(0);
+}
+
+static void usr1_line(int sig, siginfo_t *si, void *uc) {
+  (void)sig;
+  (void)si;
+  (void)uc;
+  static const char line[] = "usr1\n";
+  write(1, line, sizeof line - 1);
 }
 
 static void alarm_writes(int sig, siginfo_t *si, void *uc) {
@@ -269,6 +278,7 @@ static int armed(void) {
 
 static int ticks(int n, long ms) {
   on(SIGTERM, final_line, 0);
+  on(SIGUSR1, usr1_line, SA_RESTART);
   struct timespec step = {ms / 1000, (ms % 1000) * 1000000};
   for (int i = 1; i <= n; ++i) {
     printf("tick %d\n", i);

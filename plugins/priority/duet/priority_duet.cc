@@ -25,7 +25,6 @@
 #include <string>
 #include <vector>
 
-#include "plugins/channel/agent_channel.h"
 #include "plugins/ordering/ordering_host.h"
 #include "plugins/priority/duet/tres_run_time.h"
 #include "plugins/seam/priority_ladder.h"
@@ -33,7 +32,6 @@
 #include "plugins/slurm/slurm_log.h"
 #include "plugins/slurm/slurm_views.h"
 
-using duet::plugin::AgentChannel;
 using duet::plugin::JobInfo;
 using duet::plugin::QueueRanking;
 using duet::plugin::QueueSnapshot;
@@ -102,29 +100,10 @@ size_t apply_priorities(const QueueSnapshot& s, const QueueRanking& r) {
 
 }  // namespace
 
-extern "C" int init(void) {
-  // sshare loads priority plugins too (for priority_p_calc_fs_factor only)
-  if (!running_in_slurmctld()) return SLURM_SUCCESS;
-  try {
-    g_host.start(apply_priorities);
-    // select/duet attaches first (slurmctld loads the select plugin before us)
-    DUET_INFO(g_host.level(), "%s loaded; agent channel: %s", plugin_name,
-              duet::plugin::agent_channel()->attached(AgentChannel::Agent::kPlacement)
-                  ? "connected to select/duet's placement agent"
-                  : "no placement agent (SelectType is not select/duet), its message is zeros");
-    return SLURM_SUCCESS;
-  } catch (const std::exception& e) { error("%s: init failed: %s", plugin_type, e.what()); } catch (...) {
-    error("%s: init failed: unknown exception", plugin_type);
-  }
-  return SLURM_ERROR;
-}
+// sshare loads priority plugins too (for priority_p_calc_fs_factor only).
+extern "C" int init(void) { return g_host.plugin_init(plugin_name, apply_priorities); }
 
-extern "C" int fini(void) {
-  try {
-    g_host.stop();
-  } catch (...) { error("%s: fini failed", plugin_type); }
-  return SLURM_SUCCESS;
-}
+extern "C" int fini(void) { return g_host.plugin_fini(); }
 
 // Called with the job write lock held (submit, requeue, release, ...).
 extern "C" uint32_t priority_p_set(uint32_t last_prio, job_record_t* job_ptr) {
@@ -156,12 +135,7 @@ extern "C" uint32_t priority_p_set(uint32_t last_prio, job_record_t* job_ptr) {
 
 extern "C" void priority_p_reconfig(bool assoc_clear) {
   (void)assoc_clear;
-  if (!running_in_slurmctld()) return;
-  try {
-    g_host.reconfigure();
-  } catch (const std::exception& e) { error("%s: reconfigure failed: %s", plugin_type, e.what()); } catch (...) {
-    error("%s: reconfigure failed: unknown exception", plugin_type);
-  }
+  g_host.plugin_reconfigure();
 }
 
 extern "C" void priority_p_set_assoc_usage(slurmdb_assoc_rec_t* assoc) { (void)assoc; }

@@ -3,7 +3,9 @@
 // Every select_p_* call is forwarded to select/cons_tres (the pattern of
 // select/other and select/cray_aries), so cores, memory, GRES and backfill
 // work exactly as there. Three calls do more (steering.cc):
-//   job_test   node order biased by the agent's ranking (sched_weight)
+//   job_test   node order biased by the agent's ranking (sched_weight), and
+//              no GRES job on a node before slurmctld knows its GRES
+//              (gres_known.h)
 //   job_begin  the job's explanation (SystemComment)
 //   job_fini   the finished job goes to the agent's observer (online learning)
 // and state_save / state_restore carry the observer's state.
@@ -12,6 +14,7 @@
 #include <pthread.h>
 
 #include "plugins/slurm/slurm_internal.h"
+#include "plugins/select/duet/gres_known.h"
 #include "plugins/select/duet/steering.h"
 
 extern "C" {
@@ -168,10 +171,22 @@ extern "C" int select_p_node_init(void) { return (*(ops.node_init))(); }
 extern "C" int select_p_job_test(job_record_t* job_ptr, bitstr_t* bitmap, uint32_t min_nodes, uint32_t max_nodes,
                                  uint32_t req_nodes, uint16_t mode, List preemptee_candidates, List* preemptee_job_list,
                                  bitstr_t* exc_core_bitmap) {
-  duet::plugin::NodeBias bias(job_ptr, bitmap, mode);  // restores node weights on scope exit
-  int rc = (*(ops.job_test))(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
-                             preemptee_job_list, exc_core_bitmap);
-  bias.done(rc == SLURM_SUCCESS);
+  // A job that may start now keeps off nodes whose GRES slurmctld does not
+  // know yet (gres_known.h); it starts once they registered.
+  bitstr_t* known = SELECT_IS_MODE_RUN_NOW(mode) ? duet::plugin::nodes_with_known_gres(job_ptr, bitmap) : nullptr;
+  if (known) debug("%s: %pJ: nodes whose GRES is not known yet (slurmd not registered) left out", plugin_type, job_ptr);
+  bitstr_t* nodes = known ? known : bitmap;
+  int rc;
+  {
+    duet::plugin::NodeBias bias(job_ptr, nodes, mode);  // restores node weights on scope exit
+    rc = (*(ops.job_test))(job_ptr, nodes, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
+                           preemptee_job_list, exc_core_bitmap);
+    bias.done(rc == SLURM_SUCCESS);
+  }
+  if (known) {
+    if (rc == SLURM_SUCCESS) bit_copybits(bitmap, known);  // the nodes selected
+    FREE_NULL_BITMAP(known);
+  }
   return rc;
 }
 

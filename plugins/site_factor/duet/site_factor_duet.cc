@@ -30,7 +30,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "plugins/channel/agent_channel.h"
 #include "plugins/ordering/ordering_host.h"
 #include "plugins/seam/site_factor_scale.h"
 #define DUET_DEBUG_FLAG DEBUG_FLAG_PRIO  // scontrol setdebugflags +Priority
@@ -132,46 +131,22 @@ bool ranked_factor(uint32_t job_id, uint32_t* factor) {
   return true;
 }
 
+// PrioritySiteFactorParameters' weight, at init and at each reconfigure.
+std::string prepare_weight(bool at_init) {
+  const uint32_t weight = read_weight();
+  set_weight(weight);
+  return "weight " + std::to_string(weight) +
+         (at_init ? " (site factor 0.." + std::to_string(weight) + " by the agent's rank)" : "");
+}
+
 }  // namespace
 
-extern "C" int init(void) {
-  // priority/multifactor loads site factor plugins in slurmctld only
-  if (!running_in_slurmctld()) return SLURM_SUCCESS;
-  try {
-    const uint32_t weight = read_weight();
-    set_weight(weight);
-    g_host.start(apply_site_factors);
-    // slurmctld loads the select plugin before priority/multifactor loads us
-    DUET_INFO(g_host.level(), "%s loaded; weight %u (site factor 0..%u by the agent's rank); agent channel: %s",
-              plugin_name, weight, weight,
-              duet::plugin::agent_channel()->attached(duet::plugin::AgentChannel::Agent::kPlacement)
-                  ? "connected to select/duet's placement agent"
-                  : "no placement agent (SelectType is not select/duet), its message is zeros");
-    return SLURM_SUCCESS;
-  } catch (const std::exception& e) { error("%s: init failed: %s", plugin_type, e.what()); } catch (...) {
-    error("%s: init failed: unknown exception", plugin_type);
-  }
-  return SLURM_ERROR;
-}
+// priority/multifactor loads site factor plugins in slurmctld only.
+extern "C" int init(void) { return g_host.plugin_init(plugin_name, apply_site_factors, prepare_weight); }
 
-extern "C" int fini(void) {
-  try {
-    g_host.stop();
-  } catch (...) { error("%s: fini failed", plugin_type); }
-  return SLURM_SUCCESS;
-}
+extern "C" int fini(void) { return g_host.plugin_fini(); }
 
-extern "C" void site_factor_p_reconfig(void) {
-  if (!running_in_slurmctld()) return;
-  try {
-    const uint32_t weight = read_weight();
-    set_weight(weight);
-    g_host.reconfigure();
-    DUET_INFO(g_host.level(), "%s: weight %u", plugin_type, weight);
-  } catch (const std::exception& e) { error("%s: reconfigure failed: %s", plugin_type, e.what()); } catch (...) {
-    error("%s: reconfigure failed: unknown exception", plugin_type);
-  }
-}
+extern "C" void site_factor_p_reconfig(void) { g_host.plugin_reconfigure(prepare_weight); }
 
 // Called with the job write lock held, from priority/multifactor's
 // priority_p_set (submit, requeue, release, update, and our set_job_prio).

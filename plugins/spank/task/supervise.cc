@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -26,8 +27,44 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-volatile std::sig_atomic_t g_signal = 0;  // a signal Slurm sent to the task
-void on_signal(int sig) { g_signal = sig; }
+// Signals. Slurm signals every process of the step (scancel, time limit,
+// --signal: slurmstepd through proctrack), so the primary vmha gets its own
+// copy and passes it to the program; forwarding that one too would deliver
+// it twice. Only a signal sent to vmha-task alone (another sender than
+// slurmstepd, our parent) is forwarded, once per delivery. SIGTERM, SIGINT,
+// SIGHUP and SIGQUIT end the step; the others (SIGUSR1, SIGUSR2, SIGALRM)
+// are the program's business and end nothing by themselves.
+constexpr int kCaught[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
+bool ends_step(int sig) { return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT; }
+
+std::atomic<int> g_received[NSIG];    // deliveries per signal, from anyone
+std::atomic<int> g_to_forward[NSIG];  // of those, sent to vmha-task alone
+volatile std::sig_atomic_t g_ending = 0;  // the last step-ending signal received
+pid_t g_stepd = 0;                        // our parent, slurmstepd
+static_assert(std::atomic<int>::is_always_lock_free, "used in a signal handler");
+
+void on_signal(int sig, siginfo_t* si, void*) {
+  const bool step_wide = si && si->si_code == SI_USER && si->si_pid == g_stepd;
+  if (!step_wide) g_to_forward[sig].fetch_add(1, std::memory_order_relaxed);
+  g_received[sig].fetch_add(1, std::memory_order_relaxed);
+  if (ends_step(sig)) g_ending = sig;
+}
+
+void catch_signals() {
+  g_stepd = getppid();
+  struct sigaction sa = {};
+  sa.sa_sigaction = on_signal;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : kCaught) sigaction(sig, &sa, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+}
+
+// Passes the signals sent to vmha-task alone on to the primary, each once.
+void forward_signals(pid_t primary) {
+  for (int sig : kCaught)
+    for (int n = g_to_forward[sig].exchange(0); n > 0; --n) kill(primary, sig);
+}
 
 int fail(const std::string& what) {
   std::fprintf(stderr, "vmha-task: %s\n", what.c_str());
@@ -153,12 +190,23 @@ pid_t spawn_primary(const TaskEnv& t, const std::string& address, std::string* e
 struct Ending {
   int primary_status = 0, backup_status = 0;
   bool failover = false;   // the primary was killed: the backup resumed
-  bool cancelled = false;  // Slurm signalled the step
+  bool cancelled = false;  // a signal ended the step (SIGTERM, SIGINT, SIGHUP, SIGQUIT)
 };
 
-// Relays the released output and waits for both sides to end, passing a
-// signal Slurm sent on to both and telling the backup when the primary is
-// gone.
+// Whether the primary ended by a signal that was meant for the step (we got
+// it too), not by one sent to it alone (kill -9: a failover). The signal
+// reaches us and the primary at about the same time: give it a moment.
+bool killed_by_step_signal(int status) {
+  if (!WIFSIGNALED(status)) return false;
+  const int sig = WTERMSIG(status);
+  if (sig <= 0 || sig >= NSIG) return false;
+  for (int i = 0; i < 10 && g_received[sig].load() == 0; ++i) std::this_thread::sleep_for(20ms);
+  return g_received[sig].load() > 0;
+}
+
+// Relays the released output and waits for both sides to end, passing on
+// the signals only vmha-task got, ending the backup step when a signal ends
+// the step and telling the backup when the primary is gone.
 Ending watch(const TaskEnv& t, pid_t primary, const BackupStep& backup) {
   OutputRelay relay(t.file("out"), t.file("err"));
   Ending e;
@@ -168,24 +216,29 @@ Ending watch(const TaskEnv& t, pid_t primary, const BackupStep& backup) {
   // in the files; what the backup step writes later is not the program's
   // (e.g. slurmstepd's "STEP ... CANCELLED" when it is ended), so stop there.
   bool relaying = true;
+  bool backup_told = false;  // to end (SIGTERM, once)
+  auto end_backup = [&] {
+    if (!backup_done && !backup_told) kill(backup.srun, SIGTERM);
+    backup_told = true;
+  };
   while (!(primary_done && backup_done)) {
     if (relaying) relay.pump();
-    if (g_signal && !e.cancelled) {
-      // Slurm signals every process of the step; make sure both sides get it.
+    if (!primary_done) forward_signals(primary);
+    if (g_ending && !e.cancelled) {
       e.cancelled = true;
-      if (!primary_done) kill(primary, g_signal);
-      if (!backup_done) kill(backup.srun, SIGTERM);
+      end_backup();
     }
     if (!primary_done && reaped(primary, &e.primary_status)) {
       primary_done = true;
       primary_end = Clock::now();
       // Exited (the program's status, or 125 when vmha itself failed, e.g. a
-      // refused executable): nothing to take over. Killed: the backup resumes.
-      bool finished_itself = WIFEXITED(e.primary_status);
-      if (!finished_itself && !e.cancelled) {
-        // A signal meant for the whole step reaches us too: give it a moment.
-        for (int i = 0; i < 10 && !g_signal; ++i) std::this_thread::sleep_for(20ms);
-        if (!g_signal) {
+      // refused executable): nothing to take over. Killed by a signal of the
+      // step's (the program's default action): the program ended, the backup
+      // goes too. Killed otherwise: the backup resumes.
+      if (!WIFEXITED(e.primary_status) && !e.cancelled) {
+        if (killed_by_step_signal(e.primary_status)) {
+          end_backup();
+        } else if (!g_ending) {
           e.failover = true;
           touch(t.file("primary.gone"));  // the backup's fencing command waits for this
         }
@@ -234,8 +287,7 @@ int task_status(const TaskEnv& t, const Ending& e) {
 }  // namespace
 
 int supervise(const TaskEnv& t, const std::string& self) {
-  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM}) std::signal(sig, on_signal);
-  std::signal(SIGPIPE, SIG_IGN);
+  catch_signals();
   std::string error;
   if (!prepare_step_dir(t, &error)) return fail(error);
 
@@ -252,10 +304,11 @@ int supervise(const TaskEnv& t, const std::string& self) {
 
   const Ending e = watch(t, primary, backup);
   const int status = task_status(t, e);
-  if (e.cancelled && g_signal) {
-    write_result(t, backup.node, 128 + g_signal);
-    std::signal(g_signal, SIG_DFL);
-    raise(g_signal);
+  if (e.cancelled) {
+    const int sig = g_ending;
+    write_result(t, backup.node, 128 + sig);
+    std::signal(sig, SIG_DFL);
+    raise(sig);
   }
   write_result(t, backup.node, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
   end_like(status);
