@@ -34,8 +34,8 @@ ha_wait_task_steps 60 cancel.out 0 1
 ha_wait_task_steps 60 cancel.out 1 1
 # Keep copies of the backups' logs: the job epilog removes them.
 ( while [ -d "$HA_DIR/state/job$jid" ]; do
-    for f in "$HA_DIR/state/job$jid"/*/backup.log; do
-      [ -f "$f" ] && cp "$f" "backup.$(basename "$(dirname "$f")").log" 2>/dev/null
+    for f in "$HA_DIR/state/job$jid"/*/{backup,primary,srun}.log; do
+      [ -f "$f" ] && cp "$f" "$(basename "$f" .log).$(basename "$(dirname "$f")").log" 2>/dev/null
     done
     sleep 0.05
   done ) &
@@ -55,7 +55,11 @@ done
 grep -q "step 1 of 100000" cancel.out || fail "scancel: the program never printed (it did not run)"
 logs=$(ls backup.step0.task*.log 2>/dev/null | wc -l)
 [ "$logs" = 2 ] || fail "scancel: expected the logs of 2 backups, got $logs"
-if grep -H "resuming from checkpoint" backup.step0.task*.log; then fail "scancel: a backup took over"; fi
+if grep -H "resuming from checkpoint" backup.step0.task*.log; then
+  tail -n 20 primary.step0.task*.log srun.step0.task*.log 2>/dev/null
+  grep -h "vmha\|error" "$CLUSTER_DIR"/log/slurmd-node*.log 2>/dev/null | tail -n 20
+  fail "scancel: a backup took over"
+fi
 note "scancel: job $jid ended $st in $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s after scancel; neither backup took over"
 
 # 3. A program with a SIGTERM handler that writes a final line and exits 0
@@ -90,6 +94,9 @@ for task in 0 1; do
   [ "$n" = 1 ] || { cat term.out; fail "USR1: task $task's handler ran $n times"; }
 done
 [ "$(timeout 10 squeue -h -j "$jid" -o %T)" = RUNNING ] || { ha_dump "$jid"; fail "USR1 ended job $jid"; }
+# the backups got SIGUSR1 too: they must still be there to protect the job
+backups=$(ha_pids "$jid" "^[^ ]*/vmha backup --listen" | wc -l)
+[ "$backups" = 2 ] || { ha_dump "$jid"; fail "USR1: $backups of 2 backups left (SIGUSR1 ended a backup)"; }
 scancel "$jid"
 st=$(ha_wait_end 60 "$jid")
 [ "$st" = CANCELLED ] || { ha_dump "$jid"; fail "handler: job $jid ended $st"; }
@@ -98,4 +105,4 @@ for task in 0 1; do
   [ "$n" = 1 ] || { cat term.out; ha_dump "$jid"; fail "handler: task $task's final line appeared $n times"; }
 done
 note "scancel of a program with a SIGTERM handler: job $jid $st, each task's final line once"
-echo "ok: exit code 3 reached sacct; scancel ended the --ha job with no takeover and no vmha left; SIGUSR1 and SIGTERM handlers ran once per task"
+echo "ok: exit code 3 reached sacct; scancel ended the --ha job with no takeover and no vmha left; SIGUSR1 and SIGTERM handlers ran once per task, SIGUSR1 left both backups running"

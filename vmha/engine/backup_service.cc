@@ -181,6 +181,12 @@ int exit_code_after_bye(ImageStore& store) {
 
 int run_backup(const BackupOptions& o) {
   signal(SIGPIPE, SIG_IGN);
+  // Slurm signals every process of a step (scancel --signal=USR1, --signal=
+  // USR2@60): until a takeover the guest runs on the primary, which got its
+  // own copy; their default action would end this backup and leave the job
+  // unprotected. From the takeover on, the VM relays them to the guest.
+  signal(SIGUSR1, SIG_IGN);
+  signal(SIGUSR2, SIG_IGN);
   OutputFiles files;
   if (Status s = files.open(o.stdout_file, o.stderr_file); !s.ok()) return fail(s.message());
   auto auth = SharedKeyAuthenticator::from_file(o.key_file);
