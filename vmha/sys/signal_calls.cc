@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -141,17 +142,23 @@ int64_t sys_kill(Process& p, const SyscallArgs& a) {
   return not_ours(pid < 0 ? -pid : pid);
 }
 
+// One of the guest's own threads. A signal sent to a thread is pending for
+// the process here (the thread on the vCPU takes it), a simplification of
+// Linux's per-thread pending set.
+bool own_thread(Process& p, int64_t tid) { return tid <= INT32_MAX && p.threads.find(static_cast<int32_t>(tid)); }
+
 int64_t sys_tgkill(Process& p, const SyscallArgs& a) {
   int64_t tgid = static_cast<int64_t>(a.a[0]), tid = static_cast<int64_t>(a.a[1]);
   if (tgid <= 0 || tid <= 0) return -EINVAL;
-  if (!is_self(tgid) || !is_self(tid)) return not_ours(tid);
+  if (!is_self(tgid)) return not_ours(tid);
+  if (!own_thread(p, tid)) return -ESRCH;
   return send_self(p, static_cast<int>(a.a[2]), SI_TKILL);
 }
 
 int64_t sys_tkill(Process& p, const SyscallArgs& a) {
   int64_t tid = static_cast<int64_t>(a.a[0]);
   if (tid <= 0) return -EINVAL;
-  if (!is_self(tid)) return not_ours(tid);
+  if (!own_thread(p, tid)) return not_ours(tid);
   return send_self(p, static_cast<int>(a.a[1]), SI_TKILL);
 }
 
