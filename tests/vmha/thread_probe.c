@@ -13,13 +13,19 @@
  *   thread_probe misc               gettid, tgkill to another thread, a
  *                                   timed wait that times out, sched_yield,
  *                                   sched_getaffinity, exit of one thread
+ *   thread_probe futex              the futex operations glibc's pthreads do
+ *                                   not all use: CMP_REQUEUE, REQUEUE,
+ *                                   WAKE_OP, WAIT_BITSET/WAKE_BITSET, timeouts
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +178,23 @@ static void *misc_thread(void *arg) {
   pthread_exit((void *)42L);
 }
 
+/* A process-wide signal while the running thread blocks it reaches the
+   thread waiting in pthread_join. */
+static volatile sig_atomic_t got_usr2;
+static void on_usr2(int sig) { got_usr2 = sig; }
+
+static void *masking_thread(void *arg) {
+  (void)arg;
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, SIGUSR2);
+  pthread_sigmask(SIG_BLOCK, &s, NULL);
+  kill(getpid(), SIGUSR2);
+  while (!got_usr2) {
+  }
+  return NULL;
+}
+
 static int misc(void) {
   signal(SIGUSR1, on_usr1);
   pid_t me = (pid_t)syscall(SYS_gettid);
@@ -194,13 +217,67 @@ static int misc(void) {
   pthread_join(t, &v);
   int gone = syscall(SYS_tgkill, getpid(), other_tid, 0) < 0 ? errno : 0;
   raise(SIGUSR1);
+  signal(SIGUSR2, on_usr2);
+  pthread_t m;
+  pthread_create(&m, NULL, masking_thread, NULL);
+  pthread_join(m, NULL);
   cpu_set_t set;
   CPU_ZERO(&set);
   sched_getaffinity(0, sizeof set, &set);
   printf("main_is_pid=%d other_differs=%d timedout=%d kill_other=%d kill_none=%d yield=%d joined=%ld gone=%d "
-         "usr1=%d cpus_ok=%d\n",
+         "usr1=%d cpus_ok=%d routed=%d\n",
          me == getpid(), other_tid != me, timed == ETIMEDOUT, kill_other, kill_none, yield, (long)v, gone,
-         got_usr1 == SIGUSR1, CPU_COUNT(&set) >= 1);
+         got_usr1 == SIGUSR1, CPU_COUNT(&set) >= 1, got_usr2 == SIGUSR2);
+  return 0;
+}
+
+/* futex */
+static uint32_t fa, fb, fc;
+
+static long futex(uint32_t *w, int op, uint32_t val, const struct timespec *t, uint32_t *w2, uint32_t val3) {
+  return syscall(SYS_futex, w, op, val, t, w2, val3);
+}
+
+static void *bits_waiter(void *arg) {
+  /* Waits on fa with its own bitset; may be requeued elsewhere meanwhile. */
+  long r = futex(&fa, FUTEX_WAIT_BITSET_PRIVATE, 0, NULL, NULL, (uint32_t)(long)arg);
+  return (void *)(r == 0 ? 0L : (long)errno);
+}
+
+static int futex_ops(void) {
+  pthread_t t[3];
+  for (long i = 0; i < 3; ++i) pthread_create(&t[i], NULL, bits_waiter, (void *)(1L << i));
+  /* All three wait once all three are requeued from fa to fb (none woken). */
+  long moved = 0;
+  while (moved < 3) {
+    long n = futex(&fa, FUTEX_CMP_REQUEUE_PRIVATE, 0, (const struct timespec *)(long)INT_MAX, &fb, 0);
+    if (n < 0) return 1;
+    moved += n;
+    if (moved < 3) sched_yield();
+  }
+  long bit2 = futex(&fb, FUTEX_WAKE_BITSET_PRIVATE, INT_MAX, NULL, NULL, 2); /* the second waiter */
+  long none = futex(&fb, FUTEX_WAKE_BITSET_PRIVATE, INT_MAX, NULL, NULL, 8); /* nobody has bit 3 */
+  long req = futex(&fb, FUTEX_REQUEUE_PRIVATE, 0, (const struct timespec *)1L, &fc, 0); /* one to fc */
+  /* fc = 1 (old 0); wake one on fb; old == 0, so one on fc too. */
+  long op = futex(&fb, FUTEX_WAKE_OP_PRIVATE, 1, (const struct timespec *)1L, &fc,
+                  FUTEX_OP(FUTEX_OP_SET, 1, FUTEX_OP_CMP_EQ, 0));
+  long rest = 0;
+  for (int i = 0; i < 3; ++i) {
+    void *v;
+    pthread_join(t[i], &v);
+    rest += (long)v;
+  }
+  long again = futex(&fa, FUTEX_WAIT_PRIVATE, 1, NULL, NULL, 0) < 0 ? errno : 0; /* fa is 0, not 1 */
+  struct timespec ten_ms = {0, 10000000};
+  long rel = futex(&fa, FUTEX_WAIT_PRIVATE, 0, &ten_ms, NULL, 0) < 0 ? errno : 0;
+  struct timespec past;
+  clock_gettime(CLOCK_MONOTONIC, &past);
+  past.tv_sec -= 1;
+  long abs_past = futex(&fa, FUTEX_WAIT_BITSET_PRIVATE, 0, &past, NULL, FUTEX_BITSET_MATCH_ANY) < 0 ? errno : 0;
+  long zero_bits = futex(&fa, FUTEX_WAIT_BITSET_PRIVATE, 0, NULL, NULL, 0) < 0 ? errno : 0;
+  printf("moved=%ld bit2=%ld none=%ld requeue=%ld wake_op=%ld fc=%u waiters=%ld eagain=%d etimedout=%d/%d einval=%d\n",
+         moved, bit2, none, req, op, fc, rest, again == EAGAIN, rel == ETIMEDOUT, abs_past == ETIMEDOUT,
+         zero_bits == EINVAL);
   return 0;
 }
 
@@ -208,6 +285,7 @@ int main(int argc, char **argv) {
   if (argc >= 5 && !strcmp(argv[1], "rounds")) return rounds(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
   if (argc >= 2 && !strcmp(argv[1], "block")) return block();
   if (argc >= 2 && !strcmp(argv[1], "misc")) return misc();
-  fprintf(stderr, "usage: thread_probe rounds R N ITERS | block | misc\n");
+  if (argc >= 2 && !strcmp(argv[1], "futex")) return futex_ops();
+  fprintf(stderr, "usage: thread_probe rounds R N ITERS | block | misc | futex\n");
   return 2;
 }

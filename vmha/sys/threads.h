@@ -104,7 +104,7 @@ class ThreadTable {
   bool expire(int64_t now_mono, int64_t now_real, int64_t now_boot);
   // Nanoseconds until the first timed wait is due (0: already), -1: none.
   int64_t next_due_ns() const;
-  // Ends a thread's wait with `result` (a signal to deliver: -EINTR).
+  // Ends a thread's wait with `result` (kWaitForRelease: a signal cut it).
   void interrupt(GuestThread& t, int64_t result);
 
   // Next runnable thread after the current one, round robin (the current one

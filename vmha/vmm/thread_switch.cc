@@ -2,7 +2,8 @@
 // of the run loop the VMM ends due waits, and when the running thread
 // blocked, yielded, exited or used up its time slice, saves its registers and
 // FPU state and loads the next runnable thread's (round robin). A thread that
-// stopped inside a system call resumes with that call's answer in rax.
+// stopped inside a system call resumes with that call's answer in rax, or
+// before the call when a signal cut its wait.
 // With no thread runnable the vCPU thread sleeps (wait_idle) until a wait is
 // due, a signal arrives, or an epoch pause or a stop asks for it: a pause
 // then finds every thread either on the vCPU between two instructions or in
@@ -89,27 +90,14 @@ Status Vm::schedule(bool* idle) {
   if (restart_) return Status();  // the running thread is before a call it runs again
   const int64_t now = thread_clock_ns(CLOCK_MONOTONIC);
   tt.expire(now, thread_clock_ns(CLOCK_REALTIME), thread_clock_ns(CLOCK_BOOTTIME));
+  if (tt.several()) route_signals();
   const bool slice_over = now >= slice_end_ns_;
   if (cur->runnable() && !cur->in_call && !(slice_over && has_runnable_other(tt))) {
     kick_.aim(next_kick_ns());
     return Status();
   }
+  route_signals();
   std::optional<size_t> next = tt.pick();
-  if (!next) {
-    // Nobody can run. A signal one of the waiters would take ends its wait
-    // (EINTR), as Linux interrupts a blocked thread to deliver it.
-    SignalState& s = proc_->signals;
-    collect_signals(s);
-    for (GuestThread& t : tt.all()) {
-      if (t.exited || t.wait.kind == ThreadWait::Kind::kNone) continue;
-      const uint64_t mask = &t == cur ? proc_->sigmask : t.sigmask;
-      if (s.deliverable(mask, proc_->sigactions)) {
-        tt.interrupt(t, -EINTR);
-        break;
-      }
-    }
-    next = tt.pick();
-  }
   if (!next) {
     *idle = true;
     kick_.aim(next_kick_ns());
@@ -139,12 +127,43 @@ Status Vm::schedule(bool* idle) {
     kvm_regs r;
     if (Status s = flush_sync_regs(); !s.ok()) return s;
     if (ioctl(vcpu_fd_, KVM_GET_REGS, &r) < 0) return Status::error(errno_text("KVM_GET_REGS"));
-    r.rax = static_cast<uint64_t>(cur->result);
+    if (cur->result == kWaitForRelease) {
+      // A signal cut the wait: back before the call (rax still holds its
+      // number); delivery decides between EINTR and running it again, as
+      // for a call the kick cut short (signal_delivery.cc).
+      r.rip = r.rcx - 2;
+      restart_ = true;
+    } else {
+      r.rax = static_cast<uint64_t>(cur->result);
+    }
     if (ioctl(vcpu_fd_, KVM_SET_REGS, &r) < 0) return Status::error(errno_text("KVM_SET_REGS"));
   }
   slice_end_ns_ = now + kSliceNs;
   kick_.aim(next_kick_ns());
   return Status();
+}
+
+void Vm::route_signals() {
+  // Linux gives a process-wide signal to a thread that does not block it,
+  // interrupting one that waits if none else can take it. Here the running
+  // thread takes it at its next safe point, a runnable one at its turn; a
+  // waiting one has its wait cut (the call ends with EINTR or runs again
+  // after the handler, as SA_RESTART says).
+  SignalState& s = proc_->signals;
+  collect_signals(s);
+  if (!s.pending) return;
+  ThreadTable& tt = proc_->threads;
+  const GuestThread& cur = tt.current();
+  auto mask_of = [&](const GuestThread& t) { return &t == &cur ? proc_->sigmask : t.sigmask; };
+  for (const GuestThread& t : tt.all())
+    if (t.runnable() && s.deliverable(mask_of(t), proc_->sigactions)) return;
+  for (GuestThread& t : tt.all()) {
+    if (t.exited || t.wait.kind == ThreadWait::Kind::kNone) continue;
+    if (s.deliverable(mask_of(t), proc_->sigactions)) {
+      tt.interrupt(t, kWaitForRelease);
+      return;
+    }
+  }
 }
 
 void Vm::wait_idle() {

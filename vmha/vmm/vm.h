@@ -157,6 +157,9 @@ class Vm {
   Status schedule(bool* idle);
   // No thread can run: sleeps until a wait is due, a signal, a pause or a stop.
   void wait_idle();
+  // A pending signal that no running or runnable thread can take cuts the
+  // wait of one that can.
+  void route_signals();
 
   VmOptions opts_;
   int kvm_fd_ = -1, vm_fd_ = -1, vcpu_fd_ = -1;
