@@ -1,7 +1,8 @@
 // Guest threads: a static and a dynamic pthread program (threads taking
 // turns through a mutex and a condvar, an atomic counter, TLS, joins; the
 // raw futex operations; gettid, tgkill, a signal that only a waiting thread
-// can take) print what they print natively, also when the VM is paused every 2 ms (a pause
+// can take; sigwait in one thread while another computes) print what they
+// print natively, also when the VM is paused every 2 ms (a pause
 // is never a spurious EINTR or ETIMEDOUT of a futex wait or a sleep); a VM
 // stopped while threads wait on a condvar (one with a timeout), sleep and
 // compute is saved (state version 3) and restored into a fresh VM that
@@ -108,7 +109,7 @@ START_TEST(static_pthreads_print_the_native_output) {
   ck_assert_msg(contains(want, "round 2: turns=1200 total=3000"), "%s", want.c_str());
   std::string got = run_probe(false, kRounds, false);
   ck_assert_msg(got == want, "vmha:\n%s\nnative:\n%s", got.c_str(), want.c_str());
-  for (const char* mode : {"misc", "futex"}) {
+  for (const char* mode : {"misc", "futex", "sigwait"}) {
     std::string want_mode = native(false, {mode}, dir), got_mode = run_probe(false, {mode}, false);
     ck_assert_msg(got_mode == want_mode, "%s: vmha:\n%s\nnative:\n%s", mode, got_mode.c_str(), want_mode.c_str());
   }

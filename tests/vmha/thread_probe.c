@@ -16,6 +16,9 @@
  *   thread_probe futex              the futex operations glibc's pthreads do
  *                                   not all use: CMP_REQUEUE, REQUEUE,
  *                                   WAKE_OP, WAIT_BITSET/WAKE_BITSET, timeouts
+ *   thread_probe sigwait            one thread in sigtimedwait (times out)
+ *                                   and sigwait while the other computes and
+ *                                   then sends the signal
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -231,6 +234,44 @@ static int misc(void) {
   return 0;
 }
 
+/* sigwait: one thread waits for a signal while another computes. */
+static int timed_out;
+
+static void *sigwaiter(void *arg) {
+  (void)arg;
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, SIGUSR1);
+  struct timespec t = {0, 10000000};
+  int r = sigtimedwait(&s, NULL, &t); /* nothing sent yet: EAGAIN after 10 ms */
+  pthread_mutex_lock(&mu);
+  timed_out = r < 0 && errno == EAGAIN ? 1 : -1;
+  pthread_cond_broadcast(&cv);
+  pthread_mutex_unlock(&mu);
+  int sig = 0;
+  sigwait(&s, &sig);
+  return (void *)(long)sig;
+}
+
+static int sigwait_mode(void) {
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, SIGUSR1);
+  pthread_sigmask(SIG_BLOCK, &s, NULL);
+  pthread_t w;
+  pthread_create(&w, NULL, sigwaiter, NULL);
+  unsigned long x = 1; /* runs while the other thread waits */
+  for (int i = 0; i < 3000000; ++i) x = x * 6364136223846793005ul + 1442695040888963407ul;
+  pthread_mutex_lock(&mu);
+  while (!timed_out) pthread_cond_wait(&cv, &mu);
+  pthread_mutex_unlock(&mu);
+  kill(getpid(), SIGUSR1);
+  void *v;
+  pthread_join(w, &v);
+  printf("timedwait=%d sigwait=%ld x=%lu\n", timed_out, (long)v, x % 1000);
+  return 0;
+}
+
 /* futex */
 static uint32_t fa, fb, fc;
 
@@ -286,6 +327,7 @@ int main(int argc, char **argv) {
   if (argc >= 2 && !strcmp(argv[1], "block")) return block();
   if (argc >= 2 && !strcmp(argv[1], "misc")) return misc();
   if (argc >= 2 && !strcmp(argv[1], "futex")) return futex_ops();
-  fprintf(stderr, "usage: thread_probe rounds R N ITERS | block | misc | futex\n");
+  if (argc >= 2 && !strcmp(argv[1], "sigwait")) return sigwait_mode();
+  fprintf(stderr, "usage: thread_probe rounds R N ITERS | block | misc | futex | sigwait\n");
   return 2;
 }

@@ -1,6 +1,6 @@
 // The thread section of the VM state (version 3): every guest thread with its
 // id, the word cleared at its exit, what it waits for (a futex word and
-// bitset, a sleep) with the time its wait has left, the answer a woken one
+// bitset, a sleep, signals) with the time its wait has left, the answer a woken one
 // gets, and, for each thread not on the vCPU, its registers and FPU state
 // (the thread on the vCPU is the vCPU section; its mask and FS base are the
 // process section's). A wait's deadline travels as the time it had left, as
@@ -41,6 +41,7 @@ void VmStateCodec::encode_threads(ByteWriter& w, const Vm& vm) {
     w.u32(static_cast<uint32_t>(wt.kind));
     w.u64(wt.futex);
     w.u32(wt.bitset);
+    w.u64(wt.sigset);
     w.u32(wt.timed);
     w.u32(static_cast<uint32_t>(wt.clock));
     int64_t left = wt.timed ? std::max<int64_t>(0, wt.deadline_ns - thread_clock_ns(wt.clock)) : 0;
@@ -81,6 +82,7 @@ void VmStateCodec::decode_threads(ByteReader& r, Vm& vm) {
     const uint32_t kind = r.u32("wait kind");
     wt.futex = r.u64("futex address");
     wt.bitset = r.u32("futex bitset");
+    wt.sigset = r.u64("signal wait set");
     const uint32_t timed = r.u32("wait timed");
     wt.clock = static_cast<int32_t>(r.u32("wait clock"));
     const auto left = static_cast<int64_t>(r.u64("wait deadline"));
@@ -94,8 +96,8 @@ void VmStateCodec::decode_threads(ByteReader& r, Vm& vm) {
       r.fail("thread flags", "0..3");
     else if (t.tid != 0 && (t.tid < kFirstThreadId || t.tid >= next_tid))
       r.fail("thread id", "0 or an id this VM gave out");
-    else if (kind > 2 || timed > 1)
-      r.fail("wait kind", "none, futex or sleep");
+    else if (kind > 3 || timed > 1)
+      r.fail("wait kind", "none, futex, sleep or signal");
     else if (timed && (!known_clock(wt.clock) || left < 0))
       r.fail("wait clock", "CLOCK_REALTIME, CLOCK_MONOTONIC or CLOCK_BOOTTIME and a time left of 0 or more");
     else if (kind == 1 && wt.futex % 4)

@@ -175,7 +175,26 @@ int64_t wait_for_signal(Process& p) {
   return signal_ready(p) ? -EINTR : kWaitForRelease;
 }
 
-int64_t sys_pause(Process& p, const SyscallArgs&) { return wait_for_signal(p); }
+// With other threads, a thread waiting for a signal leaves the vCPU to them:
+// a wait in the thread table that a signal cuts (the VMM's route_signals),
+// after which the call runs again (and finds it) or ends in EINTR.
+int64_t wait_as_thread(Process& p, uint64_t set, int64_t deadline_ns) {
+  ThreadWait w;
+  w.kind = ThreadWait::Kind::kSignal;
+  w.sigset = set;
+  if (deadline_ns >= 0) {
+    w.timed = true;
+    w.clock = CLOCK_MONOTONIC;
+    w.deadline_ns = deadline_ns;
+  }
+  p.threads.block(w);
+  return kSwitchThread;
+}
+
+int64_t sys_pause(Process& p, const SyscallArgs&) {
+  if (p.threads.several()) return signal_ready(p) ? -EINTR : wait_as_thread(p, 0, -1);
+  return wait_for_signal(p);
+}
 
 int64_t sys_rt_sigsuspend(Process& p, const SyscallArgs& a) {
   uint64_t mask;
@@ -217,6 +236,10 @@ int64_t sys_rt_sigtimedwait(Process& p, const SyscallArgs& a) {
     return 0;
   };
   int64_t r = 0;
+  if (p.threads.several()) {
+    if ((r = outcome()) != 0) return r;
+    return wait_as_thread(p, set, deadline);
+  }
   auto left = [&] {
     int64_t due = s.next_due_ns();
     if (deadline < 0) return due;

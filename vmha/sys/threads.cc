@@ -89,7 +89,8 @@ bool ThreadTable::expire(int64_t now_mono, int64_t now_real, int64_t now_boot) {
     if (t.exited || t.wait.kind == ThreadWait::Kind::kNone || !t.wait.timed) continue;
     int64_t now = t.wait.clock == CLOCK_REALTIME ? now_real : t.wait.clock == CLOCK_BOOTTIME ? now_boot : now_mono;
     if (now < t.wait.deadline_ns) continue;
-    interrupt(t, t.wait.kind == ThreadWait::Kind::kFutex ? -ETIMEDOUT : 0);
+    const ThreadWait::Kind kind = t.wait.kind;
+    interrupt(t, kind == ThreadWait::Kind::kFutex ? -ETIMEDOUT : kind == ThreadWait::Kind::kSignal ? -EAGAIN : 0);
     any = true;
   }
   return any;

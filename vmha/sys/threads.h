@@ -39,10 +39,13 @@ constexpr int32_t kFirstThreadId = 1 << 22;
 constexpr size_t kMaxThreads = 1024;
 
 struct ThreadWait {
-  enum class Kind : uint32_t { kNone = 0, kFutex = 1, kSleep = 2 };
+  // kSignal: pause, or rt_sigtimedwait for the signals in `sigset`; a
+  // signal cuts it (the call then runs again and finds it, or ends in EINTR).
+  enum class Kind : uint32_t { kNone = 0, kFutex = 1, kSleep = 2, kSignal = 3 };
   Kind kind = Kind::kNone;
   uint64_t futex = 0;  // guest virtual address of the futex word
   uint32_t bitset = ~0u;
+  uint64_t sigset = 0;  // kSignal: what rt_sigtimedwait waits for
   bool timed = false;
   int32_t clock = CLOCK_MONOTONIC;
   int64_t deadline_ns = 0;  // on `clock`
@@ -99,8 +102,8 @@ class ThreadTable {
   int wake(uint64_t futex, uint32_t bitset, int n);
   // Moves up to `n` waiters of `from` to `to` (FUTEX_CMP_REQUEUE).
   int requeue(uint64_t from, uint64_t to, int n);
-  // Timed waits that are due end (ETIMEDOUT for a futex, 0 for a sleep);
-  // true when one did.
+  // Timed waits that are due end (ETIMEDOUT for a futex, 0 for a sleep,
+  // EAGAIN for rt_sigtimedwait); true when one did.
   bool expire(int64_t now_mono, int64_t now_real, int64_t now_boot);
   // Nanoseconds until the first timed wait is due (0: already), -1: none.
   int64_t next_due_ns() const;

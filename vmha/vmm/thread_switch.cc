@@ -155,6 +155,12 @@ void Vm::route_signals() {
   ThreadTable& tt = proc_->threads;
   const GuestThread& cur = tt.current();
   auto mask_of = [&](const GuestThread& t) { return &t == &cur ? proc_->sigmask : t.sigmask; };
+  // rt_sigtimedwait takes a signal it waits for, blocked or not.
+  for (GuestThread& t : tt.all())
+    if (!t.exited && t.wait.kind == ThreadWait::Kind::kSignal && (t.wait.sigset & s.pending)) {
+      tt.interrupt(t, kWaitForRelease);
+      return;
+    }
   for (const GuestThread& t : tt.all())
     if (t.runnable() && s.deliverable(mask_of(t), proc_->sigactions)) return;
   for (GuestThread& t : tt.all()) {
