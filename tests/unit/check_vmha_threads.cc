@@ -6,7 +6,8 @@
 // is never a spurious EINTR or ETIMEDOUT of a futex wait or a sleep); a VM
 // stopped while threads wait on a condvar (one with a timeout), sleep and
 // compute is saved (state version 3) and restored into a fresh VM that
-// finishes with the native output; a state of a newer version is refused.
+// finishes with the native output; a thread blocked reading an empty pipe
+// does not hold up one that computes; a state of a newer version is refused.
 // tests/vmha/thread_probe.c is the guest.
 #include <fcntl.h>
 #include <unistd.h>
@@ -183,6 +184,30 @@ START_TEST(save_with_waiting_threads_restores_and_finishes) {
 }
 END_TEST
 
+START_TEST(blocking_read_does_not_hold_up_other_threads) {
+  // The reader blocks on an empty pipe; the other thread must still compute
+  // and print, and only then does the test write the byte.
+  ProbeVm p(false, {"pipe"});
+  int in[2];
+  ck_assert_int_eq(pipe(in), 0);
+  p.vm.reset();
+  ElfImage img;
+  ck_assert(read_elf_file(probe(false), &img).ok());
+  p.opts.std_fds[0] = in[0];
+  ck_assert(Vm::create(p.opts, &p.vm).ok());
+  ck_assert(p.vm->load(img, probe(false), {probe(false), "pipe"}, {}).ok());
+  RunResult r;
+  std::thread runner([&] { r = p.vm->run(); });
+  wait_for_text(p.dir + "/out", "computed");
+  ck_assert_int_eq(write(in[1], "z", 1), 1);
+  runner.join();
+  close(in[0]);
+  close(in[1]);
+  expect_exit_0(r);
+  ck_assert_msg(contains(p.output(), "computed x=905\nread=z\n"), "%s", p.output().c_str());
+}
+END_TEST
+
 START_TEST(newer_state_version_is_refused) {
   ProbeVm p(false, {"rounds", "1", "2", "1"});
   p.vm->set_syscall_hook([](Vm& vm, uint64_t, uint64_t) {
@@ -217,6 +242,7 @@ int main() {
   tcase_add_test(tc, dynamic_pthreads_print_the_native_output);
   tcase_add_test(tc, pauses_are_invisible_to_waiting_threads);
   tcase_add_test(tc, save_with_waiting_threads_restores_and_finishes);
+  tcase_add_test(tc, blocking_read_does_not_hold_up_other_threads);
   tcase_add_test(tc, newer_state_version_is_refused);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);

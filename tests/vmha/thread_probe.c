@@ -19,6 +19,9 @@
  *   thread_probe sigwait            one thread in sigtimedwait (times out)
  *                                   and sigwait while the other computes and
  *                                   then sends the signal
+ *   thread_probe pipe               one thread blocks reading standard input
+ *                                   while the other computes and prints
+ *                                   "computed"; the byte comes after that
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -272,6 +275,27 @@ static int sigwait_mode(void) {
   return 0;
 }
 
+/* pipe: one thread blocks reading standard input while another computes. */
+static void *reader(void *arg) {
+  (void)arg;
+  char c = 0;
+  long n = read(0, &c, 1);
+  return (void *)(n == 1 ? (long)c : -1L);
+}
+
+static int pipe_mode(void) {
+  pthread_t r;
+  pthread_create(&r, NULL, reader, NULL);
+  unsigned long x = 1;
+  for (int i = 0; i < 3000000; ++i) x = x * 6364136223846793005ul + 1442695040888963407ul;
+  printf("computed x=%lu\n", x % 1000); /* the byte comes once this is out */
+  fflush(stdout);
+  void *v;
+  pthread_join(r, &v);
+  printf("read=%c\n", (char)(long)v);
+  return 0;
+}
+
 /* futex */
 static uint32_t fa, fb, fc;
 
@@ -328,6 +352,7 @@ int main(int argc, char **argv) {
   if (argc >= 2 && !strcmp(argv[1], "misc")) return misc();
   if (argc >= 2 && !strcmp(argv[1], "futex")) return futex_ops();
   if (argc >= 2 && !strcmp(argv[1], "sigwait")) return sigwait_mode();
-  fprintf(stderr, "usage: thread_probe rounds R N ITERS | block | misc | futex | sigwait\n");
+  if (argc >= 2 && !strcmp(argv[1], "pipe")) return pipe_mode();
+  fprintf(stderr, "usage: thread_probe rounds R N ITERS | block | misc | futex | sigwait | pipe\n");
   return 2;
 }

@@ -11,7 +11,9 @@
 // wait record and not a host thread inside a system call), one dirty ring
 // tracks all of them, and the system-call layer needs no locks. The price:
 // the guest's threads share one host CPU, and a host call that blocks
-// (a read of an empty pipe, poll) blocks them all.
+// (a read of an empty pipe, poll) holds the vCPU for the rest of its
+// thread's time slice: the slice's kick cuts it, the thread waits before
+// the call, and it runs the call again at its next turn.
 //
 // The system calls (thread_calls.cc, futex_calls.cc) change this table and
 // answer kSwitchThread when the calling thread must leave the vCPU; the VMM
@@ -62,6 +64,11 @@ struct GuestThread {
   ThreadWait wait;
   bool in_call = false;  // stopped inside a system call: resumes with rax = result
   int64_t result = 0;
+  // Off the vCPU before a call it runs again (a host call the kick cut
+  // short), with the deadline of that call when it had one: the VMM's
+  // restart flag and Process::call_deadline while it runs.
+  bool restart = false;
+  std::optional<std::pair<int32_t, timespec>> call_deadline;
   bool exited = false;
   bool runnable() const { return !exited && wait.kind == ThreadWait::Kind::kNone; }
 };

@@ -1,7 +1,10 @@
 // Guest threads on the one vCPU (sys/threads.h says why): at each safe point
 // of the run loop the VMM ends due waits, and when the running thread
 // blocked, yielded, exited or used up its time slice, saves its registers and
-// FPU state and loads the next runnable thread's (round robin). A thread that
+// FPU state and loads the next runnable thread's (round robin). A thread
+// sitting before a call it runs again (a blocking host call that the
+// slice's kick cut short) is switched like any other: its restart flag and
+// call deadline go with it. A thread that
 // stopped inside a system call resumes with that call's answer in rax, or
 // before the call when a signal cut its wait.
 // With no thread runnable the vCPU thread sleeps (wait_idle) until a wait is
@@ -12,6 +15,7 @@
 #include <sys/ioctl.h>
 
 #include <cerrno>
+#include <utility>
 
 #include "vmha/sys/signal_kick.h"
 #include "vmha/vmm/layout.h"
@@ -87,7 +91,6 @@ Status Vm::schedule(bool* idle) {
   ThreadTable& tt = proc_->threads;
   GuestThread* cur = &tt.current();
   if (!tt.several() && cur->runnable() && !cur->in_call) return Status();  // one thread, running
-  if (restart_) return Status();  // the running thread is before a call it runs again
   const int64_t now = thread_clock_ns(CLOCK_MONOTONIC);
   tt.expire(now, thread_clock_ns(CLOCK_REALTIME), thread_clock_ns(CLOCK_BOOTTIME));
   if (tt.several()) route_signals();
@@ -108,7 +111,10 @@ Status Vm::schedule(bool* idle) {
       if (Status s = save_cpu(&thread_cpus_[cur->tid]); !s.ok()) return s;
       cur->sigmask = proc_->sigmask;
       cur->fs_base = proc_->fs_base;
+      cur->restart = restart_;
+      if (auto d = std::exchange(proc_->call_deadline, std::nullopt)) cur->call_deadline = {{d->clock, d->at}};
     }
+    proc_->call_deadline.reset();
     tt.set_current(*next);
     cur = &tt.current();
     auto it = thread_cpus_.find(cur->tid);
@@ -118,6 +124,9 @@ Status Vm::schedule(bool* idle) {
     proc_->sigmask = cur->sigmask;
     proc_->fs_base = cur->fs_base;
     proc_->fs_base_changed = true;
+    restart_ = std::exchange(cur->restart, false);
+    if (auto d = std::exchange(cur->call_deadline, std::nullopt))
+      proc_->call_deadline = Process::CallDeadline{d->first, d->second};
     tt.reap();
     cur = &tt.current();
     if (Status s = apply_vmm_changes(); !s.ok()) return s;
