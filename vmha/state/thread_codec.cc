@@ -6,7 +6,10 @@
 // process section's). A wait's deadline travels as the time it had left, as
 // the signal section's timers do: a restored VM waits on from then, on its
 // own host's clocks.
+#include <algorithm>
 #include <cstring>
+#include <map>
+#include <vector>
 
 #include "vmha/state/vm_state_codec.h"
 

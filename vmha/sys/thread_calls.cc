@@ -62,7 +62,8 @@ struct CloneArgs {  // struct clone_args, version 0 (64 bytes) and what follows
 int64_t sys_clone3(Process& p, const SyscallArgs& a) {
   CloneArgs c{};
   const uint64_t size = a.a[1];
-  if (size < 64 || size > 4096) return -EINVAL;
+  if (size < 64) return -EINVAL;
+  if (size > 4096) return -E2BIG;
   if (!p.as.copy_in(&c, a.a[0], std::min<uint64_t>(size, sizeof c))) return -EFAULT;
   if (c.exit_signal || c.set_tid || c.set_tid_size || (c.flags >> 32)) {
     if (!(c.flags & CLONE_THREAD)) return refuse_process(p, a);

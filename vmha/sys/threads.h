@@ -73,8 +73,6 @@ struct GuestThread {
   bool runnable() const { return !exited && wait.kind == ThreadWait::Kind::kNone; }
 };
 
-struct Process;
-
 class ThreadTable {
  public:
   ThreadTable() { threads_.emplace_back(); }

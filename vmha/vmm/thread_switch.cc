@@ -93,13 +93,12 @@ Status Vm::schedule(bool* idle) {
   if (!tt.several() && cur->runnable() && !cur->in_call) return Status();  // one thread, running
   const int64_t now = thread_clock_ns(CLOCK_MONOTONIC);
   tt.expire(now, thread_clock_ns(CLOCK_REALTIME), thread_clock_ns(CLOCK_BOOTTIME));
-  if (tt.several()) route_signals();
+  route_signals();
   const bool slice_over = now >= slice_end_ns_;
   if (cur->runnable() && !cur->in_call && !(slice_over && has_runnable_other(tt))) {
     kick_.aim(next_kick_ns());
     return Status();
   }
-  route_signals();
   std::optional<size_t> next = tt.pick();
   if (!next) {
     *idle = true;
