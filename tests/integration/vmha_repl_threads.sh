@@ -5,10 +5,12 @@
 # their native output in both modes, and so do python3 with 4
 # threading.Thread workers and an OpenMP program with 2 and 4 threads (when
 # python3 and a compiler with -fopenmp are here). Then kill -9 of the primary
-# at random points of a threaded run: the backup resumes every thread, those
-# blocked in futex waits too, and the output comes exactly once.
+# at random points of a threaded run (thread_probe, then python3 with 4
+# threading.Thread workers): the backup resumes every thread, those blocked
+# in futex waits too, and the output comes exactly once.
 # VMHA_THREAD_KILLS=N changes the number of kills that must hit a running
-# primary (default 8).
+# thread_probe primary (default 8), VMHA_THREAD_PY_KILLS=N a python3 one
+# (default 2).
 . "$top_srcdir/tests/integration/vmha_repl_lib.sh"
 vmha_repl_require
 vmha_repl_setup
@@ -115,4 +117,45 @@ while [ "$RESUMED" -lt "$KILLS" ] && [ $i -lt $((KILLS * 3)) ]; do
 done
 echo "ok: $i kills of a threaded primary ($RESUMED resumed on the backup), output exactly once"
 [ "$RESUMED" -ge "$KILLS" ] || { echo "FAIL: only $RESUMED of $i kills hit a running primary ($KILLS wanted)"; fail=1; }
+
+# The same for python3 with 4 threading.Thread workers per stage, a line per
+# stage (VMHA_THREAD_PY_KILLS=N, default 2).
+if [ -x /usr/bin/python3 ]; then
+  cat > stages.py <<'EOF'
+import hashlib, threading
+lock = threading.Lock()
+for stage in range(12):
+    digests, count = {}, [0]
+    def work(i):
+        h = hashlib.sha256()
+        for k in range(1500):
+            h.update(b"%d:%d:%d" % (stage, i, k))
+            with lock:
+                count[0] += 1
+        with lock:
+            digests[i] = h.hexdigest()[:12]
+    workers = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    print(stage, count[0], sorted(digests.items()), flush=True)
+EOF
+  /usr/bin/python3 stages.py > native.out
+  PYKILLS=${VMHA_THREAD_PY_KILLS:-2}
+  RESUMED=0
+  i=0
+  while [ "$RESUMED" -lt "$PYKILLS" ] && [ $i -lt $((PYKILLS * 3)) ]; do
+    i=$((i + 1))
+    kill_round $i 8 /usr/bin/python3 stages.py
+    if ! cmp -s native.out out || [ "$BRC" != 0 ]; then
+      echo "FAIL: python3, kill $i ($MODE): backup exit $BRC; diff native vs released:"
+      diff native.out out | head -5; head -5 "$T/backup.err"; echo "primary's stderr:"; tail -5 primary.err
+      fail=1
+      break
+    fi
+  done
+  echo "ok: python3 threads: $i kills of the primary ($RESUMED resumed on the backup), output exactly once"
+  [ "$RESUMED" -ge "$PYKILLS" ] || { echo "FAIL: python3: only $RESUMED of $i kills hit a running primary"; fail=1; }
+fi
 exit $fail
