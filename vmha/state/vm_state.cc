@@ -23,9 +23,10 @@ Status read_error(const ByteReader& r) { return Status::error("VM state " + r.er
 
 void VmStateCodec::encode_header(ByteWriter& w, const Vm& vm) {
   w.bytes(kStateMagic, 8);
-  // Version 1 unless the signal section is needed: such states stay
-  // readable by a vmha from before version 2.
-  w.u32(has_signals(vm) ? kStateVersion : 1);
+  // The lowest version that holds this state: a single-threaded guest's
+  // stays readable by a vmha from before version 3, one without signal
+  // state by a vmha from before version 2.
+  w.u32(has_threads(vm) ? 3 : has_signals(vm) ? 2 : 1);
   w.u64(vm.mem_->size());
 }
 
@@ -67,7 +68,9 @@ Status Vm::save(std::vector<uint8_t>* out, bool with_memory) {
   VmStateCodec::encode_page_tables(w, *this);
   VmStateCodec::encode_mappings(w, *this);
   VmStateCodec::encode_process(w, *this);
-  if (VmStateCodec::has_signals(*this)) VmStateCodec::encode_signals(w, *this);
+  const bool threads = VmStateCodec::has_threads(*this);
+  if (threads || VmStateCodec::has_signals(*this)) VmStateCodec::encode_signals(w, *this);
+  if (threads) VmStateCodec::encode_threads(w, *this);
   if (Status s = VmStateCodec::encode_fds(w, *this); !s.ok()) return s;
   VmStateCodec::encode_memory(w, *this, with_memory);
   VmStateCodec::encode_end(w);
@@ -90,6 +93,7 @@ Status Vm::restore(const VmOptions& opts_in, std::span<const uint8_t> state, std
   VmStateCodec::decode_mappings(r, *vm);
   VmStateCodec::decode_process(r, *vm);
   if (version >= 2) VmStateCodec::decode_signals(r, *vm);
+  if (version >= 3) VmStateCodec::decode_threads(r, *vm);
   if (Status s = VmStateCodec::decode_fds(r, opts, *vm); !s.ok()) return s;
   VmStateCodec::decode_memory(r, *vm);
   VmStateCodec::decode_end(r);

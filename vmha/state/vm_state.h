@@ -1,4 +1,4 @@
-// The VM state format (versions 1 and 2): every byte needed to continue a process VM
+// The VM state format (versions 1 to 3): every byte needed to continue a process VM
 // in a fresh VMM — vCPU registers (general, segment, control, FPU/SSE, MSRs),
 // VMM state (page-table roots, mappings, brk, fd table with paths, offsets
 // and in-flight pipe data, signal dispositions) and the non-zero guest frames.
@@ -18,7 +18,11 @@ constexpr char kStateEndMagic[8] = {'V', 'M', 'H', 'A', 'E', 'N', 'D', '!'};
 // Version 2 adds the signal section (signal_codec.cc) after the process
 // section; a state is written as version 2 only when it has one (pending
 // signals, an alternate stack, timers), so every other state is the same
-// version 1 as before. This vmha reads both and refuses any other version.
-constexpr uint32_t kStateVersion = 2;
+// version 1 as before. Version 3 adds the thread section (thread_codec.cc)
+// after the signal section, which it always has (empty or not); it is
+// written only for a guest that started a thread, so a single-threaded
+// program's state stays version 1 or 2 and readable by an older vmha.
+// This vmha reads versions 1 to 3 and refuses any other, naming both.
+constexpr uint32_t kStateVersion = 3;
 
 }  // namespace vmha

@@ -7,7 +7,10 @@
 //   mappings     vmm_codec.cc     brk, guest mappings
 //   process      vmm_codec.cc     FS base, signals, system-call state, hwcap
 //   signals      signal_codec.cc  pending signals, alternate stack, timers
-//                                 (version 2 only: written when there are any)
+//                                 (version 2 and up; version 2 is written when
+//                                 there are any)
+//   threads      thread_codec.cc  threads, their waits and registers (version 3
+//                                 only: written once the guest started a thread)
 //   fd table     fd_codec.cc      descriptors with paths, offsets, pipe data
 //   memory       memory_codec.cc  frame allocator, non-zero frames
 //   end          vm_state.cc      end marker
@@ -46,7 +49,7 @@ struct VcpuRecord {
 class VmStateCodec {
  public:
   static void encode_header(ByteWriter& w, const Vm& vm);
-  // Fills opts->memory_bytes and *version (1 or 2).
+  // Fills opts->memory_bytes and *version (1 to 3).
   static Status decode_header(ByteReader& r, VmOptions* opts, uint32_t* version);
 
   static Status encode_vcpu(ByteWriter& w, Vm& vm);
@@ -65,6 +68,10 @@ class VmStateCodec {
   static bool has_signals(const Vm& vm);  // version 2 is needed
   static void encode_signals(ByteWriter& w, const Vm& vm);
   static void decode_signals(ByteReader& r, Vm& vm);
+
+  static bool has_threads(const Vm& vm);  // version 3 is needed
+  static void encode_threads(ByteWriter& w, const Vm& vm);
+  static void decode_threads(ByteReader& r, Vm& vm);
 
   static Status encode_fds(ByteWriter& w, const Vm& vm);
   // Reopens files, recreates pipes and socketpairs; an error here is a host

@@ -16,6 +16,7 @@
 #include "vmha/sys/confinement.h"
 #include "vmha/sys/fd_table.h"
 #include "vmha/sys/signal_state.h"
+#include "vmha/sys/threads.h"
 
 namespace vmha {
 
@@ -34,6 +35,7 @@ struct Process {
   SigactionTable sigactions{};
   uint64_t sigmask = 0;
   SignalState signals;  // pending set, alternate stack, timers (sys/signal_state.h)
+  ThreadTable threads;  // the guest's threads and futex waits (sys/threads.h)
   GuestExit exit;
   uint64_t fs_base = 0;
   bool fs_base_changed = false;

@@ -1,5 +1,6 @@
 // Process system calls: exit, identity, TLS (arch_prctl), limits, randomness,
-// uname; threads and fork refused. Signals: signal_calls.cc.
+// uname. Threads, exit and fork: thread_calls.cc; futex: futex_calls.cc;
+// signals: signal_calls.cc.
 #include <asm/prctl.h>
 #include <sched.h>
 #include <signal.h>
@@ -20,18 +21,12 @@ namespace vmha {
 
 namespace {
 
-int64_t sys_exit_group(Process& p, const SyscallArgs& a) {
-  p.exit = {true, false, static_cast<int>(a.a[0] & 0xff)};
-  return 0;
-}
-
 int64_t sys_getpid(Process&, const SyscallArgs&) { return getpid(); }
 int64_t sys_getppid(Process&, const SyscallArgs&) { return getppid(); }
 int64_t sys_getuid(Process&, const SyscallArgs&) { return getuid(); }
 int64_t sys_geteuid(Process&, const SyscallArgs&) { return geteuid(); }
 int64_t sys_getgid(Process&, const SyscallArgs&) { return getgid(); }
 int64_t sys_getegid(Process&, const SyscallArgs&) { return getegid(); }
-int64_t sys_set_tid_address(Process&, const SyscallArgs&) { return getpid(); }
 int64_t sys_zero(Process&, const SyscallArgs&) { return 0; }
 int64_t sys_enosys_quiet(Process&, const SyscallArgs&) { return -ENOSYS; }
 
@@ -47,12 +42,6 @@ int64_t sys_arch_prctl(Process& p, const SyscallArgs& a) {
     default:
       return -EINVAL;
   }
-}
-
-int64_t sys_clone(Process& p, const SyscallArgs& a) {
-  p.log_once(4000, std::string("the guest tried to start a thread or a process (") + syscall_name(a.nr) +
-                       "); vmha runs single-threaded programs only: returning ENOSYS");
-  return -ENOSYS;
 }
 
 int64_t sys_prlimit64(Process& p, const SyscallArgs& a) {
@@ -90,29 +79,10 @@ int64_t sys_sysinfo(Process& p, const SyscallArgs& a) {
 
 int64_t sys_umask(Process&, const SyscallArgs& a) { return umask(static_cast<mode_t>(a.a[0])); }
 
-int64_t sys_sched_getaffinity(Process& p, const SyscallArgs& a) {
-  if (a.a[1] < 8) return -EINVAL;
-  uint64_t one_cpu = 1;  // a single vCPU
-  return p.as.copy_out(a.a[2], &one_cpu, 8) ? 8 : -EFAULT;
-}
-
 int64_t sys_getrusage(Process& p, const SyscallArgs& a) {
   rusage r;
   if (getrusage(RUSAGE_SELF, &r) < 0) return -errno;
   return p.as.copy_out(a.a[1], &r, sizeof r) ? 0 : -EFAULT;
-}
-
-int64_t sys_futex(Process& p, const SyscallArgs& a) {
-  // One thread: a wait can only be for a value that already changed.
-  int op = static_cast<int>(a.a[1]) & 127;
-  if (op == 0 || op == 9) {  // FUTEX_WAIT, FUTEX_WAIT_BITSET
-    uint32_t v;
-    if (!p.as.copy_in(&v, a.a[0], 4)) return -EFAULT;
-    if (v != static_cast<uint32_t>(a.a[2])) return -EAGAIN;
-    p.log_once(5000, "futex wait with no other thread to wake it: returning ETIMEDOUT");
-    return -ETIMEDOUT;
-  }
-  return 0;
 }
 
 int64_t sys_prctl(Process& p, const SyscallArgs& a) {
@@ -130,24 +100,14 @@ int64_t sys_prctl(Process& p, const SyscallArgs& a) {
 
 const SyscallDef kDefs[] = {
     {SYS_prctl, "prctl", sys_prctl},
-    {SYS_exit_group, "exit_group", sys_exit_group},
-    {SYS_exit, "exit", sys_exit_group},
     {SYS_getpid, "getpid", sys_getpid},
-    {SYS_gettid, "gettid", sys_getpid},
     {SYS_getppid, "getppid", sys_getppid},
     {SYS_getuid, "getuid", sys_getuid},
     {SYS_geteuid, "geteuid", sys_geteuid},
     {SYS_getgid, "getgid", sys_getgid},
     {SYS_getegid, "getegid", sys_getegid},
-    {SYS_set_tid_address, "set_tid_address", sys_set_tid_address},
-    {SYS_set_robust_list, "set_robust_list", sys_zero},
     {SYS_rseq, "rseq", sys_enosys_quiet},  // glibc falls back silently
     {SYS_arch_prctl, "arch_prctl", sys_arch_prctl},
-    {SYS_clone, "clone", sys_clone},
-    {SYS_clone3, "clone3", sys_clone},
-    {SYS_fork, "fork", sys_clone},
-    {SYS_vfork, "vfork", sys_clone},
-    {SYS_execve, "execve", sys_clone},
     {SYS_prlimit64, "prlimit64", sys_prlimit64},
     {SYS_getrlimit, "getrlimit", sys_getrlimit},
     {SYS_setrlimit, "setrlimit", sys_zero},
@@ -155,10 +115,7 @@ const SyscallDef kDefs[] = {
     {SYS_uname, "uname", sys_uname},
     {SYS_sysinfo, "sysinfo", sys_sysinfo},
     {SYS_umask, "umask", sys_umask},
-    {SYS_sched_getaffinity, "sched_getaffinity", sys_sched_getaffinity},
-    {SYS_sched_yield, "sched_yield", sys_zero},
     {SYS_getrusage, "getrusage", sys_getrusage},
-    {SYS_futex, "futex", sys_futex},
 };
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -141,17 +142,23 @@ int64_t sys_kill(Process& p, const SyscallArgs& a) {
   return not_ours(pid < 0 ? -pid : pid);
 }
 
+// One of the guest's own threads. A signal sent to a thread is pending for
+// the process here (the thread on the vCPU takes it), a simplification of
+// Linux's per-thread pending set.
+bool own_thread(Process& p, int64_t tid) { return tid <= INT32_MAX && p.threads.find(static_cast<int32_t>(tid)); }
+
 int64_t sys_tgkill(Process& p, const SyscallArgs& a) {
   int64_t tgid = static_cast<int64_t>(a.a[0]), tid = static_cast<int64_t>(a.a[1]);
   if (tgid <= 0 || tid <= 0) return -EINVAL;
-  if (!is_self(tgid) || !is_self(tid)) return not_ours(tid);
+  if (!is_self(tgid)) return not_ours(tid);
+  if (!own_thread(p, tid)) return -ESRCH;
   return send_self(p, static_cast<int>(a.a[2]), SI_TKILL);
 }
 
 int64_t sys_tkill(Process& p, const SyscallArgs& a) {
   int64_t tid = static_cast<int64_t>(a.a[0]);
   if (tid <= 0) return -EINVAL;
-  if (!is_self(tid)) return not_ours(tid);
+  if (!own_thread(p, tid)) return not_ours(tid);
   return send_self(p, static_cast<int>(a.a[1]), SI_TKILL);
 }
 
@@ -168,7 +175,26 @@ int64_t wait_for_signal(Process& p) {
   return signal_ready(p) ? -EINTR : kWaitForRelease;
 }
 
-int64_t sys_pause(Process& p, const SyscallArgs&) { return wait_for_signal(p); }
+// With other threads, a thread waiting for a signal leaves the vCPU to them:
+// a wait in the thread table that a signal cuts (the VMM's route_signals),
+// after which the call runs again (and finds it) or ends in EINTR.
+int64_t wait_as_thread(Process& p, uint64_t set, int64_t deadline_ns) {
+  ThreadWait w;
+  w.kind = ThreadWait::Kind::kSignal;
+  w.sigset = set;
+  if (deadline_ns >= 0) {
+    w.timed = true;
+    w.clock = CLOCK_MONOTONIC;
+    w.deadline_ns = deadline_ns;
+  }
+  p.threads.block(w);
+  return kSwitchThread;
+}
+
+int64_t sys_pause(Process& p, const SyscallArgs&) {
+  if (p.threads.several()) return signal_ready(p) ? -EINTR : wait_as_thread(p, 0, -1);
+  return wait_for_signal(p);
+}
 
 int64_t sys_rt_sigsuspend(Process& p, const SyscallArgs& a) {
   uint64_t mask;
@@ -210,6 +236,10 @@ int64_t sys_rt_sigtimedwait(Process& p, const SyscallArgs& a) {
     return 0;
   };
   int64_t r = 0;
+  if (p.threads.several()) {
+    if ((r = outcome()) != 0) return r;
+    return wait_as_thread(p, set, deadline);
+  }
   auto left = [&] {
     int64_t due = s.next_due_ns();
     if (deadline < 0) return due;

@@ -14,7 +14,8 @@ struct Table {
   SyscallDef defs[kMaxNr] = {};
   Table() {
     for (auto group :
-         {memory_syscalls(), file_syscalls(), path_syscalls(), time_syscalls(), process_syscalls(), signal_syscalls()})
+         {memory_syscalls(), file_syscalls(), path_syscalls(), time_syscalls(), process_syscalls(), signal_syscalls(),
+          thread_syscalls(), futex_syscalls()})
       for (const SyscallDef& d : group)
         if (d.nr < kMaxNr) defs[d.nr] = d;
   }

@@ -1,5 +1,6 @@
 // The guest's system calls: one table from number to handler, filled from
-// one list per group (memory, files, paths, time, process, signals). Unknown numbers
+// one list per group (memory, files, paths, time, process, signals,
+// threads, futex). Unknown numbers
 // return -ENOSYS and are logged once.
 #pragma once
 #include <cstdint>
@@ -28,6 +29,8 @@ std::span<const SyscallDef> path_syscalls();
 std::span<const SyscallDef> time_syscalls();
 std::span<const SyscallDef> process_syscalls();
 std::span<const SyscallDef> signal_syscalls();
+std::span<const SyscallDef> thread_syscalls();
+std::span<const SyscallDef> futex_syscalls();
 
 int64_t dispatch_syscall(Process& p, const SyscallArgs& args);
 const char* syscall_name(uint64_t nr);  // "" when neither vmha nor Linux knows it

@@ -66,8 +66,29 @@ int64_t sleep_until(Process& p, clockid_t clock, const timespec& deadline) {
   return -r;
 }
 
+// With other threads, a sleeping thread leaves the vCPU to them: a timed
+// wait in the thread table (sys/threads.h) until `deadline`.
+int64_t sleep_as_thread(Process& p, clockid_t clock, const timespec& deadline) {
+  if (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME && clock != CLOCK_BOOTTIME) return -EINVAL;
+  ThreadWait w;
+  w.kind = ThreadWait::Kind::kSleep;
+  w.timed = true;
+  w.clock = clock;
+  w.deadline_ns = deadline.tv_sec >= std::numeric_limits<int64_t>::max() / 1000000000 - 1
+                      ? std::numeric_limits<int64_t>::max()
+                      : static_cast<int64_t>(deadline.tv_sec) * 1000000000 + deadline.tv_nsec;
+  if (thread_clock_ns(clock) >= w.deadline_ns) return 0;
+  p.threads.block(w);
+  return kSwitchThread;
+}
+
 // A relative sleep: its deadline is fixed at the first attempt.
 int64_t sleep_for(Process& p, clockid_t clock, const timespec& req) {
+  if (p.threads.several()) {
+    timespec now;
+    if (clock_gettime(clock, &now) < 0) return -errno;
+    return sleep_as_thread(p, clock, add_saturating(now, req));
+  }
   auto restarted = std::exchange(p.call_deadline, std::nullopt);
   if (restarted && restarted->clock == clock) return sleep_until(p, clock, restarted->at);
   timespec now;
@@ -91,6 +112,7 @@ int64_t sys_clock_nanosleep(Process& p, const SyscallArgs& a) {
   if (flags & ~TIMER_ABSTIME) return -EINVAL;
   if (flags & TIMER_ABSTIME) {
     p.call_deadline.reset();
+    if (p.threads.several()) return sleep_as_thread(p, clock, req);
     return sleep_until(p, clock, req);
   }
   return sleep_for(p, clock, req);

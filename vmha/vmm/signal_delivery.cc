@@ -97,12 +97,12 @@ Status Vm::deliver_signals(RunResult* end) {
   // the timer after this and kicks again.
   if (VcpuKick::take_rekick() || s.timers_changed) {
     s.timers_changed = false;
-    kick_.aim(s.next_due_ns());
+    kick_.aim(next_kick_ns());
   }
   collect_signals(s);
   if (s.timers_changed) {
     s.timers_changed = false;
-    kick_.aim(s.next_due_ns());
+    kick_.aim(next_kick_ns());
   }
   for (int n = 0; n < kMaxSignal && !proc_->exit.requested; ++n) {
     uint64_t ready = s.deliverable(proc_->sigmask, proc_->sigactions);

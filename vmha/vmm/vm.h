@@ -1,5 +1,6 @@
-// Vm: one process VM — a KVM virtual machine with one vCPU running one static
-// x86-64 Linux program at CPL3, whose system calls exit to this VMM.
+// Vm: one process VM — a KVM virtual machine with one vCPU running one
+// x86-64 Linux program at CPL3, whose system calls exit to this VMM. The
+// program's threads take turns on that vCPU (sys/threads.h, thread_switch.cc).
 //
 // Seams for replication: memory() is one contiguous region registered once;
 // tracker() can be harvested from another thread while run() runs;
@@ -13,6 +14,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -131,6 +133,33 @@ class Vm {
   Status deliver_one(int sig, const GuestSiginfo& info, RunResult* end);
   bool sigreturn(kvm_regs& r);
   VcpuKick kick_;
+  // When the kick must come next: a guest timer, a thread's timed wait, the
+  // end of the running thread's time slice (nanoseconds from now, -1: none).
+  int64_t next_kick_ns();
+
+  // Guest threads (thread_switch.cc; the design: sys/threads.h). The thread
+  // on the vCPU has its registers there; every other one's are here, by its
+  // table id (0: the main thread).
+  struct ThreadCpu {
+    kvm_regs regs{};
+    std::vector<uint8_t> xsave;  // KVM's XSAVE image (4096 bytes); empty: fpu holds the FPU state
+    kvm_fpu fpu{};
+  };
+  std::map<int32_t, ThreadCpu> thread_cpus_;
+  int64_t slice_end_ns_ = 0;  // CLOCK_MONOTONIC
+  Status save_cpu(ThreadCpu* c);
+  Status load_cpu(const ThreadCpu& c);
+  // After clone: the new thread starts as its parent returns from the call,
+  // with rax = 0 and rsp = its stack.
+  Status thread_born(const kvm_regs& parent, int32_t tid, uint64_t stack);
+  // At each safe point: ends due waits and time slices and puts a runnable
+  // thread on the vCPU; *idle when none can run.
+  Status schedule(bool* idle);
+  // No thread can run: sleeps until a wait is due, a signal, a pause or a stop.
+  void wait_idle();
+  // A pending signal that no running or runnable thread can take cuts the
+  // wait of one that can.
+  void route_signals();
 
   VmOptions opts_;
   int kvm_fd_ = -1, vm_fd_ = -1, vcpu_fd_ = -1;

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "vmha/sys/syscall_table.h"
+#include "vmha/sys/threads.h"
 #include "vmha/vmm/layout.h"
 #include "vmha/vmm/vm.h"
 
@@ -141,6 +142,7 @@ Status Vm::handle_syscall(RunResult* end) {
   const bool sigreturn_call = r.rax == SYS_rt_sigreturn;  // sets every register: served here
   int64_t ret = sigreturn_call ? 0 : dispatch_syscall(*proc_, args);
   restart_ = ret == kWaitForRelease;
+  const bool switch_out = ret == kSwitchThread;
   if (sigreturn_call) {
     ++syscalls_;
     if (!sigreturn(r)) {
@@ -153,12 +155,19 @@ Status Vm::handle_syscall(RunResult* end) {
     // rax = its number again, so the guest state is "before the call" (a
     // checkpoint taken meanwhile re-executes it too).
     r.rip = r.rcx - 2;  // `syscall` is 2 bytes
+  } else if (switch_out) {
+    // The thread blocked, yielded or exited: past the call, its answer goes
+    // into rax when it runs again (schedule()).
+    ++syscalls_;
+    r.rip = r.rcx;
   } else {
     ++syscalls_;
     r.rax = static_cast<uint64_t>(ret);
     r.rip = r.rcx;
   }
   if (!sigreturn_call) r.rflags = (r.r11 & kSysretRflagsMask) | kRflagsFixed;  // what SYSRET would load
+  if (auto birth = proc_->threads.take_birth())
+    if (Status s = thread_born(r, birth->tid, birth->stack); !s.ok()) return s;
   if (sync_regs_)
     run_->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
   else if (ioctl(vcpu_fd_, KVM_SET_REGS, &r) < 0)
@@ -262,6 +271,12 @@ RunResult Vm::run() {
       run_->immediate_exit = 0;
       result.end = RunResult::End::kStopped;
       return finish(result);
+    }
+    bool idle = false;
+    if (Status s = schedule(&idle); !s.ok()) return finish(failed(s.message()));
+    if (idle) {  // every thread waits: pauses and stops park at the loop's top
+      wait_idle();
+      continue;
     }
     if (Status s = deliver_signals(&result); !s.ok()) return finish(failed(s.message()));
     if (proc_->exit.requested) {  // a signal's default action
