@@ -68,16 +68,15 @@ int wait_for(pid_t pid, std::chrono::milliseconds limit) {
 
 }  // namespace
 
-FailoverBench failover_bench(const std::string& steps_path, const std::string& key, const std::string& dir,
-                             int epoch_ms, int kills) {
+FailoverBench failover_bench(const std::vector<std::string>& program, const std::string& key,
+                             const std::string& dir, int epoch_ms, int kills) {
   FailoverBench b;
   b.lease_ms = BackupOptions{}.lease_ms;
-  const std::vector<std::string> program = {steps_path, "600", "20000", "1"};  // 601 lines
   std::string native = dir + "/failover.native", out = dir + "/failover.out", log = dir + "/failover.log",
               addr_file = dir + "/failover.addr";
   unlink(native.c_str());
   pid_t n = spawn(program, native);
-  if (n < 0 || wait_for(n, 60s) != 0) return b.error = "the steps workload does not run natively", b;
+  if (n < 0 || wait_for(n, 60s) != 0) return b.error = program[0] + " does not run natively", b;
   const std::string expected = slurp(native);
   std::mt19937 rng(std::random_device{}());
   for (int attempt = 0; static_cast<int>(b.samples.size()) < kills && attempt < 2 * kills; ++attempt) {

@@ -1,7 +1,8 @@
-// `vmha bench`'s failover measurement: a `vmha run --backup` of the steps
-// workload (this executable, as a child) is killed with SIGKILL at a random
-// point; how long until the backup has resumed the guest, and until output
-// flows again. Both sides are processes on this host, as in a real failover.
+// `vmha bench`'s failover measurement: a `vmha run --backup` of a program
+// that prints numbered lines (this executable, as a child) is killed with
+// SIGKILL at a random point; how long until the backup has resumed the
+// guest, and until output flows again. Both sides are processes on this
+// host, as in a real failover.
 #pragma once
 #include <string>
 #include <vector>
@@ -20,9 +21,9 @@ struct FailoverBench {
   std::string error;                    // why it could not run ("" = it did)
 };
 
-// `kills` failovers of `steps_path` with the default lease; key: a 0600 key file;
-// dir: a scratch directory.
-FailoverBench failover_bench(const std::string& steps_path, const std::string& key, const std::string& dir,
-                             int epoch_ms, int kills);
+// `kills` failovers of `program` (argv; its output must be the same every
+// run) with the default lease; key: a 0600 key file; dir: a scratch directory.
+FailoverBench failover_bench(const std::vector<std::string>& program, const std::string& key,
+                             const std::string& dir, int epoch_ms, int kills);
 
 }  // namespace vmha

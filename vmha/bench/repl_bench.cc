@@ -11,11 +11,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
 
+#include "vmha/bench/dynamic_workloads.h"
 #include "vmha/bench/failover_bench.h"
 #include "vmha/engine/epoch_manager.h"
 
@@ -28,7 +30,8 @@ using Clock = std::chrono::steady_clock;
 struct Workload {
   std::string name;
   bool memory_intensive;
-  std::vector<std::string> argv;  // argv[0] relative to the workload dir
+  std::vector<std::string> argv;  // argv[0] an absolute path
+  bool dynamic = false;           // Debian's dynamically linked programs (dynamic_workloads.h)
 };
 
 double pct(std::vector<double> v, double p) {
@@ -48,11 +51,13 @@ struct NativeRun {
   double wall_s = -1, cpu_s = -1;  // -1: it failed
 };
 
-// Runs argv natively with stdout to /dev/null.
-NativeRun run_native(const std::vector<std::string>& argv) {
+// Runs argv natively in `dir` (the guest's working directory) with stdout
+// to /dev/null.
+NativeRun run_native(const std::vector<std::string>& argv, const std::string& dir) {
   auto t0 = Clock::now();
   pid_t pid = fork();
   if (pid == 0) {
+    if (chdir(dir.c_str()) != 0) _exit(126);
     int null = open("/dev/null", O_WRONLY);
     dup2(null, 1);
     std::vector<char*> a;
@@ -111,7 +116,7 @@ struct ModeResult {
 };
 
 ModeResult run_once(const std::vector<std::string>& argv, bool async, int epoch_ms, const std::string& key,
-                    const std::string& addr_file) {
+                    const std::string& addr_file, const std::string& workdir) {
   ModeResult m;
   std::string addr;
   pid_t backup = start_backup(key, addr_file, &addr);
@@ -124,6 +129,7 @@ ModeResult run_once(const std::vector<std::string>& argv, bool async, int epoch_
   eo.quiet = true;
   VmOptions vo;
   vo.memory_bytes = 1024ull << 20;
+  vo.workdir = workdir;
   fflush(stdout);
   int saved = dup(1);
   int null = open("/dev/null", O_WRONLY);
@@ -183,8 +189,8 @@ struct ModeRuns {
   }
 };
 
-// The bench's scratch directory: a 0600 key for the backup channel and the
-// file the backup writes its address to.
+// The bench's scratch directory: a 0600 key for the backup channel, the
+// file the backup writes its address to; the guests' working directory.
 struct Scratch {
   std::string dir, key, addr_file;
 };
@@ -204,9 +210,8 @@ bool make_scratch(Scratch* s) {
 }
 
 void remove_scratch(const Scratch& s) {
-  unlink(s.key.c_str());
-  unlink(s.addr_file.c_str());
-  rmdir(s.dir.c_str());
+  std::error_code ec;
+  std::filesystem::remove_all(s.dir, ec);
 }
 
 // The workloads' directory with a trailing '/': --workloads, or next to the
@@ -223,11 +228,13 @@ std::string workload_dir(const std::string& option) {
 }
 
 std::vector<Workload> workloads(const std::string& d) {
-  return {
+  std::vector<Workload> all = {
       {"stream", true, {d + "stream", "2000000", "6"}},    {"hashtable", true, {d + "hashtable", "262144", "3000000"}},
       {"steps", true, {d + "steps", "200", "20000", "4"}}, {"bfs", true, {d + "bfs", "300000", "8"}},
       {"matmul", false, {d + "matmul", "1000"}},           {"kvserver", false, {d + "kvserver", "600"}},
   };
+  for (auto& w : dynamic_workloads()) all.push_back({w.name, false, w.argv, true});
+  return all;
 }
 
 // One workload's repetitions: native run times, both modes, and the
@@ -242,13 +249,13 @@ struct WorkloadRuns {
 // medians of per-repetition ratios. False when a run failed (reported).
 bool run_workload(const Workload& w, const ReplBenchOptions& o, const Scratch& s, WorkloadRuns* r) {
   for (int i = 0; i < std::max(1, o.reps); ++i) {
-    NativeRun t = run_native(w.argv);
+    NativeRun t = run_native(w.argv, s.dir);
     if (t.wall_s < 0) {
       std::fprintf(stderr, "vmha bench: %s does not run natively (build the workloads?)\n", w.argv[0].c_str());
       return false;
     }
-    ModeResult a1 = run_once(w.argv, true, o.epoch_ms, s.key, s.addr_file);
-    ModeResult s1 = run_once(w.argv, false, o.epoch_ms, s.key, s.addr_file);
+    ModeResult a1 = run_once(w.argv, true, o.epoch_ms, s.key, s.addr_file, s.dir);
+    ModeResult s1 = run_once(w.argv, false, o.epoch_ms, s.key, s.addr_file, s.dir);
     if (!a1.ok || !s1.ok) return false;
     r->natives.push_back(t.wall_s), r->native_cpus.push_back(t.cpu_s);
     r->async.add(a1), r->stop_copy.add(s1);
@@ -285,21 +292,31 @@ nlohmann::json mode_json(const ModeResult& m, const std::vector<double>& overhea
   return x;
 }
 
+// A dynamically linked workload's line of the summary.
+struct DynamicRow {
+  std::string name;
+  double over_a = 0, over_s = 0;  // busy time vs native CPU time, median of per-repetition ratios
+  double pause_ratio = 0, latency_ratio = 0;
+  size_t records = 0;  // output records per run
+};
+
 // Across workloads: the summary ratios.
 struct Summary {
   std::vector<double> pause_ratios, latency_ratios;
   std::vector<std::string> latency_names;
   double overhead_async = -1, overhead_stop_copy = -1;
+  std::vector<DynamicRow> dynamic;
+  std::vector<std::string> skipped;  // dynamic workloads whose program is not installed
 };
 
 void print_table_header() {
-  std::printf("%-10s %8s %8s %8s | %9s %9s %9s %9s | %8s %8s | %9s %9s %9s %9s\n", "workload", "native s", "async s",
+  std::printf("%-11s %8s %8s %8s | %9s %9s %9s %9s | %8s %8s | %9s %9s %9s %9s\n", "workload", "native s", "async s",
               "stopc s", "pause50 a", "pause99 a", "pause50 s", "pause99 s", "pages a", "pages s", "lat50 a", "lat99 a",
               "lat50 s", "lat99 s");
 }
 
 void print_table_row(const std::string& name, double native, const ModeResult& a, const ModeResult& s) {
-  std::printf("%-10s %8.3f %8.3f %8.3f | %9.3f %9.3f %9.3f %9.3f | %8.0f %8.0f | %9.2f %9.2f %9.2f %9.2f\n",
+  std::printf("%-11s %8.3f %8.3f %8.3f | %9.3f %9.3f %9.3f %9.3f | %8.0f %8.0f | %9.2f %9.2f %9.2f %9.2f\n",
               name.c_str(), native, a.guest_s, s.guest_s, pct(a.stats.pause_ms, 0.5), pct(a.stats.pause_ms, 0.99),
               pct(s.stats.pause_ms, 0.5), pct(s.stats.pause_ms, 0.99), mean(a.stats.pages_per_ckpt),
               mean(s.stats.pages_per_ckpt), pct(a.stats.output_latency_ms, 0.5), pct(a.stats.output_latency_ms, 0.99),
@@ -329,7 +346,10 @@ nlohmann::json report_workload(const Workload& w, const WorkloadRuns& r, const R
   size_t records =
       std::min(a.stats.output_latency_ms.size(), s.stats.output_latency_ms.size()) / static_cast<size_t>(reps);
   j["output_records"] = records;
-  if (w.memory_intensive) {
+  if (w.dynamic) {
+    sum->dynamic.push_back({w.name, r.over_a.empty() ? 0 : pct(r.over_a, 0.5), r.over_s.empty() ? 0 : pct(r.over_s, 0.5),
+                            pr, lr, records});
+  } else if (w.memory_intensive) {
     sum->pause_ratios.push_back(pr);
     if (lr > 0 && records >= 10) {
       sum->latency_ratios.push_back(lr);
@@ -343,18 +363,21 @@ nlohmann::json report_workload(const Workload& w, const WorkloadRuns& r, const R
   return j;
 }
 
-// Failover: kill -9 the primary of steps at random points. Empty when it
-// could not run (reported).
-nlohmann::json measure_failover(const std::string& steps, const Scratch& s, const ReplBenchOptions& o) {
+// Failover: kill -9 the primary of `program` (numbered lines) at random
+// points, --kills times (default max(5, --reps)). Empty when it could not
+// run (reported).
+nlohmann::json measure_failover(const std::string& name, const std::vector<std::string>& program, const Scratch& s,
+                                const ReplBenchOptions& o) {
   nlohmann::json fo;
-  FailoverBench fb = failover_bench(steps, s.key, s.dir, o.epoch_ms, std::max(5, o.reps));
+  FailoverBench fb = failover_bench(program, s.key, s.dir, o.epoch_ms, o.kills > 0 ? o.kills : std::max(5, o.reps));
   std::vector<double> take, flow;
   bool exact = !fb.samples.empty();
   for (const auto& x : fb.samples) take.push_back(x.takeover_ms), flow.push_back(x.output_ms), exact = exact && x.exact;
   if (!fb.error.empty()) {
-    std::fprintf(stderr, "vmha bench: failover: %s\n", fb.error.c_str());
+    std::fprintf(stderr, "vmha bench: failover (%s): %s\n", name.c_str(), fb.error.c_str());
     return fo;
   }
+  fo["program"] = name;
   fo["lease_ms"] = fb.lease_ms;
   fo["kills"] = fb.samples.size();
   fo["takeover_ms_p50"] = pct(take, 0.5);
@@ -364,7 +387,50 @@ nlohmann::json measure_failover(const std::string& steps, const Scratch& s, cons
   return fo;
 }
 
-void print_summary(const Summary& sum, const nlohmann::json& fo, const ReplBenchOptions& o) {
+void print_failover(const nlohmann::json& fo) {
+  if (fo.empty()) return;
+  std::printf(
+      "failover (%s, kill -9 of the primary, %zu kills, lease %d ms): takeover p50 %.0f ms, max %.0f ms; "
+      "output again after p50 %.0f ms; output %s\n",
+      fo["program"].get<std::string>().c_str(), fo["kills"].get<size_t>(), fo["lease_ms"].get<int>(),
+      fo["takeover_ms_p50"].get<double>(), fo["takeover_ms_max"].get<double>(),
+      fo["output_resumed_ms_p50"].get<double>(), fo["exact"].get<bool>() ? "exact (every line once)" : "NOT exact");
+}
+
+// The dynamically linked workloads: one line each, then medians over them.
+nlohmann::json dynamic_summary(const Summary& sum) {
+  nlohmann::json j;
+  if (sum.dynamic.empty()) return j;
+  std::vector<double> oa, os, pr, lr;
+  for (const auto& d : sum.dynamic) {
+    oa.push_back(d.over_a), os.push_back(d.over_s), pr.push_back(d.pause_ratio);
+    if (d.latency_ratio > 0) lr.push_back(d.latency_ratio);
+  }
+  j["overhead_async"] = pct(oa, 0.5);
+  j["overhead_stop_copy"] = pct(os, 0.5);
+  j["pause_ratio_p50"] = pct(pr, 0.5);
+  j["latency_ratio_p50"] = pct(lr, 0.5);
+  return j;
+}
+
+void print_dynamic(const Summary& sum, const ReplBenchOptions& o) {
+  if (sum.dynamic.empty()) return;
+  std::printf("dynamically linked (ld.so and libc in the guest), median of %d side-by-side repetitions:\n",
+              std::max(1, o.reps));
+  for (const auto& d : sum.dynamic)
+    std::printf(
+        "  %-11s overhead async %+.1f%%, stop-copy %+.1f%%; pause p50 async/stop-copy %.3f; output latency p50 "
+        "async/stop-copy %.3f (%zu records per run)\n",
+        d.name.c_str(), 100 * d.over_a, 100 * d.over_s, d.pause_ratio, d.latency_ratio, d.records);
+  nlohmann::json j = dynamic_summary(sum);
+  std::printf(
+      "dynamic (median over %zu workloads): overhead async %+.1f%% (stop-copy %+.1f%%), pause_ratio_p50 %.3f, "
+      "latency_ratio_p50 %.3f\n",
+      sum.dynamic.size(), 100 * j["overhead_async"].get<double>(), 100 * j["overhead_stop_copy"].get<double>(),
+      j["pause_ratio_p50"].get<double>(), j["latency_ratio_p50"].get<double>());
+}
+
+void print_summary(const Summary& sum, const nlohmann::json& failovers, const ReplBenchOptions& o) {
   if (!sum.pause_ratios.empty())
     std::printf("pause_ratio_p50 (async/stop-copy, memory-intensive, median) %.3f\n", pct(sum.pause_ratios, 0.5));
   if (!sum.latency_ratios.empty())
@@ -374,13 +440,8 @@ void print_summary(const Summary& sum, const nlohmann::json& fo, const ReplBench
         "overhead_async (matmul, vCPU CPU + paused time vs native CPU time, %d ms epochs, median of %d "
         "side-by-side repetitions) %.1f%% (stop-copy %.1f%%)\n",
         o.epoch_ms, std::max(1, o.reps), 100 * sum.overhead_async, 100 * sum.overhead_stop_copy);
-  if (!fo.empty())
-    std::printf(
-        "failover (steps, kill -9 of the primary, %zu kills, lease %d ms): takeover p50 %.0f ms, max %.0f ms; "
-        "output again after p50 %.0f ms; output %s\n",
-        fo["kills"].get<size_t>(), fo["lease_ms"].get<int>(), fo["takeover_ms_p50"].get<double>(),
-        fo["takeover_ms_max"].get<double>(), fo["output_resumed_ms_p50"].get<double>(),
-        fo["exact"].get<bool>() ? "exact (every line once)" : "NOT exact");
+  print_dynamic(sum, o);
+  for (const auto& fo : failovers) print_failover(fo);
   std::printf("note: no PML on this host: every first write to a page after a harvest faults (~7.5-10 us)\n");
 }
 
@@ -396,21 +457,49 @@ int replication_bench(const ReplBenchOptions& o) {
   out["workloads"] = nlohmann::json::array();
   Summary sum;
   if (!o.json) print_table_header();
+  bool have_data = false;  // the dynamic workloads' data file, made before the first
   for (const auto& w : workloads(d)) {
     if (!o.only.empty() && w.name.find(o.only) == std::string::npos) continue;
+    if (w.dynamic && !installed(w.argv)) {
+      std::fprintf(o.json ? stderr : stdout, "%-11s skipped: %s is not installed\n", w.name.c_str(),
+                   w.argv[0].c_str());
+      sum.skipped.push_back(w.name);
+      continue;
+    }
+    if (w.dynamic && !have_data && !(have_data = make_dynamic_data(d, scratch.dir))) {
+      std::fprintf(stderr, "vmha bench: %sgendata failed: no data for the dynamic workloads\n", d.c_str());
+      break;  // the dynamic workloads come last
+    }
     WorkloadRuns runs;
     if (!run_workload(w, o, scratch, &runs)) continue;
     out["workloads"].push_back(report_workload(w, runs, o, &sum));
     std::fflush(stdout);
   }
-  nlohmann::json fo;
+  nlohmann::json failovers = nlohmann::json::array();
   if (o.only.empty() || std::string("failover").find(o.only) != std::string::npos) {
-    fo = measure_failover(d + "steps", scratch, o);
+    nlohmann::json fo = measure_failover("steps", {d + "steps", "600", "20000", "1"}, scratch, o);  // 601 lines
     if (!fo.empty()) {
       out["failover"] = fo;
       out["failover_ms_p50"] = fo["takeover_ms_p50"];
+      failovers.push_back(fo);
     }
   }
+  // The same kills on Debian's python3 printing numbered lines.
+  const std::vector<std::string> py = python_numbered_lines(400, 10000);
+  if (o.only.empty() || std::string("failover-python3").find(o.only) != std::string::npos) {
+    if (!installed(py)) {
+      std::fprintf(o.json ? stderr : stdout, "failover-python3 skipped: %s is not installed\n", py[0].c_str());
+    } else if (nlohmann::json fo = measure_failover("python3", py, scratch, o); !fo.empty()) {
+      out["failover_python3"] = fo;
+      failovers.push_back(fo);
+    }
+  }
+  if (!sum.dynamic.empty()) {
+    nlohmann::json dyn = dynamic_summary(sum);
+    for (const auto& row : sum.dynamic) dyn["workloads"].push_back(row.name);
+    out["dynamic"] = dyn;
+  }
+  if (!sum.skipped.empty()) out["dynamic_skipped"] = sum.skipped;
   // Summary ratios: median over the memory-intensive workloads.
   out["pause_ratio_p50"] = pct(sum.pause_ratios, 0.5);
   out["latency_ratio_p50"] = pct(sum.latency_ratios, 0.5);
@@ -420,7 +509,7 @@ int replication_bench(const ReplBenchOptions& o) {
   if (o.json)
     std::printf("%s\n", out.dump(2).c_str());
   else
-    print_summary(sum, fo, o);
+    print_summary(sum, failovers, o);
   remove_scratch(scratch);
   return 0;
 }

@@ -14,6 +14,7 @@ struct ReplBenchOptions {
   std::string only;  // substring filter on workload names
   int epoch_ms = kDefaultEpochMs;
   int reps = 1;
+  int kills = 0;  // failover kills per program (0: max(5, reps))
   bool json = false;
 };
 

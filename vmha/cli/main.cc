@@ -93,6 +93,7 @@ struct BenchArgs {
   vmha::BenchOptions bench;
   bool json = false;
   int epoch_ms = vmha::kDefaultEpochMs;
+  int kills = 0;
 };
 
 int run_bench(const BenchArgs& a) {
@@ -103,6 +104,7 @@ int run_bench(const BenchArgs& a) {
   rb.reps = a.bench.reps;
   rb.json = a.json;
   rb.epoch_ms = a.epoch_ms;
+  rb.kills = a.kills;
   return vmha::replication_bench(rb);
 }
 
@@ -121,6 +123,9 @@ Runner setup_bench(CLI::App* app, std::string* /*log_file*/) {
   app->add_option("--harvest-ms", a->bench.harvest_ms, "Period of the harvester thread in milliseconds")
       ->capture_default_str();
   app->add_option("--only", a->bench.only, "Run only workloads whose name contains this");
+  app->add_option("--kills", a->kills,
+                  "Failover kills per program that must hit a running primary (default: max(5, --reps))")
+      ->check(CLI::NonNegativeNumber);
   return [a] { return run_bench(*a); };
 }
 
