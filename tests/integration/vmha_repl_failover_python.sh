@@ -4,7 +4,7 @@
 # points while it prints numbered lines, in both modes. The backup must
 # finish it: every line exactly once, in order, and the native checksum;
 # its exit status is the program's. A few kills here
-# (VMHA_FAILOVER_PY_KILLS, default 4); `vmha bench --only failover-python3
+# (VMHA_FAILOVER_PY_KILLS, default 8); `vmha bench --only failover-python3
 # --kills 50` runs the full loop.
 . "$top_srcdir/tests/integration/vmha_repl_lib.sh"
 vmha_repl_require
@@ -12,7 +12,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "SKIP: $PY is not installed"; exit 77; }
 vmha_repl_setup
 cd "$T" || exit 1
-KILLS=${VMHA_FAILOVER_PY_KILLS:-4}
+KILLS=${VMHA_FAILOVER_PY_KILLS:-8}
 # 150 numbered lines, each after a pure-Python loop, then the checksum.
 PROG='import sys
 n, w = int(sys.argv[1]), int(sys.argv[2])
