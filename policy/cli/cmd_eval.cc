@@ -104,7 +104,7 @@ void setup_eval(CLI::App* app) {
   app->add_option("--philly", args->philly, "protocol: Philly CSV (default: the installed data/philly copy)");
   app->add_option("--pai", args->pai, "protocol: PAI machine spec CSV (default: the installed data/pai copy)");
   app->add_option("--budget", args->budget,
-                  "generalize: small (about an hour on two cores) or full; the knobs below replace its values")
+                  "generalize: small (about an hour on two busy cores) or full; the knobs below replace its values")
       ->check(CLI::IsMember({"small", "full"}))
       ->capture_default_str();
   app->add_option("--sources", args->sources,

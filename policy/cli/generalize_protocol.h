@@ -19,11 +19,11 @@ namespace duet::cli {
 // How much to train and evaluate. A budget name sets every field; a field
 // given on the command line then replaces the budget's.
 struct GeneralizeBudget {
-  int train_scenarios = 5;   // drawn per training seed; trained on one after another
+  int train_scenarios = 4;   // drawn per training seed; trained on one after another
   int episodes = 2;          // PPO episodes on each training scenario
   int eval_scenarios = 4;    // of the held-out preset
-  int jobs = 1000;           // per scenario
-  std::size_t window = 500;  // jobs per training episode
+  int jobs = 800;            // per scenario
+  std::size_t window = 400;  // jobs per training episode
 };
 // "small" (about an hour on two cores for every source) or "full"; throws
 // std::invalid_argument naming both.
