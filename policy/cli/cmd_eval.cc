@@ -8,6 +8,7 @@
 #include "policy/cli/commands.h"
 #include "policy/cli/common.h"
 #include "policy/cli/eval_protocol.h"
+#include "policy/cli/generalize_protocol.h"
 #include "policy/report/summary.h"
 #include "policy/sim/simulator.h"
 
@@ -18,13 +19,54 @@ struct EvalArgs {
   Inputs in;
   std::string policies, out, protocol, split = "test", loads = "70,90,110", seeds = "1,2,3", philly, pai;
   bool no_plots = false;
+  // --protocol generalize: a budget name, then any knob given replaces its value (0 = the budget's).
+  std::string budget = "small", sources;
+  int train_scenarios = 0, eval_scenarios = 0, episodes = 0, jobs = 0;
+  std::size_t window = 0;
 };
 
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> v;
+  size_t b = 0;
+  for (;;) {
+    size_t e = s.find(',', b);
+    std::string item = s.substr(b, e == std::string::npos ? std::string::npos : e - b);
+    if (!item.empty()) v.push_back(item);
+    if (e == std::string::npos) break;
+    b = e + 1;
+  }
+  return v;
+}
+
+void run_generalize_command(const EvalArgs& a, const PolicyContext& ctx) {
+  if (ctx.model) throw std::invalid_argument("--protocol generalize trains its own models: leave out --model");
+  GeneralizeArgs g;
+  g.budget = generalize_budget(a.budget);
+  if (a.train_scenarios > 0) g.budget.train_scenarios = a.train_scenarios;
+  if (a.eval_scenarios > 0) g.budget.eval_scenarios = a.eval_scenarios;
+  if (a.episodes > 0) g.budget.episodes = a.episodes;
+  if (a.jobs > 0) g.budget.jobs = a.jobs;
+  if (a.window > 0) g.budget.window = a.window;
+  g.sources = split_list(a.sources);
+  g.seeds = parse_seeds(a.seeds);
+  g.policies = a.policies;
+  g.throughputs = a.in.throughputs;
+  g.prices = a.in.prices;
+  g.philly = a.philly;
+  g.pai = a.pai;
+  g.out = a.out;
+  g.period = a.in.period;
+  g.messages = ctx.messages;
+  run_generalize(g);
+  std::cout << a.out << "/summary.md\n" << a.out << "/summary.json\n";
+}
+
 void run_protocol_command(const EvalArgs& a, const PolicyContext& ctx) {
-  if (a.protocol != "philly")
-    throw std::invalid_argument("--protocol: the only protocol is 'philly', got '" + a.protocol + "'");
+  if (a.protocol != "philly" && a.protocol != "generalize")
+    throw std::invalid_argument("--protocol: expected 'philly' or 'generalize', got '" + a.protocol + "'");
   if (!a.in.trace.empty() || !a.in.cluster.empty())
     throw std::invalid_argument("--protocol makes its own traces and clusters: leave out --trace and --cluster");
+  if (a.protocol == "generalize") return run_generalize_command(a, ctx);
   ProtocolArgs p;
   p.philly = a.philly;
   p.pai = a.pai;
@@ -50,22 +92,38 @@ void setup_eval(CLI::App* app) {
                   "comma list of ORDER/PLACE ('*' = every one) or 'all' (every baseline pair; the default "
                   "without --protocol)");
   app->add_option("--protocol", args->protocol,
-                  "'philly': the evaluation protocol (Philly split, PAI clusters at --loads, --seeds; duet-eval(1))");
+                  "'philly': the evaluation protocol (Philly split, PAI clusters at --loads, --seeds); 'generalize': "
+                  "leave one scenario source out, train without it, evaluate on it (duet-eval(1))");
   app->add_option("--split", args->split, "protocol split: train (Sep-Oct), validate (Nov 1-15), test (Nov 16-)")
       ->capture_default_str();
   app->add_option("--loads", args->loads, "protocol: offered loads in % of the cluster's capacity")
       ->capture_default_str();
-  app->add_option("--seeds", args->seeds, "protocol: seeds (cluster sample, machine speeds, fluctuation)")
+  app->add_option("--seeds", args->seeds,
+                  "protocol: seeds (philly: cluster sample, machine speeds, fluctuation; generalize: training seeds)")
       ->capture_default_str();
   app->add_option("--philly", args->philly, "protocol: Philly CSV (default: the installed data/philly copy)");
   app->add_option("--pai", args->pai, "protocol: PAI machine spec CSV (default: the installed data/pai copy)");
+  app->add_option("--budget", args->budget,
+                  "generalize: small (about an hour on two busy cores) or full; the knobs below replace its values")
+      ->check(CLI::IsMember({"small", "full"}))
+      ->capture_default_str();
+  app->add_option("--sources", args->sources,
+                  "generalize: comma list of cluster families and workloads to hold out (default: every one)");
+  app->add_option("--train-scenarios", args->train_scenarios, "generalize: training scenarios per seed")
+      ->check(CLI::Range(1, 10000));
+  app->add_option("--eval-scenarios", args->eval_scenarios, "generalize: eval scenarios per held-out source")
+      ->check(CLI::Range(1, 10000));
+  app->add_option("--episodes", args->episodes, "generalize: PPO episodes on each training scenario")
+      ->check(CLI::Range(1, 100000));
+  app->add_option("--jobs", args->jobs, "generalize: jobs per scenario")->check(CLI::Range(2, 1000000));
+  app->add_option("--window", args->window, "generalize: jobs per training episode")->check(CLI::Range(1, 1000000));
   app->add_option("--out", args->out, "output directory (created)")->required();
   app->add_flag("--no-plots", args->no_plots, "skip gnuplot (still writes the plot data and script)");
   app->callback([args] {
     const PolicyContext ctx = policy_context(args->in);
     if (!args->protocol.empty()) return run_protocol_command(*args, ctx);
     if (args->in.trace.empty() || args->in.cluster.empty())
-      throw std::invalid_argument("--trace and --cluster are required (or give --protocol philly)");
+      throw std::invalid_argument("--trace and --cluster are required (or give --protocol philly or generalize)");
     auto pairs = expand_pairs(args->policies.empty() ? "all" : args->policies, ctx);
     auto l = load(args->in);
     std::filesystem::create_directories(args->out);

@@ -241,9 +241,7 @@ ProtocolData read_protocol_data(const ProtocolArgs& a, const Split& split) {
 // The pairs given with --policies, else the protocol's defaults.
 std::vector<std::pair<std::string, std::string>> protocol_pairs(const ProtocolArgs& a) {
   if (!a.policies.empty()) return expand_pairs(a.policies, a.context);
-  std::vector<std::pair<std::string, std::string>> pairs;
-  for (auto& p : expand_pairs(kBaselinePairs, a.context))  // wildcards would take "duet" in too
-    if (!learned(p.first) && !learned(p.second)) pairs.push_back(std::move(p));
+  std::vector<std::pair<std::string, std::string>> pairs = baseline_protocol_pairs(a.context);
   if (a.context.model)
     for (auto& p : expand_pairs(kLearnedPairs, a.context)) pairs.push_back(std::move(p));
   return pairs;
@@ -321,6 +319,13 @@ void run_seed(const ProtocolArgs& a, const ProtocolData& d,
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> baseline_protocol_pairs(const PolicyContext& ctx) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (auto& p : expand_pairs(kBaselinePairs, ctx))  // wildcards would take "duet" in too
+    if (!learned(p.first) && !learned(p.second)) pairs.push_back(std::move(p));
+  return pairs;
+}
 
 std::vector<double> parse_loads(const std::string& s) {
   std::vector<double> v;

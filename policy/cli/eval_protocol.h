@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "policy/registry/policy_registry.h"
@@ -32,5 +33,10 @@ void run_protocol(const ProtocolArgs& a);
 // Parses "70,90,110" (positive numbers) for --loads; throws naming the option.
 std::vector<double> parse_loads(const std::string& s);
 std::vector<uint64_t> parse_seeds(const std::string& s);
+
+// The protocol's baseline pairs (no learned policy): every baseline ordering
+// with first-fit and fastest-first, QSSF with the other placements,
+// gavel-las/type-affinity.
+std::vector<std::pair<std::string, std::string>> baseline_protocol_pairs(const PolicyContext& ctx);
 
 }  // namespace duet::cli

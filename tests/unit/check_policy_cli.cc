@@ -236,6 +236,22 @@ START_TEST(protocol_runs_loads_and_seeds) {
 }
 END_TEST
 
+// --protocol generalize refuses what it cannot use before it trains anything
+// (its runs are checked by check_policy_generalize).
+START_TEST(generalize_protocol_refuses_bad_arguments) {
+  const std::string d = tmpdir();
+  Out r = run("eval --protocol generalize --model '" + srcdir() + "/models/duet.model' --out '" + d + "/g'");
+  ck_assert(r.rc == 1 && r.err.find("leave out --model") != std::string::npos);
+  r = run("eval --protocol generalize --sources small,nosuch --out '" + d + "/g'");
+  ck_assert(r.rc == 1 && r.err.find("'nosuch' is neither a cluster family nor a workload") != std::string::npos);
+  r = run("eval --protocol generalize --budget huge --out '" + d + "/g'");
+  ck_assert(r.rc != 0 && r.err.find("--budget") != std::string::npos);
+  r = run("eval --protocol nosuch --out '" + d + "/g'");
+  ck_assert(r.rc == 1 && r.err.find("expected 'philly' or 'generalize'") != std::string::npos);
+  ck_assert(!fs::exists(d + "/g/summary.md"));
+}
+END_TEST
+
 // A job of 1e300 s was accepted and `duet sim` ran for ever (next_fluct +=
 // 3600 stops changing past ~3e19): now the reader refuses it, naming the line.
 START_TEST(sim_refuses_huge_times) {
@@ -433,6 +449,7 @@ int main() {
   tcase_add_test(tc, eval_writes_table_json_and_plots);
   tcase_add_test(tc, convert_philly_window);
   tcase_add_test(tc, protocol_runs_loads_and_seeds);
+  tcase_add_test(tc, generalize_protocol_refuses_bad_arguments);
   tcase_add_test(tc, sim_refuses_huge_times);
   tcase_add_test(tc, convert_pai_refuses_over_64_types);
   tcase_add_test(tc, convert_slurm_site_then_sim);
