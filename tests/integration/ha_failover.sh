@@ -59,6 +59,9 @@ round() {
     acct=$(ha_wait_accounting 20 "$JID")
     case "$acct" in
       "COMPLETED|0:0|vmha: tasks=2 "*" failovers=1")
+        # slurmd's log says why the backup took over (task RANK's slurmstepd)
+        grep -q "vmha: job $JID step0.task$rank: the primary vmha on node[0-9]* was killed by signal 9 " \
+          "$CLUSTER_DIR"/log/slurmd-node*.log || { ha_dump "$JID"; fail "round $n: no takeover cause in slurmd's log"; }
         note "round $n: job $JID in $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s, outputs exact; sacct: $acct"
         return 0 ;;
       "COMPLETED|0:0|vmha: tasks=2 "*" failovers=0")

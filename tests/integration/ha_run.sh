@@ -52,7 +52,7 @@ ha_compare_tasks job.out native.out 0 1
 grep -q "job $jid step 0 task 0 .*runs under .*vmha-task" "$CLUSTER_DIR"/log/slurmd-node*.log \
   || fail "no 'runs under vmha-task' line for job $jid in the slurmd logs"
 acct=$(ha_wait_accounting 20 "$jid")
-case "$acct" in "COMPLETED|0:0|vmha: tasks=2 epochs="*" failovers=0") ;; *) fail "accounting: '$acct'" ;; esac
+case "$acct" in "COMPLETED|0:0|vmha: tasks=2 epochs="*" failovers=0") ;; *) ha_dump "$jid"; fail "accounting: '$acct'" ;; esac
 epochs=$(echo "$acct" | sed -n 's/.*epochs=\([0-9]*\).*/\1/p')
 [ "$epochs" -gt 2 ] || fail "accounting: only $epochs epochs"
 for _ in $(seq 50); do [ -e "$HA_DIR/state/job$jid" ] || break; sleep 0.2; done

@@ -211,6 +211,7 @@ START_TEST(test_results_and_comment) {
   TaskResult b;
   b.epochs = 40;
   b.failovers = 1;  // finished by its backup: no pause figures
+  b.takeover_cause = "killed by signal 9\nforged=line";  // one line in the file, whatever the text
   mkdir((dir + "/step0.task0").c_str(), 0700);
   mkdir((dir + "/step0.task1").c_str(), 0700);
   mkdir((dir + "/step1.task0").c_str(), 0700);
@@ -237,6 +238,8 @@ START_TEST(test_results_and_comment) {
   ck_assert_msg(problems[3].find("step2.task2/result: larger than 65536 bytes") != std::string::npos, "%s",
                 problems[3].c_str());
   ck_assert_msg(t.comment() == "vmha: tasks=2 epochs=140 pause_ms_mean=0.500 failovers=1", "%s", t.comment().c_str());
+  ck_assert_int_eq(t.takeovers.size(), 1);
+  ck_assert_str_eq(t.takeovers[0].c_str(), "step0.task1: killed by signal 9 forged=line");
   ck_assert_msg(JobTotals().comment() == "vmha: tasks=0 epochs=0 pause_ms_mean=0.000 failovers=0", "%s",
                 JobTotals().comment().c_str());
   std::string cmd = "rm -rf " + dir;

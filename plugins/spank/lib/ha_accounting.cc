@@ -23,6 +23,12 @@ std::string format_result(const TaskResult& r) {
   o << "epochs=" << r.epochs << "\npause_ms_mean=" << pause << "\npause_count=" << r.pause_count
     << "\nfailovers=" << r.failovers << "\nnode=" << r.node << "\nbackup_node=" << r.backup_node
     << "\nexit=" << r.exit_code << "\n";
+  if (!r.takeover_cause.empty()) {
+    std::string cause = r.takeover_cause;
+    for (char& c : cause)
+      if (c == '\n' || c == '\r') c = ' ';
+    o << "takeover_cause=" << cause << "\n";
+  }
   return o.str();
 }
 
@@ -62,6 +68,8 @@ bool parse_result(const std::string& text, TaskResult* r, std::string* error) {
       r->backup_node = v;
     else if (k == "exit")
       r->exit_code = std::atoi(v.c_str());
+    else if (k == "takeover_cause")
+      r->takeover_cause = v.substr(0, 200);
     // other keys: written by newer versions, ignored
     if (!ok) {
       *error = "line " + std::to_string(n) + ": " + k + ": expected a non-negative number, got '" + v + "'";
@@ -117,6 +125,7 @@ JobTotals sum_job_results(int job_dir_fd, const std::string& job_dir, std::vecto
       continue;
     }
     t.add(r);
+    if (!r.takeover_cause.empty()) t.takeovers.push_back(n + ": " + r.takeover_cause);
   }
   return t;
 }

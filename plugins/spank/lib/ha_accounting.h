@@ -19,6 +19,7 @@ struct TaskResult {
   uint64_t failovers = 0;
   std::string node, backup_node;
   int exit_code = 0;
+  std::string takeover_cause;  // why vmha-task told the backup to take over (one line; empty: it did not)
 };
 
 std::string format_result(const TaskResult& r);
@@ -28,6 +29,7 @@ bool parse_result(const std::string& text, TaskResult* r, std::string* error);
 struct JobTotals {
   uint64_t tasks = 0, epochs = 0, failovers = 0, pause_count = 0;
   double pause_ms_sum = 0;
+  std::vector<std::string> takeovers;  // "TASKDIR: cause", one per task whose backup was told to take over
   void add(const TaskResult& r);
   std::string comment() const;  // the AdminComment text
 };

@@ -102,8 +102,9 @@ bool reaped(pid_t pid, int* status) {
 }
 
 // The task's result for the job's accounting.
-void write_result(const TaskEnv& t, const std::string& backup_node, int exit_code) {
+void write_result(const TaskEnv& t, const std::string& backup_node, int exit_code, const std::string& cause) {
   vmha_spank::TaskResult r;
+  r.takeover_cause = cause;
   r.node = t.node;
   r.backup_node = backup_node;
   r.exit_code = exit_code;
@@ -191,6 +192,7 @@ struct Ending {
   int primary_status = 0, backup_status = 0;
   bool failover = false;   // the primary was killed: the backup resumed
   bool cancelled = false;  // a signal ended the step (SIGTERM, SIGINT, SIGHUP, SIGQUIT)
+  std::string takeover_cause;  // with failover: how the primary ended, for slurmd's log
 };
 
 // Whether the primary ended by a signal that was meant for the step (we got
@@ -240,6 +242,9 @@ Ending watch(const TaskEnv& t, pid_t primary, const BackupStep& backup) {
           end_backup();
         } else if (!g_ending) {
           e.failover = true;
+          e.takeover_cause = "the primary vmha on " + t.node + " was killed by signal " +
+                             std::to_string(WTERMSIG(e.primary_status)) + " (" + strsignal(WTERMSIG(e.primary_status)) +
+                             "), which the step did not get";
           touch(t.file("primary.gone"));  // the backup's fencing command waits for this
         }
       }
@@ -306,11 +311,11 @@ int supervise(const TaskEnv& t, const std::string& self) {
   const int status = task_status(t, e);
   if (e.cancelled) {
     const int sig = g_ending;
-    write_result(t, backup.node, 128 + sig);
+    write_result(t, backup.node, 128 + sig, e.takeover_cause);
     std::signal(sig, SIG_DFL);
     raise(sig);
   }
-  write_result(t, backup.node, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  write_result(t, backup.node, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), e.takeover_cause);
   end_like(status);
 }
 

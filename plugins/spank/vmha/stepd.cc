@@ -151,6 +151,10 @@ int stepd_task_exit(spank_t sp) {
   std::string comment = totals.comment();
   set_admin_comment(g_step.job, comment);
   slurm_info("vmha: job %u step %u task %u ended: AdminComment '%s'", g_step.job, g_step.step, task, comment.c_str());
+  // Why a backup took over, once: by the step's slurmstepd, for its own task.
+  const std::string mine = "step" + std::to_string(g_step.step) + ".task" + std::to_string(task) + ": ";
+  for (const auto& t : totals.takeovers)
+    if (t.compare(0, mine.size(), mine) == 0) slurm_info("vmha: job %u %s", g_step.job, t.c_str());
   if (fd >= 0) close(fd);
   return 0;
 }
