@@ -19,3 +19,12 @@ size_steps() {
   rm -f "$_times" "$_times.0" "$_times.1"
   STEPS=$(echo "s = 30 * $2 / ($NATIVE_S + 0.001); if (s < 30) s = 30; if (s > 3000) s = 3000; scale=0; s / 1" | bc)
 }
+
+# size_step_work PROGRAM STEPS SECS: sets WORK so that `PROGRAM STEPS WORK 1`
+# takes about SECS s of CPU time natively (20000..4000000): a fixed number of
+# lines whose pace follows the host, so a kill timed by the lines out finds
+# the program still running however loaded the host is.
+size_step_work() {
+  size_steps "$1" 1
+  WORK=$(echo "w = $3 * 30 * 4000000 / ($2 * ($NATIVE_S + 0.001)); if (w < 20000) w = 20000; if (w > 4000000) w = 4000000; scale=0; w / 1" | bc)
+}

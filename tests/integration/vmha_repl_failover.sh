@@ -12,7 +12,11 @@ vmha_repl_require
 vmha_repl_setup
 cd "$T" || exit 1
 KILLS=${VMHA_FAILOVER_KILLS:-50}
-ARGS="150 20000 1"
+# 150 steps of about 0.4 s of CPU in all: with a fixed 20,000 per step (10-40 ms in all)
+# a host at load 19 released the lines so late that 65 of 100 kills came
+# after the program had ended.
+size_step_work "$WL/steps" 150 0.4
+ARGS="150 $WORK 1"
 "$WL/steps" $ARGS > native.out
 FENCE="true"
 LEASE_MS=300  # the backup takes over 0.3 s after the connection dropped
