@@ -71,9 +71,16 @@ StepReport run_steps(TrackerKind kind) {
   vm->set_syscall_hook([&](Vm& v, uint64_t nr, uint64_t) {
     if (nr != 110) return HookAction::kContinue;  // getppid marks the end of a step
     ++step;
+    // The look before a harvest sees at least what the harvest returns
+    // (the dirty ring; the bitmap tracker sees only the VMM's writes).
+    uint64_t pending = v.tracker().pending_pages();
     std::vector<uint64_t> got;
     Status h = v.tracker().harvest(got);
     if (!h.ok()) rep.problems.push_back(h.message());
+    if (v.tracker().pending_pages() != 0) rep.problems.push_back("pages pending right after a harvest");
+    if (kind == TrackerKind::kRing && pending < got.size())
+      rep.problems.push_back("step " + std::to_string(step) + ": " + std::to_string(pending) + " pages pending, " +
+                             std::to_string(got.size()) + " harvested");
     if (step < 2) return HookAction::kContinue;  // step 1 also holds the loader's writes
     std::set<uint64_t> want;
     for (uint64_t p = 0; p < 64; ++p)

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <cstring>
+#include <span>
 #include <thread>
 
 #include "vmha/checkpoint/checkpoint_sender.h"
@@ -36,6 +37,9 @@ constexpr double kFaultMsPerPage = 0.010;
 constexpr double kEarlyEndCostFactor = 1.0;
 constexpr uint64_t kStagingBytes = 64ull << 20;  // room for 16384 residual pages
 constexpr uint64_t kPreCopyPages = 256;          // pre-copy when the last checkpoint had this many
+// Pages read by the backup per confirmed list: one list of sort's 57,000
+// pages took over the 2.5 s confirmation limit on a loaded host.
+constexpr size_t kPullChunkPages = 4096;
 
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
@@ -140,16 +144,33 @@ class Primary {
   bool close_epoch(uint64_t epoch, const RunResult& result) {
     double catch_up_ms = 0;
     // Pre-copy while the guest runs, so the pause copies few pages: when
-    // the last checkpoint was large (copying it at the pause would take
-    // over ~0.2 ms) and no output waits (pre-copy delays its release), nor
-    // the guest for its held file writes.
-    // Each harvest costs the guest a fault per page it keeps writing.
-    if (eo_.async && !lost_ && !done_ && !sink_.waiting() && !sink_.release_wanted() && last_pages_ >= kPreCopyPages)
+    // the last checkpoint was large or this one already is (copying it at
+    // the pause would take over ~0.2 ms) and no output waits (pre-copy
+    // delays its release), nor the guest for its held file writes.
+    // Each harvest costs the guest a fault per page it keeps writing; a
+    // look at the logs costs nothing (sort maps a 230 MB buffer at once
+    // after small epochs: without the look, all of it was read paused).
+    if (eo_.async && !lost_ && !done_ && !sink_.waiting() && !sink_.release_wanted() &&
+        (last_pages_ >= kPreCopyPages || vm_.tracker().pending_pages() >= kPreCopyPages))
       catch_up_ms = catch_up();
     auto t0 = Clock::now();
     vm_.request_pause();
     vm_.wait_paused();
     bool finished = done_.load();
+    // Async: more pages than the staging region holds would be read while
+    // paused. The guest was inside a syscall that wrote them (the pause
+    // waits for it: mmap of a large buffer); resume it, pre-copy them, and
+    // pause again.
+    for (int retry = 0; eo_.async && !lost_ && !finished && retry < 2 && staging_.base &&
+                        vm_.tracker().pending_pages() > staging_.length / kPage;
+         ++retry) {
+      vm_.resume();
+      catch_up_ms += catch_up();
+      t0 = Clock::now();
+      vm_.request_pause();
+      vm_.wait_paused();
+      finished = done_.load();
+    }
     if (!finished) stats_.stop_ms.push_back(ms_since(t0));
     if (lost_) {
       if (!finished) vm_.resume();
@@ -197,10 +218,7 @@ class Primary {
       std::vector<PageRef> refs;
       refs.reserve(pfns.size());
       for (uint64_t p : pfns) refs.push_back(PageRef{p, p * kPage});
-      uint32_t seq = 0;
-      Status s = tx_.send_pages(region_, refs, {}, true, &seq);
-      if (s.ok()) s = tx_.wait_pulled(seq, wait_limit());
-      if (!s.ok()) return lose(s), ms_since(t);
+      if (Status s = pull_live(refs, {}); !s.ok()) return lose(s), ms_since(t);
       stats_.prefetched_pages += refs.size();
       if (refs.size() < 64) break;  // few enough left for the pause
     }
@@ -293,10 +311,20 @@ class Primary {
       refs.push_back(PageRef{p, p * kPage});
       crcs.push_back(crc32c(0, vm_.memory().host(p * kPage), kPage));
     }
-    uint32_t seq = 0;
-    Status s = tx_.send_pages(region_, refs, crcs, true, &seq);
-    if (s.ok()) s = tx_.wait_pulled(seq, wait_limit());
-    return s;
+    return pull_live(refs, crcs);
+  }
+
+  // The backup reads these guest pages in place (crcs: none, or one per
+  // page); returns once it has, a list of at most kPullChunkPages at a time.
+  Status pull_live(std::span<const PageRef> refs, std::span<const uint32_t> crcs) {
+    for (size_t at = 0; at < refs.size(); at += kPullChunkPages) {
+      size_t n = std::min(refs.size() - at, kPullChunkPages);
+      uint32_t seq = 0;
+      Status s = tx_.send_pages(region_, refs.subspan(at, n), crcs.empty() ? crcs : crcs.subspan(at, n), true, &seq);
+      if (s.ok()) s = tx_.wait_pulled(seq, wait_limit());
+      if (!s.ok()) return s;
+    }
+    return Status();
   }
 
   // The staged residual pages, with their CRCs, for the backup to read.

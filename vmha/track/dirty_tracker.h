@@ -45,6 +45,11 @@ class DirtyTracker {
   // by the guest or by the VMM. Thread-safe.
   virtual Status harvest(std::vector<uint64_t>& pfns) = 0;
 
+  // About how many pages harvest() would return now (repeats counted
+  // once per report; the bitmap tracker counts only the VMM's writes).
+  // Reads the logs without resetting them, so it costs the guest nothing.
+  virtual uint64_t pending_pages() { return log_ ? log_->pending() : 0; }
+
   // Called on the vCPU thread on KVM_EXIT_DIRTY_RING_FULL.
   virtual Status on_ring_full() { return Status(); }
 

@@ -66,6 +66,14 @@ Status RingTracker::harvest(std::vector<uint64_t>& pfns) {
   return s;
 }
 
+uint64_t RingTracker::pending_pages() {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t n = 0;
+  while (ring_ && n < entries_ && (__atomic_load_n(&ring_[(fetch_ + n) % entries_].flags, __ATOMIC_ACQUIRE) & KVM_DIRTY_GFN_F_DIRTY))
+    ++n;
+  return n + pending_.size() + DirtyTracker::pending_pages();
+}
+
 Status RingTracker::on_ring_full() {
   // The vCPU thread drains the ring itself into the pending set: it blocks
   // on the lock while a harvester is working, and never spins.

@@ -19,6 +19,7 @@ class RingTracker : public DirtyTracker {
   Status attach_vcpu(int vcpu_fd) override;
   Status harvest(std::vector<uint64_t>& pfns) override;
   Status on_ring_full() override;
+  uint64_t pending_pages() override;
 
  private:
   Status collect();  // ring → pending_, then KVM_RESET_DIRTY_RINGS; lock held

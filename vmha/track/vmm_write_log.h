@@ -19,11 +19,14 @@ class VmmWriteLog {
   void drain(std::vector<uint64_t>& pfns);
   // Pages noted since the process VM started (a counter, for benchmarks).
   uint64_t total_noted() const { return total_.load(std::memory_order_relaxed); }
+  // Pages noted and not drained yet.
+  uint64_t pending() const { return pending_.load(std::memory_order_relaxed); }
 
  private:
   std::unique_ptr<std::atomic<uint64_t>[]> words_;
   uint64_t nwords_;
   std::atomic<uint64_t> total_{0};
+  std::atomic<uint64_t> pending_{0};
 };
 
 }  // namespace vmha
