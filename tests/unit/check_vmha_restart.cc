@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -114,6 +115,41 @@ START_TEST(poll_and_read_restart_after_pauses) {
 }
 END_TEST
 
+// An exception thrown on the vCPU thread (here by a hook, standing in for a
+// VMM bug) fails the run instead of terminating the process, and a thread
+// waiting for a pause is released, not left waiting for ever.
+START_TEST(exception_on_vcpu_thread_fails_the_run) {
+  std::string dir = vmha_test::make_temp_dir();
+  int out = open((dir + "/out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ElfImage img;
+  ck_assert(read_elf_file(probe(), &img).ok());
+  VmOptions o;
+  o.memory_bytes = 64 << 20;
+  o.workdir = dir;
+  o.std_fds[1] = out;
+  std::unique_ptr<Vm> vm;
+  ck_assert(Vm::create(o, &vm).ok());
+  ck_assert(vm->load(img, probe(), {probe(), "3", "100"}, {}).ok());
+  std::atomic<bool> thrown{false};
+  vm->set_syscall_hook([&](Vm&, uint64_t, uint64_t count) -> HookAction {
+    if (count < 3) return HookAction::kContinue;
+    thrown = true;
+    throw std::runtime_error("hook failed");
+  });
+  RunResult result;
+  std::thread runner([&] { result = vm->run(); });
+  while (!thrown.load()) std::this_thread::yield();
+  vm->request_pause();
+  vm->wait_paused();
+  vm->resume();
+  runner.join();
+  close(out);
+  ck_assert_msg(result.end == RunResult::End::kFailed, "run ended %d: %s", static_cast<int>(result.end),
+                result.message.c_str());
+  ck_assert_msg(result.message.find("hook failed") != std::string::npos, "message: %s", result.message.c_str());
+}
+END_TEST
+
 }  // namespace
 
 int main() {
@@ -123,6 +159,7 @@ int main() {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, sleeps_restart_after_pauses);
   tcase_add_test(tc, poll_and_read_restart_after_pauses);
+  tcase_add_test(tc, exception_on_vcpu_thread_fails_the_run);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);
 }

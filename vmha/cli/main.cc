@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <utility>
@@ -180,7 +181,14 @@ int main(int argc, char** argv) {
     std::perror(("vmha: --log " + log_file).c_str());
     return 125;
   }
-  for (const auto& [sub, run] : commands)
-    if (*sub) return run();
+  // An exception is vmha's own failure (status 125, said why), never an
+  // abort: a primary killed by a signal is taken for a kill and failed over.
+  try {
+    for (const auto& [sub, run] : commands)
+      if (*sub) return run();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "vmha: internal error: %s\n", e.what());
+    return 125;
+  }
   return 125;  // not reached: require_subcommand(1) makes parse() throw without one
 }

@@ -6,9 +6,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <cstring>
+#include <ctime>
+#include <exception>
 #include <span>
+#include <system_error>
 #include <thread>
 
 #include "vmha/checkpoint/checkpoint_sender.h"
@@ -78,20 +80,35 @@ class Primary {
     RunResult result;
     auto guest_start = Clock::now(), guest_end = guest_start;
     stats_.startup_s = std::chrono::duration<double>(guest_start - started_).count();
-    std::thread vcpu([&] {
-      result = vm_.run();
-      guest_end = Clock::now();
-      timespec cpu{};
-      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
-      stats_.guest_cpu_s = static_cast<double>(cpu.tv_sec) + static_cast<double>(cpu.tv_nsec) * 1e-9;
-      done_ = true;
-    });
-    for (uint64_t epoch = 2;; ++epoch) {
-      if (!lost_) {
-        if (Status s = tx_.begin(epoch); !s.ok()) lose(s);
+    std::thread vcpu;
+    try {
+      vcpu = std::thread([&] {
+        result = vm_.run();  // catches what its loop throws
+        guest_end = Clock::now();
+        timespec cpu{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+        stats_.guest_cpu_s = static_cast<double>(cpu.tv_sec) + static_cast<double>(cpu.tv_nsec) * 1e-9;
+        done_ = true;
+      });
+    } catch (const std::system_error& e) {
+      ch_.close();
+      return failed(std::string("cannot start the vCPU thread: ") + e.what());
+    }
+    // An exception here must not leave `vcpu` joinable (std::terminate, i.e.
+    // SIGABRT, which the SPANK plugin takes for a kill and fails over): stop
+    // the guest, join, and fail the run like any other VMM error.
+    try {
+      for (uint64_t epoch = 2;; ++epoch) {
+        if (!lost_) {
+          if (Status s = tx_.begin(epoch); !s.ok()) lose(s);
+        }
+        run_epoch();
+        if (close_epoch(epoch, result)) break;
       }
-      run_epoch();
-      if (close_epoch(epoch, result)) break;
+    } catch (const std::exception& e) {
+      return abandon(vcpu, e.what());
+    } catch (...) {
+      return abandon(vcpu, "unknown exception");
     }
     vcpu.join();
     stats_.guest_s = std::chrono::duration<double>(guest_end - guest_start).count();
@@ -102,6 +119,17 @@ class Primary {
   }
 
  private:
+  // After an exception in the epoch loop: the guest stops (a paused one is
+  // resumed to see the stop), its thread is joined and the run fails. Held
+  // output stays unreleased: the backup did not acknowledge it.
+  RunResult abandon(std::thread& vcpu, const char* what) {
+    vm_.resume();
+    vm_.request_stop();
+    vcpu.join();
+    ch_.close();
+    return failed(std::string("internal error: ") + what);
+  }
+
   // The guest runs; this thread keeps the backup's lease alive and, in async
   // mode, prefetches, until the epoch is due to end.
   void run_epoch() {

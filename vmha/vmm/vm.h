@@ -117,6 +117,8 @@ class Vm {
 
  private:
   Vm() = default;
+  RunResult run_loop();
+  RunResult finish_after_exception(const char* what);
   Status open_kvm(const VmOptions& opts);
   Status setup_cpuid();
   Status set_initial_cpu(uint64_t entry, uint64_t sp);

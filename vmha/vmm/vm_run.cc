@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <exception>
+#include <string>
 
 #include "vmha/sys/syscall_table.h"
 #include "vmha/sys/threads.h"
@@ -245,7 +247,31 @@ void Vm::handle_exception(RunResult* end) {
   end->message = std::string(signal_name(sig)) + ": " + what + " at rip " + hex(rip);
 }
 
+// An exception from the loop (a bug, or memory the host refused) ends the
+// run as failed: escaping the vCPU thread would terminate the whole process
+// (SIGABRT), which a replicating caller cannot tell from a kill.
 RunResult Vm::run() {
+  try {
+    return run_loop();
+  } catch (const std::exception& e) {
+    return finish_after_exception(e.what());
+  } catch (...) {
+    return finish_after_exception("unknown exception");
+  }
+}
+
+RunResult Vm::finish_after_exception(const char* what) {
+  kick_.stop();
+  running_.store(false);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    finished_ = true;
+    cv_.notify_all();
+  }
+  return failed(std::string("internal error in the vCPU thread: ") + what);
+}
+
+RunResult Vm::run_loop() {
   vcpu_thread_ = pthread_self();
   {
     std::lock_guard<std::mutex> lock(mu_);
