@@ -139,3 +139,23 @@ ha_dump() {
   done
   grep -h "vmha\|error" "$CLUSTER_DIR"/log/slurmd-node*.log 2>/dev/null | tail -n 10 || true
 }
+
+# ha_kill_slurmd_mid_run JID OUT TOTAL SECS: once task 1's primary vmha runs
+# on node2 and OUT shows task 1 past a random line K (2 <= K <= TOTAL/3,
+# within SECS s), kills node2's slurmd alone (kill -9, by its PID); the
+# primary must still be running then.
+ha_kill_slurmd_mid_run() {
+  local jid=$1 out=$2 total=$3 secs=$4 primary="" k slurmd
+  for _ in $(seq 600); do
+    primary=$(ha_pids "$jid" "^[^ ]*/vmha run --backup" | awk '$2 == 1 && $4 == "node2" {print $1}' | head -n1)
+    [ -n "$primary" ] && break
+    sleep 0.05
+  done
+  [ -n "$primary" ] || { ha_dump "$jid"; fail "the primary vmha of task 1 never appeared on node2"; }
+  k=$(( 2 + $(od -An -N2 -tu2 /dev/urandom) % (total / 3 - 1) ))
+  ha_wait_task_steps "$secs" "$out" 1 "$k"
+  kill -0 "$primary" 2>/dev/null || fail "task 1's primary (pid $primary) ended before line $k of $total was out"
+  read -r slurmd _ < "$CLUSTER_DIR/pids/slurmd-node2.pid"
+  kill -9 "$slurmd"
+  note "killed node2's slurmd (pid $slurmd) once line $k of $total of task 1 was out"
+}

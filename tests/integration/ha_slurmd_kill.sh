@@ -17,19 +17,7 @@ ARGS="$STEPS 4000000 1"
 
 t0=$(date +%s.%N)
 jid=$(sbatch --parsable --ha -N2 -o job.out --wrap "srun -l $HA_WL/steps $ARGS")
-primary=""
-for _ in $(seq 600); do
-  primary=$(ha_pids "$jid" "^[^ ]*/vmha run --backup" | awk '$2 == 1 && $4 == "node2" {print $1}' | head -n1)
-  [ -n "$primary" ] && break
-  sleep 0.05
-done
-[ -n "$primary" ] || { ha_dump "$jid"; fail "the primary vmha of task 1 never appeared on node2"; }
-k=$(( 2 + $(od -An -N2 -tu2 /dev/urandom) % (STEPS / 3 - 1) ))
-ha_wait_task_steps 60 job.out 1 "$k"
-kill -0 "$primary" 2>/dev/null || fail "task 1's primary (pid $primary) ended before step $k of $STEPS was out"
-read -r slurmd _ < "$CLUSTER_DIR/pids/slurmd-node2.pid"
-kill -9 "$slurmd"   # node2's slurmd only, by its PID
-note "killed node2's slurmd (pid $slurmd) once step $k of $STEPS of task 1 was out"
+ha_kill_slurmd_mid_run "$jid" job.out "$STEPS" 60
 acct=$(ha_wait_accounting 90 "$jid")
 t1=$(date +%s.%N)
 ha_compare_tasks job.out native.out 0 1

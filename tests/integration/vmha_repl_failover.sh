@@ -20,39 +20,17 @@ ARGS="150 $WORK 1"
 "$WL/steps" $ARGS > native.out
 FENCE="true"
 LEASE_MS=300  # the backup takes over 0.3 s after the connection dropped
-fail=0 RESUMED=0
-i=0
+fail=0
 # Until KILLS kills have hit a running primary (a kill after the end only
 # checks that the backup exits with the guest); at most twice as many tries.
 # Each kill comes once 1-100 of the 151 lines are out.
-while [ "$RESUMED" -lt "$KILLS" ] && [ $i -lt $((KILLS * 2)) ]; do
-  i=$((i + 1))
-  kill_round $i 100 "$WL/steps" $ARGS
-  if ! cmp -s native.out out || [ "$BRC" != 0 ]; then
-    echo "FAIL: kill $i ($MODE): backup exit $BRC; diff native vs released:"
-    diff native.out out | head -5; head -5 "$T/backup.err"; echo "primary's stderr:"; tail -5 primary.err
-    fail=1
-  fi
-done
-echo "ok: $i kills of the primary ($RESUMED resumed on the backup, the others had finished), output exactly once"
-[ "$RESUMED" -ge "$KILLS" ] || { echo "FAIL: only $RESUMED of $i kills hit a running primary ($KILLS wanted)"; fail=1; }
+kill_loop steps "$KILLS" $((KILLS * 2)) 100 native.out "$WL/steps" $ARGS
 
 # A dynamically linked program: output exactly once after each kill.
 DYN_KILLS=${VMHA_FAILOVER_DYN_KILLS:-10}
 "$WL/steps_dynamic" $ARGS > native_dynamic.out
 cmp -s native.out native_dynamic.out || { echo "FAIL: steps_dynamic prints differently from steps natively"; fail=1; }
-RESUMED=0 i=0
-while [ "$RESUMED" -lt "$DYN_KILLS" ] && [ $i -lt $((DYN_KILLS * 2)) ]; do
-  i=$((i + 1))
-  kill_round $i 100 "$WL/steps_dynamic" $ARGS
-  if ! cmp -s native_dynamic.out out || [ "$BRC" != 0 ]; then
-    echo "FAIL: dynamic, kill $i ($MODE): backup exit $BRC; diff native vs released:"
-    diff native_dynamic.out out | head -5; head -5 "$T/backup.err"; echo "primary's stderr:"; tail -5 primary.err
-    fail=1
-  fi
-done
-echo "ok: dynamic: $i kills of the primary ($RESUMED resumed on the backup), output exactly once"
-[ "$RESUMED" -ge "$DYN_KILLS" ] || { echo "FAIL: dynamic: only $RESUMED of $i kills hit a running primary"; fail=1; }
+kill_loop dynamic "$DYN_KILLS" $((DYN_KILLS * 2)) 100 native_dynamic.out "$WL/steps_dynamic" $ARGS
 
 LEASE_MS=
 # The runs below kill one side once 20 lines are out: sized to about 4 s

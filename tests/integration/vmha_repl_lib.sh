@@ -83,3 +83,47 @@ kill_round() {
   grep -q "resuming from checkpoint" "$T/backup.err" && RESUMED=$((RESUMED + 1))
   return 0
 }
+
+# check_replicated NAME PROGRAM ARGS...: PROGRAM under `vmha run --backup`
+# in both modes (20 ms epochs, a fresh backup each) must exit and print as it
+# does natively, and its backup exit with the same status. Sets fail=1 if not.
+check_replicated() {
+  _name=$1; shift
+  "$@" > native.out 2>/dev/null; _nrc=$?
+  for _mode in async stop-copy; do
+    : > repl.out
+    start_backup "$T/backup.out"
+    "$VMHA" run --memory 1024 --mode $_mode --epoch-ms 20 --backup "$ADDR" --key "$T/key" -- "$@" \
+      > repl.out 2> primary.err
+    _rc=$?
+    wait_bounded "$BACKUP_PID" 120; _brc=$WAIT_RC; BACKUP_PID=
+    if [ "$_rc" != "$_nrc" ] || ! cmp -s native.out repl.out; then
+      echo "FAIL: $_name ($_mode): exit $_rc (native $_nrc), output differs"; cat primary.err; fail=1
+    elif [ "$_brc" != "$_nrc" ]; then
+      echo "FAIL: $_name ($_mode): backup exit $_brc, expected $_nrc"; fail=1
+    else
+      echo "ok: $_name ($_mode)"
+    fi
+  done
+}
+
+# kill_loop WHAT KILLS TRIES MAXLINES NATIVE PROGRAM ARGS...: kill_round until
+# KILLS kills have hit a running primary, at most TRIES rounds; each round's
+# released output must equal the file NATIVE and the backup exit 0. Sets
+# fail=1 if not; leaves RESUMED and KILL_TRIES (the rounds run).
+kill_loop() {
+  _what=$1 _kills=$2 _tries=$3 _lines=$4 _native=$5; shift 5
+  RESUMED=0 KILL_TRIES=0
+  while [ "$RESUMED" -lt "$_kills" ] && [ $KILL_TRIES -lt "$_tries" ]; do
+    KILL_TRIES=$((KILL_TRIES + 1))
+    kill_round $KILL_TRIES "$_lines" "$@"
+    if ! cmp -s "$_native" out || [ "$BRC" != 0 ]; then
+      echo "FAIL: $_what, kill $KILL_TRIES ($MODE): backup exit $BRC; diff native vs released:"
+      diff "$_native" out | head -5; head -5 "$T/backup.err"; echo "primary's stderr:"; tail -5 primary.err
+      fail=1
+    fi
+  done
+  echo "ok: $_what: $KILL_TRIES kills of the primary ($RESUMED resumed on the backup, the others had finished), output exactly once"
+  [ "$RESUMED" -ge "$_kills" ] ||
+    { echo "FAIL: $_what: only $RESUMED of $KILL_TRIES kills hit a running primary ($_kills wanted)"; fail=1; }
+}

@@ -17,27 +17,8 @@ vmha_repl_setup
 cd "$T" || exit 1
 PROBE="$top_builddir/tests/vmha/thread_probe"
 fail=0
-check() {  # name, then the program and its arguments
-  name=$1; shift
-  "$@" > native.out 2>/dev/null; nrc=$?
-  for mode in async stop-copy; do
-    : > repl.out
-    start_backup "$T/backup.out"
-    "$VMHA" run --memory 1024 --mode $mode --epoch-ms 20 --backup "$ADDR" --key "$T/key" -- "$@" \
-      > repl.out 2> primary.err
-    rc=$?
-    wait_bounded "$BACKUP_PID" 120; brc=$WAIT_RC; BACKUP_PID=
-    if [ "$rc" != "$nrc" ] || ! cmp -s native.out repl.out; then
-      echo "FAIL: $name ($mode): exit $rc (native $nrc), output differs"; cat primary.err; fail=1
-    elif [ "$brc" != "$nrc" ]; then
-      echo "FAIL: $name ($mode): backup exit $brc, expected $nrc"; fail=1
-    else
-      echo "ok: $name ($mode)"
-    fi
-  done
-}
-check "pthreads (static)" "$PROBE" rounds 4 4 300
-check "pthreads (dynamic)" "$PROBE"_dynamic rounds 4 4 300
+check_replicated "pthreads (static)" "$PROBE" rounds 4 4 300
+check_replicated "pthreads (dynamic)" "$PROBE"_dynamic rounds 4 4 300
 if [ -x /usr/bin/python3 ]; then
   cat > workers.py <<'EOF'
 import hashlib, threading
@@ -62,7 +43,7 @@ for w in workers:
     w.join()
 print(count[0], sorted(digests.items()))
 EOF
-  check "python3 threading (4 workers)" /usr/bin/python3 workers.py
+  check_replicated "python3 threading (4 workers)" /usr/bin/python3 workers.py
 else
   echo "skip: no /usr/bin/python3"
 fi
@@ -90,7 +71,7 @@ EOF
 if ${CC:-cc} -O2 -fopenmp -o omp omp.c 2>/dev/null; then
   for n in 2 4; do
     export OMP_NUM_THREADS=$n
-    check "OpenMP ($n threads)" ./omp
+    check_replicated "OpenMP ($n threads)" ./omp
   done
   unset OMP_NUM_THREADS
 else
@@ -103,20 +84,7 @@ ARGS="rounds 20 4 150"
 "$PROBE" $ARGS > native.out
 FENCE="true"
 LEASE_MS=300
-RESUMED=0
-i=0
-while [ "$RESUMED" -lt "$KILLS" ] && [ $i -lt $((KILLS * 3)) ]; do
-  i=$((i + 1))
-  kill_round $i 15 "$PROBE" $ARGS
-  if ! cmp -s native.out out || [ "$BRC" != 0 ]; then
-    echo "FAIL: kill $i ($MODE): backup exit $BRC; diff native vs released:"
-    diff native.out out | head -5; head -5 "$T/backup.err"; echo "primary's stderr:"; tail -5 primary.err
-    fail=1
-    break
-  fi
-done
-echo "ok: $i kills of a threaded primary ($RESUMED resumed on the backup), output exactly once"
-[ "$RESUMED" -ge "$KILLS" ] || { echo "FAIL: only $RESUMED of $i kills hit a running primary ($KILLS wanted)"; fail=1; }
+kill_loop "threaded primary" "$KILLS" $((KILLS * 3)) 15 native.out "$PROBE" $ARGS
 
 # The same for python3 with 4 threading.Thread workers per stage, a line per
 # stage (VMHA_THREAD_PY_KILLS=N, default 2).
@@ -143,19 +111,6 @@ for stage in range(12):
 EOF
   /usr/bin/python3 stages.py > native.out
   PYKILLS=${VMHA_THREAD_PY_KILLS:-2}
-  RESUMED=0
-  i=0
-  while [ "$RESUMED" -lt "$PYKILLS" ] && [ $i -lt $((PYKILLS * 3)) ]; do
-    i=$((i + 1))
-    kill_round $i 8 /usr/bin/python3 stages.py
-    if ! cmp -s native.out out || [ "$BRC" != 0 ]; then
-      echo "FAIL: python3, kill $i ($MODE): backup exit $BRC; diff native vs released:"
-      diff native.out out | head -5; head -5 "$T/backup.err"; echo "primary's stderr:"; tail -5 primary.err
-      fail=1
-      break
-    fi
-  done
-  echo "ok: python3 threads: $i kills of the primary ($RESUMED resumed on the backup), output exactly once"
-  [ "$RESUMED" -ge "$PYKILLS" ] || { echo "FAIL: python3: only $RESUMED of $i kills hit a running primary"; fail=1; }
+  kill_loop "python3 threads" "$PYKILLS" $((PYKILLS * 3)) 8 native.out /usr/bin/python3 stages.py
 fi
 exit $fail

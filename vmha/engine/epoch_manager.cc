@@ -75,7 +75,6 @@ class Primary {
     // always has an image to resume from.
     if (Status s = tx_.begin(1); !s.ok()) return failed("backup: " + s.message());
     if (Status s = end_epoch(1, false, {}); !s.ok()) return failed("backup: first checkpoint: " + s.message());
-    started_up_ = true;
 
     RunResult result;
     auto guest_start = Clock::now(), guest_end = guest_start;
@@ -379,7 +378,8 @@ class Primary {
   // for the primary (both hear heartbeats meanwhile); checkpoint 1 gets the
   // start-up limit.
   std::chrono::milliseconds wait_limit() const {
-    return std::chrono::milliseconds(started_up_ ? silence_limit_ms(eo_.lease_ms) : startup_limit_ms(eo_.lease_ms));
+    const bool started_up = tx_.acked_epoch() >= 1;
+    return std::chrono::milliseconds(started_up ? silence_limit_ms(eo_.lease_ms) : startup_limit_ms(eo_.lease_ms));
   }
 
   void note_pause(Clock::time_point* paused_at, Clock::time_point state_started) {
@@ -438,7 +438,6 @@ class Primary {
   uint64_t released_seq_ = 0;
   bool stood_down_ = false;  // the backup was told it may not take over
   bool lost_ = false;
-  bool started_up_ = false;  // checkpoint 1 acknowledged
   std::atomic<bool> done_{false};  // the guest has ended
   double epoch_cost_ms_ = 0;       // the last checkpoint: catch-up + pause + faults it causes
   // Pages in the last checkpoint. The first epoch counts as large: programs
