@@ -29,10 +29,19 @@ cluster_up() {
   note "cluster up in ${CLUSTER_UP_S} s"
 }
 
+# A daemon that crashed, even while shutting down, fails the test (a plugin
+# must never crash slurmctld or slurmd); its logs and cores are kept.
 cluster_down() {
+  local rc=$? out
   [ -n "${CLUSTER_DIR:-}" ] || return 0
-  "$TESTCLUSTER" down --dir "$CLUSTER_DIR" >/dev/null 2>&1 || true
+  if out=$("$TESTCLUSTER" down --dir "$CLUSTER_DIR" 2>&1 >/dev/null); then :
+  elif grep -q 'a daemon crashed' <<<"$out"; then
+    echo "FAIL: ${out#testcluster: }; logs kept in $CLUSTER_DIR/log" >&2
+    CLUSTER_DIR=""
+    exit 1
+  fi
   if [ -z "${KEEP_CLUSTER:-}" ]; then rm -rf "$CLUSTER_DIR"; fi
+  return $rc
 }
 
 # wait_jobs_done SECS JOBID...: until sacct shows a final state for every job

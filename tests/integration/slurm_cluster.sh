@@ -47,7 +47,13 @@ second=$(mktemp -d /tmp/duet-test.XXXXXX)
 env2=$("$TESTCLUSTER" up --dir "$second" --nodes 1 --no-accounting) || { "$TESTCLUSTER" down --dir "$second"; fail "second cluster did not start"; }
 ( eval "$env2"; timeout 10 sinfo -h -o %D | grep -qx 1 ) || { "$TESTCLUSTER" down --dir "$second"; fail "second cluster not answering"; }
 timeout 10 sinfo -h -N -o %N | grep -q node3 || fail "first cluster disturbed by the second"
-"$TESTCLUSTER" down --dir "$second" >/dev/null 2>&1
+# a daemon that crashes is reported by down (exit 3), never passed over
+read -r sd _ < "$second/pids/slurmd-node1.pid"
+kill -SEGV "$sd"
+for i in $(seq 600); do grep -qs "^slurmd-node1 $sd " "$second/log/exits" && break; sleep 0.1; done
+rc=0; msg=$("$TESTCLUSTER" down --dir "$second" 2>&1 >/dev/null) || rc=$?
+[ $rc = 3 ] || fail "down after a slurmd crash: exit $rc, expected 3 ($msg)"
+grep -q "slurmd-node1 (pid $sd) was killed by signal 11 (SIGSEGV)" <<<"$msg" || fail "down did not name the crash: $msg"
 [ -z "$(live_daemons "$second")" ] || fail "second cluster left processes: $(live_daemons "$second")"
 rm -rf "$second"
 
