@@ -11,22 +11,6 @@
 
 namespace duet::replay {
 
-NodeSpeeds read_node_speeds(const std::string& path) {
-  auto f = CsvReader::open(path);
-  CsvReader r(*f, path);
-  CsvHeader h = read_header(r, {"node", "speed"}, {"gpu_type", "num_gpus", "rack"});
-  const int cn = h.find("node"), cs = h.find("speed");
-  NodeSpeeds speeds;
-  while (r.next()) {
-    r.expect_fields(h.names.size(), h.names.size());
-    const std::string& node = r.text(cn, "node");
-    double s = r.in_range(cs, "speed", 0.001, 1000);
-    if (!speeds.emplace(node, s).second) r.fail(cn, "node '" + node + "' listed twice");
-  }
-  if (speeds.empty()) throw InputError(path, r.line(), 0, "no nodes listed");
-  return speeds;
-}
-
 namespace {
 
 bool all_digits(const std::string& s) {

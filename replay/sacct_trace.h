@@ -9,18 +9,19 @@
 #include <string>
 #include <vector>
 
+#include "policy/io/node_speeds.h"
 #include "policy/io/trace.h"
 #include "replay/sacct.h"
 
 namespace duet::replay {
 
-// node -> speed, from a CSV with at least the columns node and speed. A speed
-// relative to a V100 (duet-emujob --known-speeds) gives durations on duet's
-// reference GPU, as duet-trace(5) means them; the factor within the node's
-// GPU type (contrib/testcluster's nodes.csv) gives durations on a typical
-// machine of the type the job ran on.
-using NodeSpeeds = std::map<std::string, double>;
-NodeSpeeds read_node_speeds(const std::string& path);
+// Node speeds (policy/io/node_speeds.h): a speed relative to a V100
+// (duet-emujob --known-speeds) gives durations on duet's reference GPU, as
+// duet-trace(5) means them; the factor within the node's GPU type
+// (contrib/testcluster's nodes.csv) gives durations on a typical machine of
+// the type the job ran on.
+using duet::NodeSpeeds;
+using duet::read_node_speeds;
 
 struct SacctTraceOptions {
   NodeSpeeds speeds;                    // empty: run times as measured

@@ -10,6 +10,7 @@
 // priority; plain cons_tres node order).
 #include "plugins/seam/file_trust.h"
 #include "plugins/seam/seam.h"
+#include "policy/io/node_speeds.h"
 #include "policy/learn/model/model_limits.h"
 #include "policy/util/printable.h"
 #include "policy/util/safe_file.h"

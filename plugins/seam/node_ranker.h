@@ -35,15 +35,9 @@ class NodeRanker {
   virtual void connect(AgentChannel* channel) { (void)channel; }
 };
 
-// Reads a node speeds CSV (header row with columns `node` and `speed`, speed
-// from kMinSpeed to kMaxSpeed of policy/io/limits.h; a regular file of at
-// most kMaxNodeSpeedsBytes, lines of at most kMaxCsvLineBytes). Returns false
-// and sets *error ("file:line: what was expected").
-inline constexpr std::uint64_t kMaxNodeSpeedsBytes = std::uint64_t{16} << 20;  // 16 MiB
+// Reads a node speeds CSV (policy/io/node_speeds.h). Returns false and sets
+// *error ("file:line:column: what was expected").
 bool read_node_speeds(const std::string& csv_path, std::map<std::string, double>* speeds, std::string* error);
-// The same on the file's text; `name` is used in messages.
-bool parse_node_speeds(std::string_view text, const std::string& name, std::map<std::string, double>* speeds,
-                       std::string* error);
 
 // Test hook: nodes by their speed factor from a CSV with a header row and
 // columns `node` and `speed` (the test cluster's nodes.csv). Fails (nullptr,

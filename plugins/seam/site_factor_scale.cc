@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "policy/util/text.h"
+
 namespace duet::plugin {
 
 uint32_t SiteFactorScale::value(uint64_t below, uint64_t others) const {
@@ -33,12 +35,6 @@ uint32_t SiteFactorScale::slot(double score) const {
 }
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);

@@ -3,14 +3,21 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-
-#include <fmt/format.h>
+#include <string>
 
 #include "policy/io/limits.h"
 #include "policy/util/printable.h"
 #include "policy/util/safe_file.h"
 
 namespace duet {
+
+// The shortest text that reads back as v ("0.001", "315360000"). Plain
+// <charconv>: the plugins link this reader, and they stay free of fmt.
+static std::string shortest(double v) {
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : std::string("?");
+}
 
 static std::string where(const std::string& file, int line, int column) {
   std::string s = printable(file);
@@ -146,8 +153,8 @@ double CsvReader::non_negative(size_t i, std::string_view what) const {
 double CsvReader::in_range(size_t i, std::string_view what, double lo, double hi, std::string_view unit) const {
   double v = number(i, what);
   if (v < lo || v > hi)
-    fail(i, fmt::format("field '{}': expected a number from {} to {}{}{}, got '{}'", what, lo, hi,
-                        unit.empty() ? "" : " ", unit, trimmed(fields_[i].text)));
+    fail(i, "field '" + std::string(what) + "': expected a number from " + shortest(lo) + " to " + shortest(hi) +
+                (unit.empty() ? "" : " ") + std::string(unit) + ", got '" + trimmed(fields_[i].text) + "'");
   return v;
 }
 

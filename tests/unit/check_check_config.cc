@@ -216,6 +216,7 @@ END_TEST
 int main() {
   Suite* s = suite_create("check_config");
   TCase* tc = tcase_create("check");
+  tcase_set_timeout(tc, 60);  // Check's default, 4 s, fails on a loaded host
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, test_good_setup_passes);
   tcase_add_test(tc, test_bad_keys_name_file_and_line);

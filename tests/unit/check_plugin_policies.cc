@@ -256,7 +256,12 @@ START_TEST(test_prefer_fast) {
   ck_assert(pref[1] > pref[0] && pref[0] > pref[2]);
   std::ofstream(path) << "node,speed\nnode1,fast\n";
   ck_assert_ptr_null(make_prefer_fast_ranker(path, &err).get());
-  ck_assert_msg(err.find(std::string(path) + ":2: speed") == 0, "%s", err.c_str());
+  ck_assert_msg(err.find(std::string(path) + ":2:7: field 'speed': expected a number, got 'fast'") == 0, "%s",
+                err.c_str());
+  // each node once: a second row for node1 is refused, not silently taken
+  std::ofstream(path) << "node,speed\nnode1,1.0\nnode1,2.0\n";
+  ck_assert_ptr_null(make_prefer_fast_ranker(path, &err).get());
+  ck_assert_msg(err.find(std::string(path) + ":3:1: node 'node1' listed twice") == 0, "%s", err.c_str());
   unlink(path);
 }
 END_TEST
@@ -351,6 +356,7 @@ END_TEST
 int main() {
   Suite* s = suite_create("plugin_policies");
   TCase* tc = tcase_create("policies");
+  tcase_set_timeout(tc, 60);  // Check's default, 4 s, fails on a loaded host
   tcase_add_test(tc, test_ladder_monotone_and_slot);
   tcase_add_test(tc, test_cpu_job_priority);
   tcase_add_test(tc, test_site_factor_scale);

@@ -225,6 +225,7 @@ END_TEST
 int main() {
   Suite* s = suite_create("policy_baselines");
   TCase* tc = tcase_create("baselines");
+  tcase_set_timeout(tc, 60);  // Check's default, 4 s, fails on a loaded host
   tcase_add_test(tc, registry_knows_every_baseline);
   tcase_add_test(tc, orderings_rank_as_documented);
   tcase_add_test(tc, dlas_queues_by_seconds_or_gpu_seconds);

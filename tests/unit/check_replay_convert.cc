@@ -168,6 +168,7 @@ END_TEST
 int main() {
   Suite* s = suite_create("replay_convert");
   TCase* t = tcase_create("core");
+  tcase_set_timeout(t, 60);  // Check's default, 4 s, fails on a loaded host
   tcase_add_test(t, sacct_to_trace);
   tcase_add_test(t, sacct_options);
   tcase_add_test(t, sacct_errors_name_line);

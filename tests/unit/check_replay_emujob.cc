@@ -108,6 +108,7 @@ END_TEST
 int main() {
   Suite* s = suite_create("replay_emujob");
   TCase* t = tcase_create("core");
+  tcase_set_timeout(t, 60);  // Check's default, 4 s, fails on a loaded host
   tcase_add_test(t, hostlists);
   tcase_add_test(t, nodes_csv);
   tcase_add_test(t, registry_ignores_dead);

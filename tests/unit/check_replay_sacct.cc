@@ -120,6 +120,7 @@ END_TEST
 int main() {
   Suite* s = suite_create("replay_sacct");
   TCase* t = tcase_create("core");
+  tcase_set_timeout(t, 60);  // Check's default, 4 s, fails on a loaded host
   tcase_add_test(t, parses_rows);
   tcase_add_test(t, metrics_match_times);
   tcase_add_test(t, errors_name_line);

@@ -387,6 +387,7 @@ END_TEST
 int main() {
   Suite* s = suite_create("vmha_backup");
   TCase* tc = tcase_create("store");
+  tcase_set_timeout(tc, 60);  // Check's default, 4 s, fails on a loaded host
   tcase_add_test(tc, store_commits_atomically_and_resyncs);
   tcase_add_test(tc, store_never_commits_a_partial_checkpoint);
   tcase_add_test(tc, store_on_caller_memory);

@@ -316,6 +316,7 @@ END_TEST
 int main() {
   Suite* s = suite_create("vmha_engine");
   TCase* tc = tcase_create("engine");
+  tcase_set_timeout(tc, 60);  // Check's default, 4 s, fails on a loaded host
   tcase_add_test(tc, state_round_trip);
   tcase_add_test(tc, state_damage_rejected);
   tcase_add_test(tc, release_exactly_once_by_file_size);

@@ -139,6 +139,7 @@ END_TEST
 int main() {
   Suite* s = suite_create("vmha_links");
   TCase* tc = tcase_create("links");
+  tcase_set_timeout(tc, 60);  // Check's default, 4 s, fails on a loaded host
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, links_into_the_policy_are_followed);
   tcase_add_test(tc, links_out_of_the_policy_are_refused);

@@ -302,6 +302,7 @@ END_TEST
 int main() {
   Suite* s = suite_create("vmha_protocol");
   TCase* tc = tcase_create("wire");
+  tcase_set_timeout(tc, 60);  // Check's default, 4 s, fails on a loaded host
   tcase_add_test(tc, crc32c_known_values);
   tcase_add_test(tc, frame_round_trip);
   tcase_add_test(tc, every_corrupted_byte_is_rejected);

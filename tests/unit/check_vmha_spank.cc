@@ -367,6 +367,7 @@ END_TEST
 int main() {
   Suite* s = suite_create("vmha_spank");
   TCase* tc = tcase_create("core");
+  tcase_set_timeout(tc, 60);  // Check's default, 4 s, fails on a loaded host
   tcase_add_test(tc, test_ha_values);
   tcase_add_test(tc, test_plugstack_args);
   tcase_add_test(tc, test_plugstack_read_only_paths);
