@@ -36,7 +36,7 @@ t1=$(date +%s.%N)
 [ "$st" = COMPLETED ] || { tail -n 5 job1.out; ha_dump "$jid"; fail "job $jid ended $st"; }
 ha_compare_tasks job1.out native.out 0 1
 acct=$(ha_wait_accounting 20 "$jid")
-case "$acct" in "COMPLETED|0:0|vmha: tasks=2 epochs="*" failovers=0") ;; *) fail "accounting: '$acct'" ;; esac
+case "$acct" in "COMPLETED|0:0|vmha: tasks=2 epochs="*" failovers=0") ;; *) ha_dump "$jid"; fail "accounting: '$acct'" ;; esac
 grep -q "job $jid step 0 task 0 .*runs under .*vmha-task" "$CLUSTER_DIR"/log/slurmd-node*.log \
   || fail "no 'runs under vmha-task' line for job $jid in the slurmd logs"
 echo "ok: python3 --ha job COMPLETED in $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s, output equal to native ($(wc -l < native.out) lines per task); sacct: $acct"

@@ -31,6 +31,20 @@ ha_cluster_up() {
   trap 'cluster_down; rm -rf "$HA_DIR"' EXIT
 }
 
+# On failure (lib.sh's cluster_down): what vmha said, in the slurmd logs
+# (takeover causes, task ends) and in the jobs' output files (vmha's own
+# errors go to the task's stderr), before the cluster and its files go.
+on_test_failure() {
+  local f
+  echo "--- vmha lines of the slurmd logs"
+  grep -h "vmha" "$CLUSTER_DIR"/log/slurmd-node*.log 2>/dev/null | tail -n 30
+  for f in "${HA_DIR:-/nonexistent}"/work/*.out; do
+    [ -f "$f" ] || continue
+    grep -q "vmha" "$f" && { echo "--- vmha lines of $f"; grep "vmha" "$f" | tail -n 10; }
+  done
+  return 0
+}
+
 # ha_setup [--kvm] [PLUGSTACK_ARG...] [-- TESTCLUSTER_ARG...]: how every ha_*
 # test starts: the tools are built (and KVM is usable, with --kvm), a 2-node
 # cluster is up (ha_cluster_up's arguments) and the shell is in $HA_DIR/work.

@@ -30,15 +30,22 @@ cluster_up() {
 }
 
 # A daemon that crashed, even while shutting down, fails the test (a plugin
-# must never crash slurmctld or slurmd); its logs and cores are kept.
+# must never crash slurmctld or slurmd); its logs and cores are kept. So are
+# the daemons' logs of a test that failed (a failure seen once in a hundred
+# runs must be explainable from what it left); a test file may define
+# on_test_failure to print more first.
 cluster_down() {
-  local rc=$? out
+  local rc=$? out kept
   [ -n "${CLUSTER_DIR:-}" ] || return 0
+  if [ $rc -ne 0 ] && [ $rc -ne 77 ] && declare -F on_test_failure >/dev/null; then on_test_failure >&2 || true; fi
   if out=$("$TESTCLUSTER" down --dir "$CLUSTER_DIR" 2>&1 >/dev/null); then :
   elif grep -q 'a daemon crashed' <<<"$out"; then
     echo "FAIL: ${out#testcluster: }; logs kept in $CLUSTER_DIR/log" >&2
     CLUSTER_DIR=""
     exit 1
+  fi
+  if [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ -d "$CLUSTER_DIR/log" ] && kept=$(mktemp -d /tmp/duet-failed.XXXXXX); then
+    cp -a "$CLUSTER_DIR/log" "$kept/" && echo "# the cluster's logs are kept in $kept/log" >&2
   fi
   if [ -z "${KEEP_CLUSTER:-}" ]; then rm -rf "$CLUSTER_DIR"; fi
   return $rc

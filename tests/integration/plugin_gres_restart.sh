@@ -26,7 +26,7 @@ wait_state 30 PENDING "$b"
 "$TESTCLUSTER" stop-ctld --dir "$CLUSTER_DIR" >/dev/null 2>&1 || fail "slurmctld did not stop"
 read -r slurmd _ < "$CLUSTER_DIR/pids/slurmd-node1.pid"
 kill -STOP "$slurmd"
-trap 'kill -CONT "$slurmd" 2>/dev/null; cluster_down' EXIT
+trap 'st=$?; kill -CONT "$slurmd" 2>/dev/null; (exit $st); cluster_down' EXIT
 "$TESTCLUSTER" start-ctld --dir "$CLUSTER_DIR" >/dev/null 2>&1 || fail "slurmctld did not start"
 for _ in $(seq 100); do timeout 5 scontrol ping >/dev/null 2>&1 && break; sleep 0.2; done
 
