@@ -42,6 +42,16 @@ on_test_failure() {
     [ -f "$f" ] || continue
     grep -q "vmha" "$f" && { echo "--- vmha lines of $f"; grep "vmha" "$f" | tail -n 10; }
   done
+  local cores=("${HA_DIR:-/nonexistent}"/work/core*) kept
+  if [ -e "${cores[0]}" ] && kept=$(mktemp -d /tmp/duet-failed.XXXXXX); then
+    mv "${cores[@]}" "$kept/"
+    echo "--- a process of the job dumped core: kept in $kept"
+    if command -v gdb >/dev/null; then
+      for f in "$kept"/core*; do
+        gdb -batch -ex "info threads" -ex "thread apply all bt 12" "$HA_VMHA" "$f" 2>/dev/null | tail -n 60
+      done
+    fi
+  fi
   return 0
 }
 
@@ -53,6 +63,9 @@ ha_setup() {
   if [ "${1:-}" = --kvm ]; then shift; ha_require_kvm; fi
   ha_cluster_up "$@"
   cd "$HA_DIR/work"
+  # Jobs inherit the submitter's limits (PropagateResourceLimits): a vmha
+  # that crashes leaves a core in the job's directory for on_test_failure.
+  ulimit -c unlimited 2>/dev/null || true
 }
 
 # ha_size_steps SECS: size_steps (steps_size.sh) for the cluster's workload;
