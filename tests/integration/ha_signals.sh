@@ -6,7 +6,8 @@
 # backup did not take over (AdminComment failovers=0); a program with a
 # SIGTERM handler that writes a final line has that line out once per task;
 # `scancel --signal=USR1` runs the program's SIGUSR1 handler exactly once per
-# task and ends nothing.
+# task and ends nothing; a program that kills itself with SIGSEGV fails the
+# job with no takeover.
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/ha_lib.sh"
 BB=$(command -v busybox || true)
@@ -105,4 +106,21 @@ for task in 0 1; do
   [ "$n" = 1 ] || { cat term.out; ha_dump "$jid"; fail "handler: task $task's final line appeared $n times"; }
 done
 note "scancel of a program with a SIGTERM handler: job $jid $st, each task's final line once"
-echo "ok: exit code 3 reached sacct; scancel ended the --ha job with no takeover and no vmha left; SIGUSR1 and SIGTERM handlers ran once per task, SIGUSR1 left both backups running"
+# 4. A program killed by its own signal (a crash, an abort, a kill of itself)
+# ends as it would natively: the job FAILED by that signal, each task's line
+# out once, and no failover (the backup would only run into the same signal).
+jid=$(sbatch --parsable --ha -N2 -o crash.out --wrap "srun -n2 $BB sh -c 'echo before; kill -SEGV \$\$; echo after'")
+st=$(ha_wait_end 90 "$jid")
+[ "$st" = FAILED ] || { cat crash.out; ha_dump "$jid"; fail "crash: job $jid ended $st, expected FAILED"; }
+[ "$(grep -c '^before$' crash.out)" = 2 ] || { cat crash.out; fail "crash: expected 'before' once from each task"; }
+! grep -q '^after$' crash.out || { cat crash.out; fail "crash: the program went on after its SIGSEGV"; }
+[ "$(grep -c 'task [01]: Segmentation fault$' crash.out)" = 2 ] || { cat crash.out; fail "crash: srun did not report each task's SIGSEGV (without a core of vmha-task)"; }
+acct=$(ha_wait_accounting 20 "$jid")
+case "$acct" in "FAILED|"*"|vmha: tasks=2 "*" failovers=0") ;; *) ha_dump "$jid"; fail "crash: accounting '$acct'" ;; esac
+# vmha-task saw the program's end in the primary's record: it never called
+# for the backup (no takeover cause logged), Bye or not
+! grep -h "job $jid step0.task[01]: the primary vmha .* was killed" "$CLUSTER_DIR"/log/slurmd-node*.log \
+  || fail "crash: vmha-task took the program's SIGSEGV for the primary's death"
+note "a program killed by its own SIGSEGV: job $jid $acct"
+
+echo "ok: exit code 3 reached sacct; a program's own SIGSEGV failed the job with no takeover; scancel ended the --ha job with no takeover and no vmha left; SIGUSR1 and SIGTERM handlers ran once per task, SIGUSR1 left both backups running"

@@ -15,8 +15,11 @@ namespace {
 
 // --stats-file: the run's replication statistics as key=value lines for the
 // SPANK plugin's accounting (epochs, pause_ms_mean, pause_ms_max, pause_count,
-// prefetched_pages, residual_pages, backup_lost), written atomically.
-bool write_stats_file(const std::string& path, const EngineStats& s) {
+// prefetched_pages, residual_pages, backup_lost), written atomically; and,
+// when the program was killed by a signal, guest_signal=N: vmha then ends by
+// the same signal, and its supervisor must tell that apart from vmha itself
+// being killed (which calls for the backup).
+bool write_stats_file(const std::string& path, const EngineStats& s, const RunResult& r) {
   std::string tmp = path + ".tmp";
   std::FILE* f = std::fopen(tmp.c_str(), "w");
   if (!f) return false;
@@ -28,6 +31,7 @@ bool write_stats_file(const std::string& path, const EngineStats& s) {
   std::fprintf(f, "prefetched_pages=%llu\nresidual_pages=%llu\nbackup_lost=%d\n",
                static_cast<unsigned long long>(s.prefetched_pages), static_cast<unsigned long long>(s.residual_pages),
                s.backup_lost ? 1 : 0);
+  if (r.end == RunResult::End::kSignaled) std::fprintf(f, "guest_signal=%d\n", r.code);
   bool ok = std::fclose(f) == 0;
   return ok && std::rename(tmp.c_str(), path.c_str()) == 0;
 }
@@ -58,7 +62,7 @@ int run_replicated(const RunCommandOptions& o) {
   vo.memory_bytes = o.memory_mib << 20;
   vo.relay_host_signals = true;
   ProtectedRun run = run_protected(eo, vo, o.argv);
-  if (!o.stats_file.empty() && !write_stats_file(o.stats_file, run.stats))
+  if (!o.stats_file.empty() && !write_stats_file(o.stats_file, run.stats, run.result))
     std::fprintf(stderr, "vmha: cannot write --stats-file %s\n", o.stats_file.c_str());
   if (o.stats) {
     std::fprintf(

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -129,11 +130,22 @@ void write_result(const TaskEnv& t, const std::string& backup_node, int exit_cod
   std::rename(tmp.c_str(), t.file("result").c_str());
 }
 
+// Ends by `sig` as the program did, for srun and sacct to see. Without a
+// core: vmha-task's would be of no use (the program ran in the VM), and
+// filling the job's directory with one per task is worse.
+void die_by(int sig) {
+  rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  std::signal(sig, SIG_DFL);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  sigprocmask(SIG_UNBLOCK, &set, nullptr);
+  raise(sig);
+}
+
 [[noreturn]] void end_like(int status) {
-  if (WIFSIGNALED(status)) {
-    std::signal(WTERMSIG(status), SIG_DFL);
-    raise(WTERMSIG(status));
-  }
+  if (WIFSIGNALED(status)) die_by(WTERMSIG(status));
   std::exit(WIFEXITED(status) ? WEXITSTATUS(status) : 125);
 }
 
@@ -195,9 +207,24 @@ struct Ending {
   std::string takeover_cause;  // with failover: how the primary ended, for slurmd's log
 };
 
+// Whether the primary ended by the signal that killed its program: vmha
+// then dies by the same signal, after writing guest_signal=N into its stats
+// file. The program's end, whoever sent the signal (the step's scancel, the
+// program itself): nothing for the backup to take over, and no waiting to
+// see whether the signal came to the whole step.
+bool program_killed(const TaskEnv& t, int status) {
+  if (!WIFSIGNALED(status)) return false;
+  std::istringstream stats(read_file(t.file("primary.stats")));
+  std::string line;
+  while (std::getline(stats, line))
+    if (line == "guest_signal=" + std::to_string(WTERMSIG(status))) return true;
+  return false;
+}
+
 // Whether the primary ended by a signal that was meant for the step (we got
-// it too), not by one sent to it alone (kill -9: a failover). The signal
-// reaches us and the primary at about the same time: give it a moment.
+// it too), not by one sent to it alone (kill -9: a failover); for the signals
+// vmha does not pass on to the program (SIGQUIT). The signal reaches us and
+// the primary at about the same time: give it a moment.
 bool killed_by_step_signal(int status) {
   if (!WIFSIGNALED(status)) return false;
   const int sig = WTERMSIG(status);
@@ -238,7 +265,7 @@ Ending watch(const TaskEnv& t, pid_t primary, const BackupStep& backup) {
       // step's (the program's default action): the program ended, the backup
       // goes too. Killed otherwise: the backup resumes.
       if (!WIFEXITED(e.primary_status) && !e.cancelled) {
-        if (killed_by_step_signal(e.primary_status)) {
+        if (program_killed(t, e.primary_status) || killed_by_step_signal(e.primary_status)) {
           end_backup();
         } else if (!g_ending) {
           e.failover = true;
@@ -312,8 +339,7 @@ int supervise(const TaskEnv& t, const std::string& self) {
   if (e.cancelled) {
     const int sig = g_ending;
     write_result(t, backup.node, 128 + sig, e.takeover_cause);
-    std::signal(sig, SIG_DFL);
-    raise(sig);
+    die_by(sig);
   }
   write_result(t, backup.node, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), e.takeover_cause);
   end_like(status);
