@@ -19,12 +19,9 @@ cp "$top_srcdir/tests/integration/numbered_lines.py" . && PROG=$PWD/numbered_lin
 WORK=100000
 # As many lines as take about 4 s of CPU time natively on this host (as
 # size_steps does for the steps workload: CPU time, not wall time).
-times > sz.0
-"$PY" "$PROG" 30 $WORK > /dev/null || fail "$PY does not run natively"
-times > sz.1
-py_s=$(echo "$(_cpu_of sz.1) - $(_cpu_of sz.0)" | bc)
-LINES=$(echo "l = 30 * 4 / ($py_s + 0.001); if (l < 30) l = 30; if (l > 3000) l = 3000; scale=0; l / 1" | bc)
-note "$LINES lines of $WORK iterations (30 took $py_s s of CPU natively)"
+cpu_seconds "$PY" "$PROG" 30 $WORK || fail "$PY does not run natively"
+LINES=$(scaled 30 4 30 3000)
+note "$LINES lines of $WORK iterations (30 took $CPU_S s of CPU natively)"
 "$PY" "$PROG" $LINES $WORK > native.out
 printf '#!/bin/sh\nsrun -l %s %s %s %s\n' "$PY" "$PROG" "$LINES" "$WORK" > job.sh
 

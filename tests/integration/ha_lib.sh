@@ -186,3 +186,63 @@ ha_kill_slurmd_mid_run() {
   kill -9 "$slurmd"
   note "killed node2's slurmd (pid $slurmd) once line $k of $total of task 1 was out"
 }
+
+# ha_kill_primary_mid_run JID OUT RANK TOTAL: once the primary vmha of task
+# RANK runs and OUT shows that task past a random line K (2 <= K <= TOTAL/3,
+# seen, not guessed from time), kills it (kill -9, by its PID). Returns 1 when
+# the primary had ended first.
+ha_kill_primary_mid_run() {
+  local jid=$1 out=$2 rank=$3 total=$4 victim="" k n
+  for _ in $(seq 600); do
+    victim=$(ha_pids "$jid" "^[^ ]*/vmha run --backup" | awk -v r="$rank" '$2 == r {print $1}' | head -n1)
+    [ -n "$victim" ] && break
+    sleep 0.05
+  done
+  [ -n "$victim" ] || { ha_dump "$jid"; fail "job $jid: the primary vmha of task $rank never appeared"; }
+  k=$(( 2 + $(od -An -N2 -tu2 /dev/urandom) % (total / 3 - 1) ))
+  for _ in $(seq 6000); do
+    n=$(grep -c "^ *$rank: step" "$out" 2>/dev/null || true)
+    [ "${n:-0}" -ge "$k" ] && break
+    kill -0 "$victim" 2>/dev/null || return 1
+    sleep 0.02
+  done
+  kill -9 "$victim" 2>/dev/null || return 1   # this process only, by its PID
+  note "job $jid: killed the primary vmha of task $rank (pid $victim) once line $k of $total was out; $(grep -c "^ *$rank: step" "$out" || true) of its lines were out"
+}
+
+# ha_failover_round NAME RANK SBATCH-OPTION NATIVE TOTAL COMMAND: runs
+# `sbatch SBATCH-OPTION -N2 --wrap COMMAND` (its output in NAME.out) and kills
+# task RANK's primary mid-run (ha_kill_primary_mid_run; TOTAL: the lines per
+# task). The job must end COMPLETED 0:0 with every task's output equal to the
+# file NATIVE, AdminComment failovers=1 and the takeover's cause in slurmd's
+# log. A kill that came after the program had ended (no takeover) is tried
+# again, 3 attempts in all.
+ha_failover_round() {
+  local name=$1 rank=$2 opt=$3 native=$4 total=$5 cmd=$6 jid st acct t0 t1 try
+  for try in 1 2 3; do
+    t0=$(date +%s.%N)
+    jid=$(sbatch --parsable "$opt" -N2 -o "$name.out" --wrap "$cmd")
+    if ! ha_kill_primary_mid_run "$jid" "$name.out" "$rank" "$total"; then
+      note "$name: the primary of task $rank ended before the kill; again"
+      ha_wait_end 90 "$jid" > /dev/null
+      continue
+    fi
+    st=$(ha_wait_end 90 "$jid")
+    t1=$(date +%s.%N)
+    [ "$st" = COMPLETED ] || { tail -n 5 "$name.out"; ha_dump "$jid"; fail "$name: job $jid ended $st"; }
+    ha_compare_tasks "$name.out" "$native" 0 1
+    acct=$(ha_wait_accounting 20 "$jid")
+    case "$acct" in
+      "COMPLETED|0:0|vmha: tasks=2 "*" failovers=1")
+        # slurmd's log says why the backup took over (task RANK's slurmstepd)
+        grep -q "vmha: job $jid step0.task$rank: the primary vmha on node[0-9]* was killed by signal 9 " \
+          "$CLUSTER_DIR"/log/slurmd-node*.log || { ha_dump "$jid"; fail "$name: no takeover cause in slurmd's log"; }
+        note "$name: job $jid in $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s, outputs exact; sacct: $acct"
+        return 0 ;;
+      "COMPLETED|0:0|vmha: tasks=2 "*" failovers=0")
+        note "$name: outputs exact, but the kill came after the program had ended (no takeover); again" ;;
+      *) ha_dump "$jid"; fail "$name: accounting '$acct'" ;;
+    esac
+  done
+  fail "$name: no attempt killed the primary while its program ran"
+}

@@ -10,14 +10,31 @@
 # from `times` run in this shell (a $(...) subshell is a new process: its
 # children's times start at zero).
 _cpu_of() { sed -n 2p "$1" | sed 's/m/ /g; s/s//g' | awk '{ printf "%.6f", $1 * 60 + $2 + $3 * 60 + $4 }'; }
-size_steps() {
+
+# cpu_seconds PROGRAM ARGS...: runs it natively (stdout to /dev/null) and
+# sets CPU_S to the CPU time it took, all its threads together; returns its
+# exit status.
+cpu_seconds() {
   _times=$(mktemp "${TMPDIR:-/tmp}/steps_size.XXXXXX")
   times > "$_times.0"
-  "$1" 30 4000000 1 > /dev/null
+  "$@" > /dev/null
+  _rc=$?
   times > "$_times.1"
-  NATIVE_S=$(echo "$(_cpu_of "$_times.1") - $(_cpu_of "$_times.0")" | bc)
+  CPU_S=$(echo "$(_cpu_of "$_times.1") - $(_cpu_of "$_times.0")" | bc)
   rm -f "$_times" "$_times.0" "$_times.1"
-  STEPS=$(echo "s = 30 * $2 / ($NATIVE_S + 0.001); if (s < 30) s = 30; if (s > 3000) s = 3000; scale=0; s / 1" | bc)
+  return $_rc
+}
+
+# scaled N SECS MIN MAX: N scaled from the CPU_S that cpu_seconds measured to
+# SECS s of CPU time, within MIN..MAX (an integer).
+scaled() {
+  echo "n = $1 * $2 / ($CPU_S + 0.001); if (n < $3) n = $3; if (n > $4) n = $4; scale=0; n / 1" | bc
+}
+
+size_steps() {
+  cpu_seconds "$1" 30 4000000 1
+  NATIVE_S=$CPU_S
+  STEPS=$(scaled 30 "$2" 30 3000)
 }
 
 # size_step_work PROGRAM STEPS SECS: sets WORK so that `PROGRAM STEPS WORK 1`

@@ -65,8 +65,9 @@ wait_lines() {
 # current directory: async on odd rounds, stop-copy on even ones (10 ms
 # epochs); a backup appending to ./out, the primary on PROGRAM appending to
 # ./out too, killed once 1..MAXLINES lines are out (so kills fall into
-# different epochs), then the backup waited for. Sets MODE and BRC (the
-# backup's exit status); counts a takeover in RESUMED.
+# different epochs), then the backup waited for. Sets MODE, BRC (the
+# backup's exit status) and TOOK_THREADS (the guest threads the takeover
+# resumed, "" when it did not take over); counts a takeover in RESUMED.
 kill_round() {
   _i=$1 _max=$2
   shift 2
@@ -81,6 +82,7 @@ kill_round() {
   wait $PRIMARY_PID 2>/dev/null; PRIMARY_PID=
   wait_bounded "$BACKUP_PID" 60; BRC=$WAIT_RC; BACKUP_PID=
   grep -q "resuming from checkpoint" "$T/backup.err" && RESUMED=$((RESUMED + 1))
+  TOOK_THREADS=$(sed -n 's/.*resuming from checkpoint [0-9]* (\([0-9]*\) guest threads).*/\1/p' "$T/backup.err")
   return 0
 }
 
@@ -109,12 +111,16 @@ check_replicated() {
 
 # kill_loop WHAT KILLS TRIES MAXLINES NATIVE PROGRAM ARGS...: kill_round until
 # KILLS kills have hit a running primary, at most TRIES rounds; each round's
-# released output must equal the file NATIVE and the backup exit 0. Sets
-# fail=1 if not; leaves RESUMED and KILL_TRIES (the rounds run).
+# released output must equal the file NATIVE and the backup exit 0. With
+# KILL_THREADS=N, a kill counts only when the takeover resumed the program
+# mid-run with at least N guest threads, and one that resumed it with fewer
+# (but not finished) fails. Sets fail=1 if not; leaves RESUMED, THREADED
+# (takeovers with KILL_THREADS threads or more) and KILL_TRIES (the rounds run).
 kill_loop() {
   _what=$1 _kills=$2 _tries=$3 _lines=$4 _native=$5; shift 5
-  RESUMED=0 KILL_TRIES=0
-  while [ "$RESUMED" -lt "$_kills" ] && [ $KILL_TRIES -lt "$_tries" ]; do
+  RESUMED=0 THREADED=0 KILL_TRIES=0
+  _hits=0
+  while [ "$_hits" -lt "$_kills" ] && [ $KILL_TRIES -lt "$_tries" ]; do
     KILL_TRIES=$((KILL_TRIES + 1))
     kill_round $KILL_TRIES "$_lines" "$@"
     if ! cmp -s "$_native" out || [ "$BRC" != 0 ]; then
@@ -122,8 +128,22 @@ kill_loop() {
       diff "$_native" out | head -5; head -5 "$T/backup.err"; echo "primary's stderr:"; tail -5 primary.err
       fail=1
     fi
+    if [ "${KILL_THREADS:-0}" -gt 0 ] && [ -n "$TOOK_THREADS" ]; then
+      if [ "$TOOK_THREADS" -ge "$KILL_THREADS" ]; then
+        THREADED=$((THREADED + 1))
+      elif [ "$TOOK_THREADS" -gt 0 ]; then
+        echo "FAIL: $_what, kill $KILL_TRIES ($MODE): the takeover resumed $TOOK_THREADS guest threads, not $KILL_THREADS"
+        fail=1
+      fi
+    fi
+    _hits=$RESUMED
+    [ "${KILL_THREADS:-0}" -gt 0 ] && _hits=$THREADED
   done
-  echo "ok: $_what: $KILL_TRIES kills of the primary ($RESUMED resumed on the backup, the others had finished), output exactly once"
-  [ "$RESUMED" -ge "$_kills" ] ||
-    { echo "FAIL: $_what: only $RESUMED of $KILL_TRIES kills hit a running primary ($_kills wanted)"; fail=1; }
+  if [ "${KILL_THREADS:-0}" -gt 0 ]; then
+    echo "ok: $_what: $KILL_TRIES kills of the primary ($RESUMED resumed on the backup, $THREADED of them mid-run with $KILL_THREADS or more guest threads), output exactly once"
+  else
+    echo "ok: $_what: $KILL_TRIES kills of the primary ($RESUMED resumed on the backup, the others had finished), output exactly once"
+  fi
+  [ "$_hits" -ge "$_kills" ] ||
+    { echo "FAIL: $_what: only $_hits of $KILL_TRIES kills hit a running primary ($_kills wanted)"; fail=1; }
 }

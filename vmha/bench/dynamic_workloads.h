@@ -1,6 +1,7 @@
-// `vmha bench`'s dynamically linked workloads: Debian's python3, sort, gzip
-// and md5sum (ld.so and libc loaded into the guest), next to the project's
-// static programs; and the python3 program the failover bench kills.
+// `vmha bench`'s dynamically linked workloads: Debian's python3 (also with
+// 4 threads), sort, gzip and md5sum and the project's OpenMP program with 4
+// threads (ld.so and libc loaded into the guest), next to the project's
+// static programs; and the programs the failover bench kills.
 #pragma once
 #include <string>
 #include <vector>
@@ -17,8 +18,10 @@ inline constexpr const char* kDynamicDataFile = "data.txt";
 
 // python3: a pure-Python compute loop (dict updates) that writes a file and
 // prints a running checksum per round (flushed: output while it runs), then
-// the checksum; sort, gzip -c and md5sum of kDynamicDataFile.
-std::vector<DynamicWorkload> dynamic_workloads();
+// the checksum; the same with 4 threading.Thread workers (python_threaded_lines);
+// sort, gzip -c and md5sum of kDynamicDataFile; omp_lines (in workload_dir)
+// with 4 threads.
+std::vector<DynamicWorkload> dynamic_workloads(const std::string& workload_dir);
 
 // Writes kDynamicDataFile into `dir` with the workloads' gendata. False on failure.
 bool make_dynamic_data(const std::string& workload_dir, const std::string& dir);
@@ -26,6 +29,17 @@ bool make_dynamic_data(const std::string& workload_dir, const std::string& dir);
 // python3 printing `lines` numbered lines ("step I H"), each after `work`
 // iterations of a pure-Python loop, then "checksum H": the same bytes every run.
 std::vector<std::string> python_numbered_lines(int lines, int work);
+
+// python3 with 4 threading.Thread workers that live for the whole run (json,
+// hashlib, zlib, threading): for each of `lines` numbered lines each worker
+// runs `work` rounds of hashlib and zlib, the main thread appends their
+// results as JSON to `file` (in the working directory) and prints "step I C";
+// then the checksum and the md5 of the file read back.
+std::vector<std::string> python_threaded_lines(int lines, int work, const std::string& file);
+
+// The OpenMP workload (vmha/workloads/omp_lines.c): `lines` numbered lines,
+// each a parallel loop over `work` elements on `threads` threads.
+std::vector<std::string> omp_lines(const std::string& workload_dir, int lines, int work, int threads);
 
 // True when argv[0] can be executed here.
 bool installed(const std::vector<std::string>& argv);

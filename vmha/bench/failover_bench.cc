@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -23,10 +24,13 @@ using namespace std::chrono_literals;
 
 double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
-// fork + exec argv with stdout appended to `out` ("" = /dev/null), stderr to /dev/null.
-pid_t spawn(const std::vector<std::string>& argv, const std::string& out) {
+// fork + exec argv in `dir` (the guest's working directory: a program may
+// write files there) with stdout appended to `out` ("" = /dev/null), stderr
+// to /dev/null.
+pid_t spawn(const std::vector<std::string>& argv, const std::string& out, const std::string& dir) {
   pid_t pid = fork();
   if (pid != 0) return pid;
+  if (chdir(dir.c_str()) != 0) _exit(126);
   int null = open("/dev/null", O_RDWR);
   int o = out.empty() ? null : open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
   dup2(null, 0);
@@ -66,16 +70,25 @@ int wait_for(pid_t pid, std::chrono::milliseconds limit) {
   return st;
 }
 
+// From the backup's "resuming from checkpoint N (T guest threads)": T.
+int takeover_threads(const std::string& log) {
+  const std::string what = "resuming from checkpoint ";
+  size_t at = log.find(what);
+  if (at == std::string::npos) return 0;
+  at = log.find('(', at + what.size());
+  return at == std::string::npos ? 0 : std::atoi(log.c_str() + at + 1);
+}
+
 }  // namespace
 
-FailoverBench failover_bench(const std::vector<std::string>& program, const std::string& key,
-                             const std::string& dir, int epoch_ms, int kills) {
+FailoverBench failover_bench(const std::vector<std::string>& program, const std::string& key, const std::string& dir,
+                             int epoch_ms, int kills) {
   FailoverBench b;
   b.lease_ms = BackupOptions{}.lease_ms;
   std::string native = dir + "/failover.native", out = dir + "/failover.out", log = dir + "/failover.log",
               addr_file = dir + "/failover.addr";
   unlink(native.c_str());
-  pid_t n = spawn(program, native);
+  pid_t n = spawn(program, native, dir);
   if (n < 0 || wait_for(n, 60s) != 0) return b.error = program[0] + " does not run natively", b;
   const std::string expected = slurp(native);
   std::mt19937 rng(std::random_device{}());
@@ -85,7 +98,7 @@ FailoverBench failover_bench(const std::vector<std::string>& program, const std:
     unlink(addr_file.c_str());
     pid_t backup = spawn({"/proc/self/exe", "backup", "--key", key, "--address-file", addr_file, "--accept-timeout",
                           "20", "--stdout", out, "--log", log},
-                         "");
+                         "", dir);
     std::string addr;
     for (int i = 0; i < 2000 && addr.empty(); ++i) {
       std::ifstream f(addr_file);
@@ -99,7 +112,7 @@ FailoverBench failover_bench(const std::vector<std::string>& program, const std:
     std::vector<std::string> run = {"/proc/self/exe",         "run",      "--backup", addr, "--key", key, "--epoch-ms",
                                     std::to_string(epoch_ms), "--memory", "256",      "--"};
     run.insert(run.end(), program.begin(), program.end());
-    pid_t primary = spawn(run, out);
+    pid_t primary = spawn(run, out, dir);
     // Kill once a random share of the lines (1/12 to 2/3) is out.
     off_t kill_at =
         static_cast<off_t>(expected.size() * std::uniform_real_distribution<double>(1.0 / 12, 2.0 / 3)(rng));
@@ -131,6 +144,7 @@ FailoverBench failover_bench(const std::vector<std::string>& program, const std:
     if (wait_for(backup, 1ms) == -1) return b.error = "vmha backup did not finish the program", b;
     if (!resumed) resumed = slurp(log).find("resuming from checkpoint") != std::string::npos;
     if (!resumed) continue;  // the primary had finished: nothing was taken over
+    s.threads = takeover_threads(slurp(log));
     s.exact = slurp(out) == expected;
     b.samples.push_back(s);
   }

@@ -13,6 +13,7 @@ struct FailoverSample {
   double takeover_ms = 0;  // kill -> the backup logged "resuming from checkpoint"
   double output_ms = 0;    // kill -> the first byte after the kill reached the output file
   bool exact = false;      // the output equals the native run's, every line once
+  int threads = 0;         // the guest threads the takeover resumed
 };
 
 struct FailoverBench {
@@ -22,8 +23,9 @@ struct FailoverBench {
 };
 
 // `kills` failovers of `program` (argv; its output must be the same every
-// run) with the default lease; key: a 0600 key file; dir: a scratch directory.
-FailoverBench failover_bench(const std::vector<std::string>& program, const std::string& key,
-                             const std::string& dir, int epoch_ms, int kills);
+// run) with the default lease; key: a 0600 key file; dir: a scratch directory,
+// the programs' working directory.
+FailoverBench failover_bench(const std::vector<std::string>& program, const std::string& key, const std::string& dir,
+                             int epoch_ms, int kills);
 
 }  // namespace vmha

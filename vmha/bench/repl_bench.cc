@@ -224,7 +224,10 @@ std::string workload_dir(const std::string& option) {
     d = n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string("vmha/vmha");
     d = d.substr(0, d.rfind('/') + 1) + "workloads";
   }
-  return d + "/";
+  // absolute: the programs run from the scratch directory
+  std::error_code ec;
+  std::filesystem::path abs = std::filesystem::absolute(d, ec);
+  return (ec ? d : abs.string()) + "/";
 }
 
 std::vector<Workload> workloads(const std::string& d) {
@@ -233,7 +236,7 @@ std::vector<Workload> workloads(const std::string& d) {
       {"steps", true, {d + "steps", "200", "20000", "4"}}, {"bfs", true, {d + "bfs", "300000", "8"}},
       {"matmul", false, {d + "matmul", "1000"}},           {"kvserver", false, {d + "kvserver", "600"}},
   };
-  for (auto& w : dynamic_workloads()) all.push_back({w.name, false, w.argv, true});
+  for (auto& w : dynamic_workloads(d)) all.push_back({w.name, false, w.argv, true});
   return all;
 }
 
@@ -372,7 +375,11 @@ nlohmann::json measure_failover(const std::string& name, const std::vector<std::
   FailoverBench fb = failover_bench(program, s.key, s.dir, o.epoch_ms, o.kills > 0 ? o.kills : std::max(5, o.reps));
   std::vector<double> take, flow;
   bool exact = !fb.samples.empty();
-  for (const auto& x : fb.samples) take.push_back(x.takeover_ms), flow.push_back(x.output_ms), exact = exact && x.exact;
+  int threads_min = 0;
+  for (const auto& x : fb.samples) {
+    take.push_back(x.takeover_ms), flow.push_back(x.output_ms), exact = exact && x.exact;
+    threads_min = threads_min == 0 ? x.threads : std::min(threads_min, x.threads);
+  }
   if (!fb.error.empty()) {
     std::fprintf(stderr, "vmha bench: failover (%s): %s\n", name.c_str(), fb.error.c_str());
     return fo;
@@ -384,16 +391,17 @@ nlohmann::json measure_failover(const std::string& name, const std::vector<std::
   fo["takeover_ms_max"] = pct(take, 1.0);
   fo["output_resumed_ms_p50"] = pct(flow, 0.5);
   fo["exact"] = exact;
+  fo["threads_min"] = threads_min;  // the fewest guest threads a takeover resumed
   return fo;
 }
 
 void print_failover(const nlohmann::json& fo) {
   if (fo.empty()) return;
   std::printf(
-      "failover (%s, kill -9 of the primary, %zu kills, lease %d ms): takeover p50 %.0f ms, max %.0f ms; "
-      "output again after p50 %.0f ms; output %s\n",
+      "failover (%s, kill -9 of the primary, %zu kills, lease %d ms, at least %d guest threads resumed): takeover "
+      "p50 %.0f ms, max %.0f ms; output again after p50 %.0f ms; output %s\n",
       fo["program"].get<std::string>().c_str(), fo["kills"].get<size_t>(), fo["lease_ms"].get<int>(),
-      fo["takeover_ms_p50"].get<double>(), fo["takeover_ms_max"].get<double>(),
+      fo["threads_min"].get<int>(), fo["takeover_ms_p50"].get<double>(), fo["takeover_ms_max"].get<double>(),
       fo["output_resumed_ms_p50"].get<double>(), fo["exact"].get<bool>() ? "exact (every line once)" : "NOT exact");
 }
 
@@ -491,6 +499,25 @@ int replication_bench(const ReplBenchOptions& o) {
       std::fprintf(o.json ? stderr : stdout, "failover-python3 skipped: %s is not installed\n", py[0].c_str());
     } else if (nlohmann::json fo = measure_failover("python3", py, scratch, o); !fo.empty()) {
       out["failover_python3"] = fo;
+      failovers.push_back(fo);
+    }
+  }
+  // And on threaded programs: python3 with 4 threading.Thread workers, OpenMP with 4 threads.
+  struct Threaded {
+    std::string name, key;
+    std::vector<std::string> program;
+  };
+  const Threaded threaded[] = {
+      {"threads-python3", "failover_threads_python3", python_threaded_lines(200, 3000, "failover.json")},
+      {"threads-omp4", "failover_threads_omp4", omp_lines(d, 200, 400000, 4)},
+  };
+  for (const auto& t : threaded) {
+    if (!o.only.empty() && ("failover-" + t.name).find(o.only) == std::string::npos) continue;
+    if (!installed(t.program)) {
+      std::fprintf(o.json ? stderr : stdout, "failover-%s skipped: %s is not installed\n", t.name.c_str(),
+                   t.program[0].c_str());
+    } else if (nlohmann::json fo = measure_failover(t.name, t.program, scratch, o); !fo.empty()) {
+      out[t.key] = fo;
       failovers.push_back(fo);
     }
   }

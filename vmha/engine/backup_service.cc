@@ -101,8 +101,11 @@ int take_over(const BackupOptions& o, ImageStore& store, const OutputFiles& file
   if (!status.ok()) return fail("takeover: " + status.message());
   uint64_t written = 0;
   if (Status s = release_unreleased(st, o.workdir, &written); !s.ok()) return fail("takeover: " + s.message());
-  std::fprintf(stderr, "%s: primary lost; resuming from checkpoint %llu\n", kWho,
-               static_cast<unsigned long long>(epoch));
+  // The guest's threads in that checkpoint: a test can tell a threaded
+  // program was caught mid-run (none when it had finished).
+  size_t threads = vm ? vm->process().threads.live() : 0;
+  std::fprintf(stderr, "%s: primary lost; resuming from checkpoint %llu (%zu guest threads)\n", kWho,
+               static_cast<unsigned long long>(epoch), threads);
   if (st.flags & EpochState::kFinished) {
     RunResult r;
     r.end = static_cast<RunResult::End>(st.end_kind);
