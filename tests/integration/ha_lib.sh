@@ -181,10 +181,36 @@ ha_kill_slurmd_mid_run() {
   [ -n "$primary" ] || { ha_dump "$jid"; fail "the primary vmha of task 1 never appeared on node2"; }
   k=$(( 2 + $(od -An -N2 -tu2 /dev/urandom) % (total / 3 - 1) ))
   ha_wait_task_steps "$secs" "$out" 1 "$k"
-  kill -0 "$primary" 2>/dev/null || fail "task 1's primary (pid $primary) ended before line $k of $total was out"
+  kill -0 "$primary" 2>/dev/null || return 1
   read -r slurmd _ < "$CLUSTER_DIR/pids/slurmd-node2.pid"
   kill -9 "$slurmd"
   note "killed node2's slurmd (pid $slurmd) once line $k of $total of task 1 was out"
+}
+
+# ha_slurmd_kill_round OUT NATIVE TOTAL SECS SBATCH_ARG...: `sbatch --ha -N2
+# -o OUT SBATCH_ARG...` with node2's slurmd killed while task 1's primary
+# runs (ha_kill_slurmd_mid_run). Output reaches OUT through srun, late on a
+# loaded host: a run whose primary had ended before the kill must have ended
+# clean (COMPLETED 0:0, output equal to NATIVE, failovers=0) and is tried
+# again, 3 attempts in all. Sets JID and ACCT (the job's accounting line).
+ha_slurmd_kill_round() {
+  local out=$1 native=$2 total=$3 secs=$4 try
+  shift 4
+  for try in 1 2 3; do
+    JID=$(sbatch --parsable --ha -N2 -o "$out" "$@")
+    if ha_kill_slurmd_mid_run "$JID" "$out" "$total" "$secs"; then
+      ACCT=$(ha_wait_accounting 120 "$JID")
+      return 0
+    fi
+    ACCT=$(ha_wait_accounting 120 "$JID")
+    ha_compare_tasks "$out" "$native" 0 1
+    case "$ACCT" in
+      "COMPLETED|0:0|vmha: tasks=2 "*" failovers=0") ;;
+      *) ha_dump "$JID"; fail "job $JID ended before its slurmd kill, and not clean: accounting '$ACCT'" ;;
+    esac
+    note "job $JID: task 1's primary ended before the kill (its output came late); again"
+  done
+  fail "no attempt killed node2's slurmd while task 1's primary ran"
 }
 
 # ha_kill_primary_mid_run JID OUT RANK TOTAL: once the primary vmha of task
@@ -223,8 +249,15 @@ ha_failover_round() {
     t0=$(date +%s.%N)
     jid=$(sbatch --parsable "$opt" -N2 -o "$name.out" --wrap "$cmd")
     if ! ha_kill_primary_mid_run "$jid" "$name.out" "$rank" "$total"; then
+      # it must have ended clean: a primary that died unkilled is a fault
+      st=$(ha_wait_end 90 "$jid")
+      acct=$(ha_wait_accounting 20 "$jid")
+      ha_compare_tasks "$name.out" "$native" 0 1
+      case "$acct" in
+        "COMPLETED|0:0|vmha: tasks=2 "*" failovers=0") ;;
+        *) ha_dump "$jid"; fail "$name: job $jid ended $st before the kill, and not clean: accounting '$acct'" ;;
+      esac
       note "$name: the primary of task $rank ended before the kill; again"
-      ha_wait_end 90 "$jid" > /dev/null
       continue
     fi
     st=$(ha_wait_end 90 "$jid")

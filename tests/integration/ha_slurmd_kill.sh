@@ -16,10 +16,8 @@ ARGS="$STEPS 4000000 1"
 "$HA_WL/steps" $ARGS > native.out
 
 t0=$(date +%s.%N)
-jid=$(sbatch --parsable --ha -N2 -o job.out --wrap "srun -l $HA_WL/steps $ARGS")
-ha_kill_slurmd_mid_run "$jid" job.out "$STEPS" 60
-acct=$(ha_wait_accounting 90 "$jid")
+ha_slurmd_kill_round job.out native.out "$STEPS" 60 --wrap "srun -l $HA_WL/steps $ARGS"
 t1=$(date +%s.%N)
 ha_compare_tasks job.out native.out 0 1
-case "$acct" in "COMPLETED|0:0|vmha: tasks=2 "*" failovers=0") ;; *) ha_dump "$jid"; fail "accounting: '$acct'" ;; esac
-echo "ok: node2's slurmd killed mid-run; job COMPLETED in $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s with exact output; sacct: $acct"
+case "$ACCT" in "COMPLETED|0:0|vmha: tasks=2 "*" failovers=0") ;; *) ha_dump "$JID"; fail "accounting: '$ACCT'" ;; esac
+echo "ok: node2's slurmd killed mid-run; job COMPLETED in $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s with exact output; sacct: $ACCT"
