@@ -5,7 +5,7 @@ set -euo pipefail
 TESTCLUSTER="$top_srcdir/contrib/testcluster"
 
 skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
+fail() { echo "FAIL: $*" >&2; TEST_FAILED=1; exit 1; }
 note() { echo "# $*"; }
 
 require_cluster_tools() {
@@ -37,6 +37,8 @@ cluster_up() {
 cluster_down() {
   local rc=$? out kept
   [ -n "${CLUSTER_DIR:-}" ] || return 0
+  # a trap that runs other commands first loses the status: fail() leaves a mark
+  [ -z "${TEST_FAILED:-}" ] || rc=1
   if [ $rc -ne 0 ] && [ $rc -ne 77 ] && declare -F on_test_failure >/dev/null; then on_test_failure >&2 || true; fi
   if out=$("$TESTCLUSTER" down --dir "$CLUSTER_DIR" 2>&1 >/dev/null); then :
   elif grep -q 'a daemon crashed' <<<"$out"; then
