@@ -15,7 +15,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || skip "$PY is not installed"
 ha_setup --kvm epoch=20
 # a copy in the working directory: the guest may read nothing else outside the system paths
-cp "$top_srcdir/tests/integration/numbered_lines.py" . && PROG=$PWD/numbered_lines.py
+cp "$top_srcdir/vmha/workloads/numbered_lines.py" . && PROG=$PWD/numbered_lines.py
 WORK=100000
 # As many lines as take about 4 s of CPU time natively on this host (as
 # size_steps does for the steps workload: CPU time, not wall time).

@@ -21,7 +21,7 @@ ha_setup --kvm epoch=20
 # 1. python3, 4 threads: 60 lines, about 3 s of CPU time natively (sized by
 # CPU time, not wall time).
 # a copy in the working directory: the guest may read nothing else outside the system paths
-cp "$top_srcdir/tests/integration/threaded_lines.py" . && PROG=$PWD/threaded_lines.py
+cp "$top_srcdir/vmha/workloads/threaded_lines.py" . && PROG=$PWD/threaded_lines.py
 cpu_seconds "$PY" "$PROG" 20 3000 native.json || fail "$PY does not run $PROG natively"
 WORK=$(scaled 1000 3 500 100000)
 note "python3: 60 lines of $WORK rounds per thread (20 of 3000 took $CPU_S s of CPU natively)"

@@ -15,7 +15,7 @@ cd "$T" || exit 1
 KILLS=${VMHA_FAILOVER_PY_KILLS:-8}
 # 150 numbered lines, each after a pure-Python loop, then the checksum.
 # a copy in the working directory: the guest may read nothing else outside the system paths
-cp "$top_srcdir/tests/integration/numbered_lines.py" . && PROG=$PWD/numbered_lines.py
+cp "$top_srcdir/vmha/workloads/numbered_lines.py" . && PROG=$PWD/numbered_lines.py
 ARGS="150 10000"
 "$PY" "$PROG" $ARGS > native.out || { echo "FAIL: $PY does not run natively"; exit 1; }
 fail=0

@@ -24,7 +24,7 @@ fail=0
 # are out, so the program is always still running.
 if [ -x /usr/bin/python3 ]; then
   # a copy in the working directory: the guest may read nothing else outside the system paths
-  cp "$top_srcdir/tests/integration/threaded_lines.py" . && PROG=$PWD/threaded_lines.py
+  cp "$top_srcdir/vmha/workloads/threaded_lines.py" . && PROG=$PWD/threaded_lines.py
   cpu_seconds /usr/bin/python3 "$PROG" 20 3000 py.json || { echo "FAIL: python3 does not run it natively"; exit 1; }
   WORK=$(scaled 1000 1 500 100000)
   /usr/bin/python3 "$PROG" 60 "$WORK" py.json > native.out

@@ -10,7 +10,8 @@ namespace vmha {
 
 struct DynamicWorkload {
   std::string name;
-  std::vector<std::string> argv;  // argv[0]: an absolute path, maybe not installed
+  std::vector<std::string> argv;  // argv[0]: an absolute path, maybe not installed; python's
+                                  // programs relative to the working directory (copy_python_programs)
 };
 
 // The data file the tools read, in the guest's working directory.
@@ -25,6 +26,12 @@ std::vector<DynamicWorkload> dynamic_workloads(const std::string& workload_dir);
 
 // Writes kDynamicDataFile into `dir` with the workloads' gendata. False on failure.
 bool make_dynamic_data(const std::string& workload_dir, const std::string& dir);
+
+// Copies the python programs (vmha/workloads/*.py of the source tree; the
+// bench runs from the build tree, as its compiled workloads do) into `dir`,
+// the guests' working directory: the python workloads name them relative
+// to it. False on failure.
+bool copy_python_programs(const std::string& dir);
 
 // python3 printing `lines` numbered lines ("step I H"), each after `work`
 // iterations of a pure-Python loop, then "checksum H": the same bytes every run.

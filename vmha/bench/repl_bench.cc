@@ -206,7 +206,7 @@ bool make_scratch(Scratch* s) {
     for (int i = 0; i < 32; ++i) k.put(static_cast<char>(std::rand()));
   }
   chmod(s->key.c_str(), 0600);
-  return true;
+  return copy_python_programs(s->dir);
 }
 
 void remove_scratch(const Scratch& s) {

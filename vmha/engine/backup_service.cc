@@ -229,9 +229,14 @@ int run_backup(const BackupOptions& o) {
                      step.value().reason.c_str());
         ch->close();
         return 125;
-      } else if (lease.silence(Clock::now()) > std::chrono::milliseconds(silence_limit_ms(o.lease_ms))) {
-        // A connection that stays silent this long counts as gone.
-        std::fprintf(stderr, "%s: nothing heard from the primary for %d ms\n", kWho, silence_limit_ms(o.lease_ms));
+      } else if (const int limit = store->committed_epoch() >= 1 ? silence_limit_ms(o.lease_ms)
+                                                                  : startup_limit_ms(o.lease_ms);
+                 lease.silence(Clock::now()) > std::chrono::milliseconds(limit)) {
+        // A connection that stays silent this long counts as gone. Until
+        // checkpoint 1 (the whole loaded program) is stored, the start-up
+        // limit, as the primary waits for it: a loaded host can take longer
+        // than the silence limit to send it, and giving up then fails the job.
+        std::fprintf(stderr, "%s: nothing heard from the primary for %d ms\n", kWho, limit);
         connected = false;
         lease.connection_lost();
       }

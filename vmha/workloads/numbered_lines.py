@@ -1,7 +1,7 @@
 # python3 numbered_lines.py N W: N numbered lines, each after W rounds of a
 # pure-Python hash loop, then the checksum: a dynamically linked interpreter
 # whose output shows how far it got (ha_dynamic.sh,
-# vmha_repl_failover_python.sh).
+# vmha_repl_failover_python.sh, vmha bench).
 import sys
 n, w = int(sys.argv[1]), int(sys.argv[2])
 h = 0
