@@ -74,7 +74,7 @@ live_daemons() {
   local p st
   for p in /proc/[0-9]*; do
     [ "${p#/proc/}" = $$ ] && continue
-    if { tr '\0' ' ' < "$p/cmdline"; } 2>/dev/null | grep -q -- "$1" \
+    if grep -qszF -- "$1" "$p/cmdline" \
        || grep -qsz "^SLURM_CONF=$1/" "$p/environ" 2>/dev/null; then
       st=$(sed 's/^.*) //' "$p/stat" 2>/dev/null | cut -d' ' -f1)
       case "$st" in Z|X|"") ;; *) echo "${p#/proc/}" ;; esac
