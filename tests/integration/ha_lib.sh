@@ -36,13 +36,14 @@ ha_cluster_up() {
 # errors go to the task's stderr), before the cluster and its files go.
 on_test_failure() {
   local f
+  [ -n "${HA_DIR:-}" ] || return 0
   echo "--- vmha lines of the slurmd logs"
   grep -h "vmha" "$CLUSTER_DIR"/log/slurmd-node*.log 2>/dev/null | tail -n 30
-  for f in "${HA_DIR:-/nonexistent}"/work/*.out; do
+  for f in "$HA_DIR"/work/*.out; do
     [ -f "$f" ] || continue
     grep -q "vmha" "$f" && { echo "--- vmha lines of $f"; grep "vmha" "$f" | tail -n 10; }
   done
-  local cores=("${HA_DIR:-/nonexistent}"/work/core*) kept
+  local cores=("$HA_DIR"/work/core*) kept
   if [ -e "${cores[0]}" ] && kept=$(mktemp -d /tmp/duet-failed.XXXXXX); then
     mv "${cores[@]}" "$kept/"
     echo "--- a process of the job dumped core: kept in $kept"
