@@ -39,6 +39,9 @@ on_test_failure() {
   [ -n "${HA_DIR:-}" ] || return 0
   echo "--- vmha lines of the slurmd logs"
   grep -h "vmha" "$CLUSTER_DIR"/log/slurmd-node*.log 2>/dev/null | tail -n 30
+  for f in "$HA_DIR"/state/job*/step*.task*/signals; do
+    [ -f "$f" ] && { echo "--- signals vmha-task received: $f"; tail -n 10 "$f"; }
+  done
   for f in "$HA_DIR"/work/*.out; do
     [ -f "$f" ] || continue
     grep -q "vmha" "$f" && { echo "--- vmha lines of $f"; grep "vmha" "$f" | tail -n 10; }

@@ -15,6 +15,7 @@
 #include "plugins/spank/lib/ha_settings.h"
 #include "plugins/spank/lib/hostlist.h"
 #include "plugins/spank/lib/state_dir.h"
+#include "plugins/spank/task/fence.h"
 
 #include <check.h>  // last: it defines a fail() macro
 #include "tests/unit/run_suite.h"
@@ -364,6 +365,30 @@ START_TEST(test_job_dir_removal) {
 }
 END_TEST
 
+// The fencing command reads Slurm's verdict on the primary's node from
+// scontrol's own output (22.05's formats).
+START_TEST(test_fence_reads_slurm) {
+  using vmha_task::down_wait_s;
+  using vmha_task::node_is_down;
+  const std::string base = "NodeName=node2 Arch=x86_64 CoresPerSocket=1 ";
+  ck_assert(node_is_down(base + "State=DOWN* ThreadsPerCore=1"));
+  ck_assert(node_is_down(base + "State=DOWN+NOT_RESPONDING ThreadsPerCore=1"));
+  ck_assert(node_is_down(base + "State=DOWN+DRAIN ThreadsPerCore=1"));
+  ck_assert(node_is_down(base + "State=IDLE+POWERED_DOWN ThreadsPerCore=1"));
+  ck_assert(node_is_down(base + "State=ALLOCATED*+NOT_RESPONDING+DOWN\n"));
+  ck_assert(!node_is_down(base + "State=IDLE* ThreadsPerCore=1"));  // not responding yet: may still run
+  ck_assert(!node_is_down(base + "State=MIXED+POWERING_DOWN ThreadsPerCore=1"));
+  ck_assert(!node_is_down(base + "State=ALLOCATED+DRAIN ThreadsPerCore=1"));
+  ck_assert(!node_is_down(base + "Reason=DOWN State=MIXED ThreadsPerCore=1"));
+  ck_assert(!node_is_down(base + "State=IDLE NextState=DOWN ThreadsPerCore=1"));
+  ck_assert(!node_is_down(""));  // slurmctld unreachable: no verdict
+  const std::string cfg = "SlurmctldTimeout        = 120 sec\nSlurmdTimeout           = 300 sec\nMessageTimeout          = 10 sec\n";
+  ck_assert_int_eq(down_wait_s(cfg), 2 * 300 + 10 + 10);
+  ck_assert_int_eq(down_wait_s("SlurmdTimeout           = 0 sec\n"), 0);  // never declared down
+  ck_assert_int_eq(down_wait_s(""), 0);
+}
+END_TEST
+
 int main() {
   Suite* s = suite_create("vmha_spank");
   TCase* tc = tcase_create("core");
@@ -378,6 +403,7 @@ int main() {
   tcase_add_test(tc, test_state_dir_trusted);
   tcase_add_test(tc, test_job_dir_planted);
   tcase_add_test(tc, test_job_dir_removal);
+  tcase_add_test(tc, test_fence_reads_slurm);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);
 }

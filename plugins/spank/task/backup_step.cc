@@ -157,18 +157,4 @@ bool wait_backup_address(const TaskEnv& t, BackupStep* b, int timeout_ms, std::s
   return false;
 }
 
-int fence(const std::string& dir, const std::string& node, int wait_ms) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
-  while (true) {
-    if (access((dir + "/primary.gone").c_str(), F_OK) == 0) return 0;
-    if (std::chrono::steady_clock::now() >= deadline) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  // Slurm as the witness: a node it declared down runs nothing of ours.
-  std::string out = capture({"scontrol", "show", "node", node, "-o"});
-  auto at = out.find("State=");
-  if (at != std::string::npos && out.substr(at, out.find(' ', at) - at).find("DOWN") != std::string::npos) return 0;
-  return 1;
-}
-
 }  // namespace vmha_task

@@ -25,9 +25,4 @@ bool start_backup_step(const TaskEnv& t, const std::string& self, BackupStep* b,
 // Waits for the backup's address file (or the step's failure).
 bool wait_backup_address(const TaskEnv& t, BackupStep* b, int timeout_ms, std::string* error);
 
-// `vmha-task fence DIR NODE`: 0 when the primary is known gone — vmha-task
-// marked it (DIR/primary.gone, waited for up to `wait_ms`), or Slurm reports
-// NODE down — else 1. The backup runs it before it takes over.
-int fence(const std::string& dir, const std::string& node, int wait_ms);
-
 }  // namespace vmha_task

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <string>
 
-#include "plugins/spank/task/backup_step.h"
+#include "plugins/spank/task/fence.h"
 #include "plugins/spank/task/supervise.h"
 #include "plugins/spank/task/task_env.h"
 

@@ -40,12 +40,16 @@ bool ends_step(int sig) { return sig == SIGTERM || sig == SIGINT || sig == SIGHU
 
 std::atomic<int> g_received[NSIG];    // deliveries per signal, from anyone
 std::atomic<int> g_to_forward[NSIG];  // of those, sent to vmha-task alone
+std::atomic<int> g_sender[NSIG];      // the last sender's pid (si_pid), its si_code
+std::atomic<int> g_sender_code[NSIG];
 volatile std::sig_atomic_t g_ending = 0;  // the last step-ending signal received
 pid_t g_stepd = 0;                        // our parent, slurmstepd
 static_assert(std::atomic<int>::is_always_lock_free, "used in a signal handler");
 
 void on_signal(int sig, siginfo_t* si, void*) {
   const bool step_wide = si && si->si_code == SI_USER && si->si_pid == g_stepd;
+  g_sender[sig].store(si ? si->si_pid : 0, std::memory_order_relaxed);
+  g_sender_code[sig].store(si ? si->si_code : 0, std::memory_order_relaxed);
   if (!step_wide) g_to_forward[sig].fetch_add(1, std::memory_order_relaxed);
   g_received[sig].fetch_add(1, std::memory_order_relaxed);
   if (ends_step(sig)) g_ending = sig;
@@ -62,9 +66,22 @@ void catch_signals() {
 }
 
 // Passes the signals sent to vmha-task alone on to the primary, each once.
-void forward_signals(pid_t primary) {
-  for (int sig : kCaught)
-    for (int n = g_to_forward[sig].exchange(0); n > 0; --n) kill(primary, sig);
+// Every signal received is noted in DIR/signals, with whether it was passed
+// on: a program whose handler ran twice must be explainable afterwards.
+void forward_signals(const TaskEnv& t, pid_t primary) {
+  static int noted[NSIG];
+  for (int sig : kCaught) {
+    int received = g_received[sig].load(), forwarded = 0;
+    for (int n = g_to_forward[sig].exchange(0); n > 0; --n, ++forwarded) kill(primary, sig);
+    if (received == noted[sig] && forwarded == 0) continue;
+    if (std::FILE* f = std::fopen(t.file("signals").c_str(), "a")) {
+      std::fprintf(f, "SIG%s: %d received (the last from pid %d, si_code %d; slurmstepd is %d), %d passed on to the primary %d\n",
+                   sigabbrev_np(sig), received - noted[sig], g_sender[sig].load(), g_sender_code[sig].load(),
+                   static_cast<int>(g_stepd), forwarded, static_cast<int>(primary));
+      std::fclose(f);
+    }
+    noted[sig] = received;
+  }
 }
 
 int fail(const std::string& what) {
@@ -252,7 +269,7 @@ Ending watch(const TaskEnv& t, pid_t primary, const BackupStep& backup) {
   };
   while (!(primary_done && backup_done)) {
     if (relaying) relay.pump();
-    if (!primary_done) forward_signals(primary);
+    if (!primary_done) forward_signals(t, primary);
     if (g_ending && !e.cancelled) {
       e.cancelled = true;
       end_backup();
