@@ -1,0 +1,45 @@
+#include "plugins/ordering/explanation_store.h"
+
+#include <functional>
+#include <string_view>
+#include <utility>
+
+#include "plugins/seam/explain.h"
+#include "plugins/slurm/job_comment_store.h"
+
+namespace duet::plugin {
+namespace {
+
+// A duet explanation whose accounting row exists or is queued.
+bool storable(const job_record_t* job) {
+  const char* c = job->system_comment;
+  if (!c || !*c || !explain_owned(c) || IS_JOB_PENDING(job)) return false;
+  return IS_JOB_FINISHED(job) || job_recorded(job);
+}
+
+}  // namespace
+
+size_t ExplanationStore::sweep() {
+  if (!slurm_with_slurmdbd()) return 0;
+  std::unordered_map<uint32_t, size_t> kept;  // ids gone from job_list drop out
+  size_t sent = 0;
+  ListIterator it = list_iterator_create(job_list);
+  while (auto* job = static_cast<job_record_t*>(list_next(it))) {
+    if (!storable(job)) continue;
+    const size_t h = std::hash<std::string_view>{}(job->system_comment);
+    auto old = stored_.find(job->job_id);
+    if (old != stored_.end() && old->second == h) {
+      kept.emplace(job->job_id, h);
+      continue;
+    }
+    if (sent >= kMaxPerSweep) continue;  // the next sweep
+    if (!store_system_comment(job)) continue;
+    kept.emplace(job->job_id, h);
+    ++sent;
+  }
+  list_iterator_destroy(it);
+  stored_ = std::move(kept);
+  return sent;
+}
+
+}  // namespace duet::plugin
