@@ -1,6 +1,9 @@
 // The ordering agent's explanations into accounting, for sacct and `duet
-// explain` after a job ends, when no select/duet stores them (SelectType=
-// select/cons_tres, the recommended mode with site_factor/duet). A job's
+// explain` after a job ends, where select/duet does not store them: every
+// job with another select plugin (select/cons_tres, the recommended mode
+// with site_factor/duet), and jobs that ended without ever being given nodes
+// (cancelled while pending) with select/duet, which sees only jobs it
+// placed. A job's
 // ordering explanation is final once it leaves PENDING; at each re-score the
 // host stores, once per text, the SystemComment of every job that has left
 // PENDING and whose accounting row exists or is queued: slurmdbd gave the
@@ -22,8 +25,10 @@ class ExplanationStore {
  public:
   // Stores what changed since the last sweep, at most kMaxPerSweep jobs
   // (after a restart every ended job is stored again, a few rounds' worth);
-  // returns how many. Caller holds at least the job read lock; slurmctld only.
-  size_t sweep();
+  // returns how many. `placed_too`: also jobs that were given nodes (false
+  // when select/duet stores those). Caller holds at least the job read lock;
+  // slurmctld only.
+  size_t sweep(bool placed_too);
 
   static constexpr size_t kMaxPerSweep = 256;
 

@@ -142,13 +142,14 @@ void OrderingHost::rescore() {
   auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
   const auto t0 = Clock::now();
   const time_t now = time(nullptr);
-  // select/duet, when it is the select plugin, stores the explanations itself
-  // once it has added its placement (explanation_store.h)
-  const bool store = explain() && !agent_channel()->attached(AgentChannel::Agent::kPlacement);
+  // select/duet, when it is the select plugin, stores the explanations of the
+  // jobs it placed itself, once it has added its placement (explanation_store.h)
+  const bool store = explain();
+  const bool placed_too = !agent_channel()->attached(AgentChannel::Agent::kPlacement);
   slurmctld_lock_t read_lock = {NO_LOCK, READ_LOCK, READ_LOCK, READ_LOCK, NO_LOCK};
   lock_slurmctld(read_lock);
   QueueSnapshot snapshot = gather(now);
-  const size_t stored = store ? stored_.sweep() : 0;
+  const size_t stored = store ? stored_.sweep(placed_too) : 0;
   unlock_slurmctld(read_lock);
   const auto t1 = Clock::now();
 
