@@ -17,7 +17,9 @@ cluster_up --nodes 3 --mix v100:4,v100:4,p100:4 --speeds 1.0,0.8,0.5 \
   --set PriorityType=priority/duet --set SelectType=select/duet --set MinJobAge=2
 CTLD_LOG="$CLUSTER_DIR/log/slurmctld.log"
 DUET_CONF="$CLUSTER_DIR/etc/duet.conf"
-write_duet_conf Scorer=small-first Ranker=prefer-fast "NodeSpeedsFile=$CLUSTER_DIR/nodes.csv"
+# RescoreInterval=1: the ordering plugin stores a job cancelled while pending
+# at its next re-score, before MinJobAge=2 lets slurmctld purge it
+write_duet_conf Scorer=small-first Ranker=prefer-fast "NodeSpeedsFile=$CLUSTER_DIR/nodes.csv" RescoreInterval=1
 
 full=$(sbatch --parsable -o /dev/null -w node1 --gres=gpu:4 --wrap 'sleep 300') || fail "sbatch (node1 filler)"
 wait_state 20 RUNNING "$full"
