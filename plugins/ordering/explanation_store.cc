@@ -22,26 +22,30 @@ bool storable(const job_record_t* job, bool placed_too) {
 
 }  // namespace
 
-size_t ExplanationStore::sweep(bool placed_too) {
+size_t ExplanationStore::sweep(bool placed_too) noexcept {
   if (!slurm_with_slurmdbd()) return 0;
-  std::unordered_map<uint32_t, size_t> kept;  // ids gone from job_list drop out
   size_t sent = 0;
   ListIterator it = list_iterator_create(job_list);
-  while (auto* job = static_cast<job_record_t*>(list_next(it))) {
-    if (!storable(job, placed_too)) continue;
-    const size_t h = std::hash<std::string_view>{}(job->system_comment);
-    auto old = stored_.find(job->job_id);
-    if (old != stored_.end() && old->second == h) {
+  try {
+    std::unordered_map<uint32_t, size_t> kept;  // ids gone from job_list drop out
+    while (auto* job = static_cast<job_record_t*>(list_next(it))) {
+      if (!storable(job, placed_too)) continue;
+      const size_t h = std::hash<std::string_view>{}(job->system_comment);
+      auto old = stored_.find(job->job_id);
+      if (old != stored_.end() && old->second == h) {
+        kept.emplace(job->job_id, h);
+        continue;
+      }
+      if (sent >= kMaxPerSweep) continue;  // the next sweep
+      if (!store_system_comment(job)) continue;
       kept.emplace(job->job_id, h);
-      continue;
+      ++sent;
     }
-    if (sent >= kMaxPerSweep) continue;  // the next sweep
-    if (!store_system_comment(job)) continue;
-    kept.emplace(job->job_id, h);
-    ++sent;
+    stored_ = std::move(kept);
+  } catch (...) {  // out of memory: what was sent goes again next time
+    stored_.clear();
   }
   list_iterator_destroy(it);
-  stored_ = std::move(kept);
   return sent;
 }
 

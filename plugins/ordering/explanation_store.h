@@ -26,9 +26,9 @@ class ExplanationStore {
   // Stores what changed since the last sweep, at most kMaxPerSweep jobs
   // (after a restart every ended job is stored again, a few rounds' worth);
   // returns how many. `placed_too`: also jobs that were given nodes (false
-  // when select/duet stores those). Caller holds at least the job read lock;
-  // slurmctld only.
-  size_t sweep(bool placed_too);
+  // when select/duet stores those). Never throws: the caller holds at least
+  // the job read lock; slurmctld only.
+  size_t sweep(bool placed_too) noexcept;
 
   static constexpr size_t kMaxPerSweep = 256;
 
