@@ -142,9 +142,14 @@ void OrderingHost::rescore() {
   auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
   const auto t0 = Clock::now();
   const time_t now = time(nullptr);
+  // select/duet, when it is the select plugin, stores the explanations of the
+  // jobs it placed itself, once it has added its placement (explanation_store.h)
+  const bool store = explain();
+  const bool placed_too = !agent_channel()->attached(AgentChannel::Agent::kPlacement);
   slurmctld_lock_t read_lock = {NO_LOCK, READ_LOCK, READ_LOCK, READ_LOCK, NO_LOCK};
   lock_slurmctld(read_lock);
   QueueSnapshot snapshot = gather(now);
+  const size_t stored = store ? stored_.sweep(placed_too) : 0;
   unlock_slurmctld(read_lock);
   const auto t1 = Clock::now();
 
@@ -172,9 +177,9 @@ void OrderingHost::rescore() {
     cluster_ = std::move(snapshot.cluster);
   }
   DUET_VERBOSE(ranking.level,
-               "%s: re-scored %zu pending GPU jobs with %s, %zu %s changed "
+               "%s: re-scored %zu pending GPU jobs with %s, %zu %s changed, %zu explanations stored "
                "(views %.1f ms, scoring %.1f ms, applying %.1f ms under the job write lock)",
-               plugin_type_, snapshot.jobs.size(), ranking.scorer_name.c_str(), changed, what_, ms(t1 - t0),
+               plugin_type_, snapshot.jobs.size(), ranking.scorer_name.c_str(), changed, what_, stored, ms(t1 - t0),
                ms(t2 - t1), ms(t4 - t3));
 }
 

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "plugins/ordering/explanation_store.h"
 #include "plugins/seam/duet_conf.h"
 #include "plugins/seam/order_scorer.h"
 #include "plugins/seam/views.h"
@@ -121,6 +122,7 @@ class OrderingHost {
   // completed at or after the mark and were not fed yet. Re-score thread only.
   time_t finish_mark_ = 0;
   std::set<uint32_t> fed_at_mark_;  // ids fed whose end_time == finish_mark_
+  ExplanationStore stored_;          // explanations in accounting; re-score thread only
 
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;

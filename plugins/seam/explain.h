@@ -1,7 +1,8 @@
 // The job's explanation, kept in its SystemComment (`scontrol show job`;
-// select/duet also stores it in accounting once the job has started, at the
-// latest at its end, so that `sacct -o SystemComment` shows it after the job
-// ends). It reads
+// also stored in accounting, so that `sacct -o SystemComment` shows it after
+// the job ends: by select/duet once the job has started, at the latest at its
+// end, or with another select plugin by the ordering host,
+// plugins/ordering/explanation_store.h). It reads
 //   "duet: score S at submit by SCORER"           at submit,
 //   "duet: rank R/N score S by SCORER"            at each re-score while pending,
 //   "...; nodes LIST: REASON; ranking A=P B=P; not taken: A full (0 of 4 GPUs free)"

@@ -10,6 +10,27 @@ namespace {
 
 bool is_gpu(const gres_state_t* g) { return g->gres_name && !strcmp(g->gres_name, "gpu"); }
 
+// GPUs of `type` on the node and free now, from its device bitmaps: each
+// device's type (its gres.conf line) and whether a job holds it, which is
+// what cons_tres allocates by. Slurm 22.05's per-type count (type_cnt_alloc)
+// can be off after a slurmctld restart (site_factor_duet(8), NOTES). False
+// when the node has no device bitmaps (no File= in gres.conf, or not
+// registered yet): the counts are all there is then.
+bool typed_from_devices(gres_node_state_t* ns, const std::string& type, uint64_t* total, uint64_t* free) {
+  if (!ns->topo_cnt || !ns->topo_gres_bitmap || !ns->topo_type_name || !ns->gres_bit_alloc) return false;
+  const int64_t size = bit_size(ns->gres_bit_alloc);
+  for (uint16_t i = 0; i < ns->topo_cnt; ++i)
+    if (!ns->topo_gres_bitmap[i] || bit_size(ns->topo_gres_bitmap[i]) != size) return false;
+  for (uint16_t i = 0; i < ns->topo_cnt; ++i) {
+    if (!ns->topo_type_name[i] || strcasecmp(ns->topo_type_name[i], type.c_str())) continue;
+    const int64_t devices = bit_set_count(ns->topo_gres_bitmap[i]);
+    const int64_t held = bit_overlap(ns->topo_gres_bitmap[i], ns->gres_bit_alloc);
+    *total += static_cast<uint64_t>(devices);
+    *free += devices > held ? static_cast<uint64_t>(devices - held) : 0;
+  }
+  return true;
+}
+
 // GPUs of `type` ("" = any) configured on the node and free now.
 void node_gpus(const node_record_t* node, const std::string& type, uint64_t* total, uint64_t* free) {
   *total = *free = 0;
@@ -23,6 +44,7 @@ void node_gpus(const node_record_t* node, const std::string& type, uint64_t* tot
       *free += ns->gres_cnt_avail > ns->gres_cnt_alloc ? ns->gres_cnt_avail - ns->gres_cnt_alloc : 0;
       continue;
     }
+    if (typed_from_devices(ns, type, total, free)) continue;
     for (uint16_t t = 0; t < ns->type_cnt; ++t) {
       if (!ns->type_name || !ns->type_name[t] || strcasecmp(ns->type_name[t], type.c_str())) continue;
       uint64_t avail = ns->type_cnt_avail ? ns->type_cnt_avail[t] : 0;

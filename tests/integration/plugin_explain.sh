@@ -2,9 +2,9 @@
 # Explanations that last: on an accounting cluster, select/duet (prefer-fast,
 # node1 fastest) places a 1-GPU job while node1 is full; its explanation names
 # the node it got and why node1 was not taken, reaches slurmdbd (sacct -o
-# SystemComment) and, once slurmctld has forgotten the job (MinJobAge),
-# `duet explain` prints it from accounting. A p100 job's ranking lists only
-# the p100 node.
+# SystemComment; so does the rank of a job cancelled while pending) and, once
+# slurmctld has forgotten the job (MinJobAge), `duet explain` prints it from
+# accounting. A p100 job's ranking lists only the p100 node.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/plugin_lib.sh"
 require_duet_plugins
@@ -17,7 +17,9 @@ cluster_up --nodes 3 --mix v100:4,v100:4,p100:4 --speeds 1.0,0.8,0.5 \
   --set PriorityType=priority/duet --set SelectType=select/duet --set MinJobAge=2
 CTLD_LOG="$CLUSTER_DIR/log/slurmctld.log"
 DUET_CONF="$CLUSTER_DIR/etc/duet.conf"
-write_duet_conf Scorer=small-first Ranker=prefer-fast "NodeSpeedsFile=$CLUSTER_DIR/nodes.csv"
+# RescoreInterval=1: the ordering plugin stores a job cancelled while pending
+# at its next re-score, before MinJobAge=2 lets slurmctld purge it
+write_duet_conf Scorer=small-first Ranker=prefer-fast "NodeSpeedsFile=$CLUSTER_DIR/nodes.csv" RescoreInterval=1
 
 full=$(sbatch --parsable -o /dev/null -w node1 --gres=gpu:4 --wrap 'sleep 300') || fail "sbatch (node1 filler)"
 wait_state 20 RUNNING "$full"
@@ -48,13 +50,25 @@ grep -qx "job $full: state RUNNING, priority [0-9]*, nodes node1" <<<"$out" || f
 grep -qx 'source: slurmctld (scontrol show job)' <<<"$out" || fail "duet explain source: $out"
 [[ "$f" == "duet: "*"; nodes node1: "* ]] && grep -qxF -- "$f" <<<"$out" || fail "duet explain output: $out"
 
+# a job cancelled while pending (node1 is full) was never placed: the
+# ordering plugin stores its last rank itself
+pend=$(sbatch --parsable -o /dev/null -w node1 --gres=gpu:v100:4 --wrap true) || fail "sbatch (pending)"
+for i in $(seq 75); do [[ "$(explanation "$pend")" == "duet: "* ]] && break; sleep 0.2; done
+timeout 10 scancel "$pend" || fail "scancel $pend"
+wait_state 10 CANCELLED "$pend"
+pe=$(explanation "$pend")
+note "explanation of $pend, cancelled while pending: $pe"
+[[ "$pe" == "duet: "* ]] || fail "pending job $pend has no explanation: '$pe'"
+
 touch "$release"
 # once ended, slurmdbd has it (the job's records are written asynchronously)
-acct() { timeout 10 sacct -j "$1" -X -n -P -o State,SystemComment 2>/dev/null | tail -n1 || true; }
+acct() { { timeout 10 sacct -j "$1" -X -n -P -o State,SystemComment 2>/dev/null || true; } | tail -n1 | sed 's/^CANCELLED by [0-9]*|/CANCELLED|/'; }
 for i in $(seq 150); do [ "$(acct "$job")" = "COMPLETED|$e" ] && break; sleep 0.2; done
 [ "$(acct "$job")" = "COMPLETED|$e" ] || fail "sacct State,SystemComment of $job: '$(acct "$job")', expected 'COMPLETED|$e'"
 for i in $(seq 150); do [ "$(acct "$typed")" = "COMPLETED|$t" ] && break; sleep 0.2; done
 [ "$(acct "$typed")" = "COMPLETED|$t" ] || fail "sacct State,SystemComment of $typed: '$(acct "$typed")'"
+for i in $(seq 150); do [ "$(acct "$pend")" = "CANCELLED|$pe" ] && break; sleep 0.2; done
+[ "$(acct "$pend")" = "CANCELLED|$pe" ] || fail "sacct State,SystemComment of $pend: '$(acct "$pend")', expected 'CANCELLED|$pe'"
 
 # MinJobAge=2: slurmctld purges the job at its next purge pass (every 10 s,
 # skipped while backfill runs)

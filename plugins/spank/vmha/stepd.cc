@@ -1,8 +1,7 @@
 // slurmstepd (remote context): decides whether a step is protected, prepares
 // the job's state directory, turns each task into vmha-task (the supervisor
 // that runs the program under `vmha run` with its backup on another node),
-// and records what happened in the job's AdminComment.
-#include <dlfcn.h>
+// and records what happened in the job's AdminComment (admin_comment.h).
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -20,6 +19,7 @@ extern "C" {
 
 #include "plugins/spank/lib/ha_accounting.h"
 #include "plugins/spank/lib/state_dir.h"
+#include "plugins/spank/vmha/admin_comment.h"
 #include "plugins/spank/vmha/args.h"
 #include "plugins/spank/vmha/contexts.h"
 
@@ -41,24 +41,6 @@ Step g_step;
 bool is_user_step(uint32_t step) {
   return step != SLURM_BATCH_SCRIPT && step != SLURM_EXTERN_CONT && step != SLURM_INTERACTIVE_STEP &&
          step != SLURM_PENDING_STEP;
-}
-
-// slurmstepd links libslurmfull: the public API is there without linking it.
-void set_admin_comment(uint32_t job, const std::string& text) {
-  using Init = void (*)(job_desc_msg_t*);
-  using Update = int (*)(job_desc_msg_t*);
-  auto init = reinterpret_cast<Init>(dlsym(RTLD_DEFAULT, "slurm_init_job_desc_msg"));
-  auto update = reinterpret_cast<Update>(dlsym(RTLD_DEFAULT, "slurm_update_job"));
-  if (!init || !update) {
-    slurm_error("vmha: slurm_update_job not found in this process; AdminComment not set");
-    return;
-  }
-  job_desc_msg_t desc;
-  init(&desc);
-  desc.job_id = job;
-  std::string copy = text;
-  desc.admin_comment = copy.data();
-  if (update(&desc) != 0) slurm_error("vmha: job %u: cannot set AdminComment '%s'", job, text.c_str());
 }
 
 }  // namespace
@@ -129,8 +111,8 @@ int stepd_task_post_fork(spank_t sp) {
   return 0;
 }
 
-// Called as slurmstepd collects each task's exit, before it tells srun: so
-// the job cannot have ended yet (after the job ends, updates are refused).
+// Called as slurmstepd collects each task's exit, before it tells srun. The
+// job has ended already when it was cancelled (admin_comment.h).
 int stepd_task_exit(spank_t sp) {
   if (!g_step.protected_) return 0;
   uint32_t task = 0;
