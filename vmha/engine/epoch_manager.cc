@@ -295,6 +295,7 @@ class Primary {
       return s;
     }
     release(st.held);
+    if (!finished && eo_.on_acknowledged) eo_.on_acknowledged(epoch);
     return Status();
   }
 
