@@ -295,7 +295,7 @@ class Primary {
       return s;
     }
     release(st.held);
-    if (!finished && eo_.on_acknowledged) eo_.on_acknowledged(epoch);
+    if (eo_.on_acknowledged) eo_.on_acknowledged(epoch, finished);
     return Status();
   }
 

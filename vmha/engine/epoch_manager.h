@@ -33,9 +33,10 @@ struct EngineOptions {
   std::string transports;          // UCX_TLS ("" = UCX default)
   bool quiet = false;              // no "backup lost" report (bench)
   // Called on the epoch manager's thread after the backup acknowledged
-  // checkpoint N of a guest still running (its output is released by then):
-  // progress a supervisor or test can wait on (vmha(1), --stats-file).
-  std::function<void(uint64_t checkpoint)> on_acknowledged;
+  // checkpoint N (its output is released by then); `finished`: the one of
+  // the guest's end. Progress a supervisor or test can wait on (vmha(1),
+  // --stats-file).
+  std::function<void(uint64_t checkpoint, bool finished)> on_acknowledged;
 };
 
 struct EngineStats {
