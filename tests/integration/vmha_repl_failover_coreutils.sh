@@ -35,8 +35,10 @@ for _ in $(seq 40); do cat numbers.txt; done > big.txt
 coreutils_loop() {
   _name=$1; shift
   "$@" > native.out || { echo "FAIL: $_name does not run natively"; fail=1; return; }
+  _t0=$(date +%s)
   checkpoint_range native.out "$@"
   kill_loop "$_name" "$KILLS" $((KILLS * 3)) 0 native.out "$@"
+  echo "$_name: $(( $(date +%s) - _t0 )) s"
 }
 
 coreutils_loop "sort -n" /usr/bin/sort -n numbers.txt
