@@ -85,22 +85,22 @@ wait_checkpoint() {
 
 # kill_round I MAX PROGRAM ARGS...: round I of a kill -9 test, in the
 # current directory: async on odd rounds, stop-copy on even ones (10 ms
-# epochs, --memory ${KILL_MEMORY:-256}); a backup appending to ./out, the
-# primary on PROGRAM appending to ./out too, killed once 1..MAX lines are
-# out (so kills fall into different epochs) or, with KILL_ON=checkpoints,
-# once the backup acknowledged checkpoint 1..MAX of the running program
-# (MAX_async and MAX_stop_copy, per mode, when set; a quarter of it after a
-# kill that came after the program's end), then the backup waited
-# for. Sets MODE, BRC (the backup's exit status) and TOOK_THREADS (the guest
-# threads the takeover resumed, "" when it did not take over, 0 when the
-# program had ended); counts a takeover in RESUMED.
+# epochs); a backup appending to ./out, the primary on PROGRAM appending to
+# ./out too, killed once 1..MAX lines are out (so kills fall into different
+# epochs) or, with KILL_ON=checkpoints, once the backup acknowledged
+# checkpoint 1..MAX of the running program (MAX_async and MAX_stop_copy, per
+# mode, when set; a quarter of it after a kill that came after the
+# program's end), then the backup waited for. Sets MODE, BRC (the backup's
+# exit status) and TOOK_THREADS (the guest threads the takeover resumed, ""
+# when it did not take over, 0 when the program had ended); counts a
+# takeover in RESUMED.
 kill_round() {
   _i=$1 _max=$2
   shift 2
   MODE=async; [ $((_i % 2)) -eq 0 ] && MODE=stop-copy
   : > out; : > "$T/backup.err"; rm -f primary.stats
   start_backup "$PWD/out"
-  "$VMHA" run --memory "${KILL_MEMORY:-256}" --mode $MODE --epoch-ms 10 --backup "$ADDR" --key "$T/key" \
+  "$VMHA" run --memory 256 --mode $MODE --epoch-ms 10 --backup "$ADDR" --key "$T/key" \
     --stats-file primary.stats $POLICY -- "$@" >> out 2> primary.err &
   PRIMARY_PID=$!
   if [ "${KILL_ON:-lines}" = checkpoints ]; then
@@ -159,7 +159,7 @@ checkpoint_range() {
   for _mode in async stop-copy; do
     : > repl.out; rm -f primary.stats
     start_backup "$T/backup.out"
-    "$VMHA" run --memory "${KILL_MEMORY:-256}" --mode $_mode --epoch-ms 10 --backup "$ADDR" --key "$T/key" \
+    "$VMHA" run --memory 256 --mode $_mode --epoch-ms 10 --backup "$ADDR" --key "$T/key" \
       --stats-file primary.stats $POLICY -- "$@" > repl.out 2> primary.err
     _rc=$?
     wait_bounded "$BACKUP_PID" 60; _brc=$WAIT_RC; BACKUP_PID=
