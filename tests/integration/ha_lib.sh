@@ -151,10 +151,16 @@ ha_wait_accounting() {
   fail "job $2: no final accounting record with an AdminComment after $1 s (last: '$line')"
 }
 
-# ha_compare_tasks OUT NATIVE RANKS...: each rank's lines of a `srun -l` output equal NATIVE
+# ha_compare_tasks OUT NATIVE RANKS...: each rank's lines of a `srun -l` output equal NATIVE;
+# with HA_TASK_FILES=PATTERN (srun -o PATTERN, %t for the rank: a program
+# whose output is not lines, gzip's), each rank's file instead of OUT
 ha_compare_tasks() {
   local out=$1 native=$2 r; shift 2
   for r in "$@"; do
+    if [ -n "${HA_TASK_FILES:-}" ]; then
+      cmp -s "${HA_TASK_FILES//%t/$r}" "$native" || fail "task $r: ${HA_TASK_FILES//%t/$r} differs from the native output"
+      continue
+    fi
     ha_task_output "$out" "$r" > "$out.task$r"
     cmp -s "$out.task$r" "$native" || { diff "$native" "$out.task$r" | head -n 5; fail "task $r: output differs from the native run ($(wc -l < "$out.task$r") of $(wc -l < "$native") lines)"; }
   done
@@ -217,12 +223,62 @@ ha_slurmd_kill_round() {
   fail "no attempt killed node2's slurmd while task 1's primary ran"
 }
 
+# ha_read_progress FILE: HA_RUNNING and HA_CHECKPOINT from a primary's
+# --stats-file (vmha(1): running=1 and checkpoints=N while the program
+# runs, running=0 once its end is checkpointed, then the final statistics,
+# HA_RUNNING=0 too); empty when there is no such file yet. Shell builtins
+# only: a watcher that forks per look lags behind a short program on a
+# loaded host.
+ha_read_progress() {
+  local k v
+  HA_RUNNING="" HA_CHECKPOINT=""
+  [ -f "$1" ] || return 0
+  while IFS='=' read -r k v; do
+    case "$k" in
+      running) HA_RUNNING=$v ;;
+      checkpoints) HA_CHECKPOINT=$v ;;
+      epochs) HA_RUNNING=0 ;;
+    esac
+  done < "$1" 2>/dev/null || true
+}
+
+# ha_kill_primary_at_checkpoint JID RANK MAX: kills task RANK's primary
+# vmha (kill -9, by its PID) once its backup acknowledged a random
+# checkpoint K (1 <= K <= MAX) of the running program: for programs that
+# print only at their end. The primary is the one whose --stats-file is
+# that task's (its path names the job and the task), found as soon as the
+# file exists. Returns 1 when the primary or its program had ended first.
+ha_kill_primary_at_checkpoint() {
+  local jid=$1 rank=$2 max=$3 k f victim=""
+  k=$(( 1 + $(od -An -N2 -tu2 /dev/urandom) % max ))
+  for _ in $(seq 12000); do
+    for f in "$HA_DIR/state/job$jid"/step*.task"$rank"/primary.stats; do :; done
+    ha_read_progress "$f"
+    if [ -n "$HA_RUNNING" ] && [ -z "$victim" ]; then
+      victim=$(pgrep -f -- "/vmha run --backup .*--stats-file $HA_DIR/state/job$jid/step[0-9]*\.task$rank/primary\.stats" | head -n1 || true)
+      [ -n "$victim" ] || return 1
+    fi
+    [ "$HA_RUNNING" = 0 ] && return 1
+    [ "$HA_RUNNING" = 1 ] && [ "${HA_CHECKPOINT:-0}" -ge "$k" ] && break
+    sleep 0.005
+  done
+  [ -n "$victim" ] || return 1
+  kill -9 "$victim" 2>/dev/null || return 1   # this process only, by its PID
+  note "job $jid: killed the primary vmha of task $rank (pid $victim) once its backup held checkpoint $HA_CHECKPOINT (wanted $k of 1..$max)"
+}
+
 # ha_kill_primary_mid_run JID OUT RANK TOTAL: once the primary vmha of task
 # RANK runs and OUT shows that task past a random line K (2 <= K <= TOTAL/3,
-# seen, not guessed from time), kills it (kill -9, by its PID). Returns 1 when
-# the primary had ended first.
+# seen, not guessed from time), kills it (kill -9, by its PID); with
+# HA_KILL_ON=checkpoints, once its backup acknowledged checkpoint 1..TOTAL
+# of the running program instead (ha_kill_primary_at_checkpoint). Returns 1
+# when the primary had ended first.
 ha_kill_primary_mid_run() {
   local jid=$1 out=$2 rank=$3 total=$4 victim="" k n
+  if [ "${HA_KILL_ON:-lines}" = checkpoints ]; then
+    ha_kill_primary_at_checkpoint "$jid" "$rank" "$total"
+    return
+  fi
   for _ in $(seq 600); do
     victim=$(ha_pids "$jid" "^[^ ]*/vmha run --backup" | awk -v r="$rank" '$2 == r {print $1}' | head -n1)
     [ -n "$victim" ] && break
@@ -243,8 +299,10 @@ ha_kill_primary_mid_run() {
 # ha_failover_round NAME RANK SBATCH-OPTION NATIVE TOTAL COMMAND: runs
 # `sbatch SBATCH-OPTION -N2 --wrap COMMAND` (its output in NAME.out) and kills
 # task RANK's primary mid-run (ha_kill_primary_mid_run; TOTAL: the lines per
-# task). The job must end COMPLETED 0:0 with every task's output equal to the
-# file NATIVE, AdminComment failovers=1 and the takeover's cause in slurmd's
+# task, with HA_KILL_ON=checkpoints the last checkpoint to kill after, a
+# quarter of it after each kill that came after the program's end). The
+# job must end COMPLETED 0:0 with every task's output equal to the file
+# NATIVE, AdminComment failovers=1 and the takeover's cause in slurmd's
 # log. A kill that came after the program had ended (no takeover) is tried
 # again, 3 attempts in all.
 ha_failover_round() {
@@ -262,6 +320,10 @@ ha_failover_round() {
         *) ha_dump "$jid"; fail "$name: job $jid ended $st before the kill, and not clean: accounting '$acct'" ;;
       esac
       note "$name: the primary of task $rank ended before the kill; again"
+      # after a checkpoint: this run took fewer than counted (async sort
+      # takes 2 to 40), so a quarter of the range, down to checkpoint 1
+      # (before the program's first instruction)
+      [ "${HA_KILL_ON:-lines}" = checkpoints ] && total=$(( total > 4 ? total / 4 : 1 ))
       continue
     fi
     st=$(ha_wait_end 90 "$jid")
@@ -277,7 +339,8 @@ ha_failover_round() {
         note "$name: job $jid in $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s, outputs exact; sacct: $acct"
         return 0 ;;
       "COMPLETED|0:0|vmha: tasks=2 "*" failovers=0")
-        note "$name: outputs exact, but the kill came after the program had ended (no takeover); again" ;;
+        note "$name: outputs exact, but the kill came after the program had ended (no takeover); again"
+        [ "${HA_KILL_ON:-lines}" = checkpoints ] && total=$(( total > 4 ? total / 4 : 1 )) ;;
       *) ha_dump "$jid"; fail "$name: accounting '$acct'" ;;
     esac
   done

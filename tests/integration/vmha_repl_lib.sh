@@ -61,28 +61,67 @@ wait_lines() {
   done
 }
 
-# kill_round I MAXLINES PROGRAM ARGS...: round I of a kill -9 test, in the
+# The checkpoint of the running program the backup last acknowledged, from
+# the primary's --stats-file ./primary.stats (running=1, checkpoints=N while
+# it runs, vmha(1)); empty once the program ended.
+acked_checkpoint() {
+  grep -q '^running=1$' primary.stats 2>/dev/null || return 0
+  sed -n 's/^checkpoints=//p' primary.stats 2>/dev/null
+}
+
+# Waits until the backup acknowledged checkpoint $1 of the running program
+# (a program that prints only at its end shows nothing else); false once
+# the primary or its program ended first.
+wait_checkpoint() {
+  for _ in $(seq 12000); do
+    _c=$(acked_checkpoint)
+    [ -n "$_c" ] && [ "$_c" -ge "$1" ] && return 0
+    kill -0 "$PRIMARY_PID" 2>/dev/null || return 1
+    [ -s primary.stats ] && [ -z "$_c" ] && return 1
+    sleep 0.005
+  done
+  return 1
+}
+
+# kill_round I MAX PROGRAM ARGS...: round I of a kill -9 test, in the
 # current directory: async on odd rounds, stop-copy on even ones (10 ms
 # epochs); a backup appending to ./out, the primary on PROGRAM appending to
-# ./out too, killed once 1..MAXLINES lines are out (so kills fall into
-# different epochs), then the backup waited for. Sets MODE, BRC (the
-# backup's exit status) and TOOK_THREADS (the guest threads the takeover
-# resumed, "" when it did not take over); counts a takeover in RESUMED.
+# ./out too, killed once 1..MAX lines are out (so kills fall into different
+# epochs) or, with KILL_ON=checkpoints, once the backup acknowledged
+# checkpoint 1..MAX of the running program (MAX_async and MAX_stop_copy, per
+# mode, when set; a quarter of it after a kill that came after the
+# program's end), then the backup waited for. Sets MODE, BRC (the backup's
+# exit status) and TOOK_THREADS (the guest threads the takeover resumed, ""
+# when it did not take over, 0 when the program had ended); counts a
+# takeover in RESUMED.
 kill_round() {
   _i=$1 _max=$2
   shift 2
   MODE=async; [ $((_i % 2)) -eq 0 ] && MODE=stop-copy
-  : > out; : > "$T/backup.err"
+  : > out; : > "$T/backup.err"; rm -f primary.stats
   start_backup "$PWD/out"
-  "$VMHA" run --memory 256 --mode $MODE --epoch-ms 10 --backup "$ADDR" --key "$T/key" $POLICY -- "$@" \
-    >> out 2> primary.err &
+  "$VMHA" run --memory 256 --mode $MODE --epoch-ms 10 --backup "$ADDR" --key "$T/key" \
+    --stats-file primary.stats $POLICY -- "$@" >> out 2> primary.err &
   PRIMARY_PID=$!
-  wait_lines $(( $(od -An -N2 -tu2 /dev/urandom) % _max + 1 ))
+  if [ "${KILL_ON:-lines}" = checkpoints ]; then
+    _m=MAX_$(echo $MODE | tr - _)
+    eval "_max=\${$_m:-\$_max}"
+    wait_checkpoint $(( $(od -An -N2 -tu2 /dev/urandom) % _max + 1 ))
+  else
+    wait_lines $(( $(od -An -N2 -tu2 /dev/urandom) % _max + 1 ))
+  fi
   kill -9 $PRIMARY_PID 2>/dev/null
   wait $PRIMARY_PID 2>/dev/null; PRIMARY_PID=
   wait_bounded "$BACKUP_PID" 60; BRC=$WAIT_RC; BACKUP_PID=
   grep -q "resuming from checkpoint" "$T/backup.err" && RESUMED=$((RESUMED + 1))
   TOOK_THREADS=$(sed -n 's/.*resuming from checkpoint [0-9]* (\([0-9]*\) guest threads).*/\1/p' "$T/backup.err")
+  # A kill after the program's end: this run took fewer checkpoints than
+  # counted (async sort takes 2 to 40 of them, as its pre-copies fall), so
+  # aim at a quarter of the range next time, down to checkpoint 1, which
+  # comes before the program's first instruction.
+  if [ "${KILL_ON:-lines}" = checkpoints ] && [ "${TOOK_THREADS:-0}" = 0 ]; then
+    eval "$_m=$(( _max > 4 ? _max / 4 : 1 ))"
+  fi
   return 0
 }
 
@@ -106,6 +145,32 @@ check_replicated() {
     else
       echo "ok: $_name ($_mode)"
     fi
+  done
+}
+
+# checkpoint_range NATIVE PROGRAM ARGS...: PROGRAM run once per mode as
+# kill_round runs it, without a kill, must exit 0 and print NATIVE; sets
+# MAX_async and MAX_stop_copy for KILL_ON=checkpoints to two thirds of the
+# checkpoints of the running program it took (at least 1). Counted, not
+# guessed: epochs are 10 ms of wall time, so a loaded host makes more of
+# them. Sets fail=1 if not.
+checkpoint_range() {
+  _native=$1; shift
+  for _mode in async stop-copy; do
+    : > repl.out; rm -f primary.stats
+    start_backup "$T/backup.out"
+    "$VMHA" run --memory 256 --mode $_mode --epoch-ms 10 --backup "$ADDR" --key "$T/key" \
+      --stats-file primary.stats $POLICY -- "$@" > repl.out 2> primary.err
+    _rc=$?
+    wait_bounded "$BACKUP_PID" 60; _brc=$WAIT_RC; BACKUP_PID=
+    _e=$(sed -n 's/^epochs=//p' primary.stats 2>/dev/null)
+    if [ "$_rc" != 0 ] || [ "$_brc" != 0 ] || ! cmp -s "$_native" repl.out || grep -q '^backup_lost=1' primary.stats; then
+      echo "FAIL: $1 ($_mode) without a kill: exit $_rc, backup exit $_brc, output $(cmp -s "$_native" repl.out && echo equal || echo differs) to native"
+      cat primary.err primary.stats; tail -3 "$T/backup.err"; fail=1
+    fi
+    _m=$(( (${_e:-2} - 1) * 2 / 3 )); [ "$_m" -ge 1 ] || _m=1
+    eval "MAX_$(echo $_mode | tr - _)=$_m"
+    echo "$1 ($_mode), no kill: ${_e:-?} checkpoints; kills after checkpoint 1..$_m"
   done
 }
 

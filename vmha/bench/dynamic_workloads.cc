@@ -2,8 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <random>
 
 namespace vmha {
 
@@ -54,6 +58,26 @@ std::vector<std::string> python_threaded_lines(int lines, int work, const std::s
 
 std::vector<std::string> omp_lines(const std::string& workload_dir, int lines, int work, int threads) {
   return {workload_dir + "omp_lines", std::to_string(lines), std::to_string(work), std::to_string(threads)};
+}
+
+std::vector<CoreutilsFailover> coreutils_failovers() {
+  return {
+      {"sort", {"/usr/bin/sort", "-n", kNumbersFile}},
+      {"gzip", {"/usr/bin/gzip", "-c", kNumbersFile}},
+      {"md5sum", {"/usr/bin/md5sum", kBigFile}},
+  };
+}
+
+bool make_coreutils_inputs(const std::string& dir) {
+  std::vector<int> n(200000);
+  std::iota(n.begin(), n.end(), 1);
+  std::shuffle(n.begin(), n.end(), std::mt19937(19));
+  std::string text;
+  for (int v : n) text += std::to_string(v) + "\n";
+  std::ofstream numbers(dir + "/" + kNumbersFile, std::ios::binary), big(dir + "/" + kBigFile, std::ios::binary);
+  numbers << text;
+  for (int i = 0; i < 40; ++i) big << text;
+  return numbers.flush().good() && big.flush().good();
 }
 
 bool installed(const std::vector<std::string>& argv) { return !argv.empty() && access(argv[0].c_str(), X_OK) == 0; }

@@ -48,6 +48,21 @@ std::vector<std::string> python_threaded_lines(int lines, int work, const std::s
 // each a parallel loop over `work` elements on `threads` threads.
 std::vector<std::string> omp_lines(const std::string& workload_dir, int lines, int work, int threads);
 
+// The coreutils the failover bench kills mid-run (they print only at
+// their end): sort -n of kNumbersFile, gzip -c of it, md5sum of
+// kBigFile, the inputs vmha_repl_failover_coreutils.sh uses.
+inline constexpr const char* kNumbersFile = "numbers.txt";  // 1..200000, shuffled
+inline constexpr const char* kBigFile = "big.txt";          // kNumbersFile 40 times: 51 MB
+struct CoreutilsFailover {
+  std::string name;  // failover-coreutils-NAME
+  std::vector<std::string> argv;
+};
+std::vector<CoreutilsFailover> coreutils_failovers();
+
+// Writes kNumbersFile and kBigFile into `dir` (a fixed shuffle: the same
+// bytes every run). False on failure.
+bool make_coreutils_inputs(const std::string& dir);
+
 // True when argv[0] can be executed here.
 bool installed(const std::vector<std::string>& argv);
 

@@ -79,47 +79,108 @@ int takeover_threads(const std::string& log) {
   return at == std::string::npos ? 0 : std::atoi(log.c_str() + at + 1);
 }
 
+// The primary's --stats-file: the checkpoint of the running program the
+// backup last acknowledged (0 before the first); -1 once the program ended
+// (the final statistics replaced the running ones).
+long long acked_checkpoint(const std::string& stats) {
+  const std::string s = slurp(stats);
+  if (s.empty()) return 0;
+  if (s.find("running=1\n") == std::string::npos) return -1;
+  size_t at = s.find("checkpoints=");
+  return at == std::string::npos ? 0 : std::atoll(s.c_str() + at + 12);
+}
+
+// A `key=N` line of a statistics file; 0 when absent.
+long long stats_value(const std::string& stats, const std::string& key) {
+  const std::string s = "\n" + slurp(stats);
+  size_t at = s.find("\n" + key + "=");
+  return at == std::string::npos ? 0 : std::atoll(s.c_str() + at + key.size() + 2);
+}
+
+// A backup and its primary on `program`, both appending the guest's output
+// to `out`; the primary writes its statistics to `stats`.
+struct Pair {
+  pid_t backup = -1, primary = -1;
+};
+
+bool start_pair(const std::vector<std::string>& program, const std::string& key, const std::string& dir, int epoch_ms,
+                const std::string& out, const std::string& log, const std::string& addr_file, const std::string& stats,
+                Pair* p) {
+  for (const auto& f : {out, log, addr_file, stats}) unlink(f.c_str());
+  p->backup = spawn({"/proc/self/exe", "backup", "--key", key, "--address-file", addr_file, "--accept-timeout", "20",
+                     "--stdout", out, "--log", log},
+                    "", dir);
+  std::string addr;
+  for (int i = 0; i < 2000 && addr.empty(); ++i) {
+    std::ifstream f(addr_file);
+    if (!(f >> addr)) std::this_thread::sleep_for(5ms);
+  }
+  if (addr.empty()) {
+    kill(p->backup, SIGKILL);
+    waitpid(p->backup, nullptr, 0);
+    return false;
+  }
+  std::vector<std::string> run = {
+      "/proc/self/exe",         "run",      "--backup", addr,           "--key", key, "--epoch-ms",
+      std::to_string(epoch_ms), "--memory", "256",      "--stats-file", stats,   "--"};
+  run.insert(run.end(), program.begin(), program.end());
+  p->primary = spawn(run, out, dir);
+  return true;
+}
+
 }  // namespace
 
 FailoverBench failover_bench(const std::vector<std::string>& program, const std::string& key, const std::string& dir,
-                             int epoch_ms, int kills) {
+                             int epoch_ms, int kills, KillTrigger trigger) {
   FailoverBench b;
   b.lease_ms = BackupOptions{}.lease_ms;
   std::string native = dir + "/failover.native", out = dir + "/failover.out", log = dir + "/failover.log",
-              addr_file = dir + "/failover.addr";
+              addr_file = dir + "/failover.addr", stats = dir + "/failover.stats";
   unlink(native.c_str());
   pid_t n = spawn(program, native, dir);
   if (n < 0 || wait_for(n, 60s) != 0) return b.error = program[0] + " does not run natively", b;
   const std::string expected = slurp(native);
   std::mt19937 rng(std::random_device{}());
-  for (int attempt = 0; static_cast<int>(b.samples.size()) < kills && attempt < 2 * kills; ++attempt) {
-    unlink(out.c_str());
-    unlink(log.c_str());
-    unlink(addr_file.c_str());
-    pid_t backup = spawn({"/proc/self/exe", "backup", "--key", key, "--address-file", addr_file, "--accept-timeout",
-                          "20", "--stdout", out, "--log", log},
-                         "", dir);
-    std::string addr;
-    for (int i = 0; i < 2000 && addr.empty(); ++i) {
-      std::ifstream f(addr_file);
-      if (!(f >> addr)) std::this_thread::sleep_for(5ms);
-    }
-    if (addr.empty()) {
-      kill(backup, SIGKILL);
-      waitpid(backup, nullptr, 0);
+  // kCheckpoint: kill after checkpoint 1..max_checkpoint, two thirds of
+  // those of the running program in a run without a kill (counted, since
+  // epochs are wall time and a loaded host makes more of them).
+  long long max_checkpoint = 1;
+  if (trigger == KillTrigger::kCheckpoint) {
+    Pair p;
+    if (!start_pair(program, key, dir, epoch_ms, out, log, addr_file, stats, &p))
       return b.error = "vmha backup did not listen", b;
-    }
-    std::vector<std::string> run = {"/proc/self/exe",         "run",      "--backup", addr, "--key", key, "--epoch-ms",
-                                    std::to_string(epoch_ms), "--memory", "256",      "--"};
-    run.insert(run.end(), program.begin(), program.end());
-    pid_t primary = spawn(run, out, dir);
-    // Kill once a random share of the lines (1/12 to 2/3) is out.
-    off_t kill_at =
-        static_cast<off_t>(expected.size() * std::uniform_real_distribution<double>(1.0 / 12, 2.0 / 3)(rng));
+    int pst = wait_for(p.primary, 120s), bst = wait_for(p.backup, 20s);
+    if (pst != 0 || bst != 0 || slurp(out) != expected)
+      return b.error = "without a kill, the replicated run did not end as the native one", b;
+    max_checkpoint = std::max(1LL, (stats_value(stats, "epochs") - 1) * 2 / 3);
+  }
+  // Late kills (the program had ended) are tried again; a checkpoint
+  // trigger misses more often (async sort takes 2 to 40 checkpoints).
+  const int max_attempts = (trigger == KillTrigger::kCheckpoint ? 3 : 2) * kills;
+  for (int attempt = 0; static_cast<int>(b.samples.size()) < kills && attempt < max_attempts; ++attempt) {
+    Pair p;
+    if (!start_pair(program, key, dir, epoch_ms, out, log, addr_file, stats, &p))
+      return b.error = "vmha backup did not listen", b;
+    pid_t primary = p.primary, backup = p.backup;
     bool running = true;
-    while (size_of(out) < kill_at && (running = waitpid(primary, nullptr, WNOHANG) == 0))
-      std::this_thread::sleep_for(1ms);
+    if (trigger == KillTrigger::kCheckpoint) {
+      const long long k = std::uniform_int_distribution<long long>(1, max_checkpoint)(rng);
+      long long c = 0;
+      while ((c = acked_checkpoint(stats)) >= 0 && c < k && (running = waitpid(primary, nullptr, WNOHANG) == 0))
+        std::this_thread::sleep_for(1ms);
+      running = running && c >= 0;
+    } else {
+      // Kill once a random share of the lines (1/12 to 2/3) is out.
+      off_t kill_at =
+          static_cast<off_t>(expected.size() * std::uniform_real_distribution<double>(1.0 / 12, 2.0 / 3)(rng));
+      while (size_of(out) < kill_at && (running = waitpid(primary, nullptr, WNOHANG) == 0))
+        std::this_thread::sleep_for(1ms);
+    }
     if (!running) {  // it ended first: no failover to time
+      // fewer checkpoints than counted (async sort takes 2 to 40): a quarter
+      // of the range, down to checkpoint 1 (before the first instruction)
+      max_checkpoint = std::max(1LL, max_checkpoint / 4);
+      wait_for(primary, 20s);
       wait_for(backup, 20s);
       continue;
     }
@@ -146,9 +207,14 @@ FailoverBench failover_bench(const std::vector<std::string>& program, const std:
     if (!resumed) continue;  // the primary had finished: nothing was taken over
     s.threads = takeover_threads(slurp(log));
     s.exact = slurp(out) == expected;
+    // kCheckpoint: a takeover of a program that had ended is no failover of a running one
+    if (trigger == KillTrigger::kCheckpoint && s.threads == 0 && s.exact) {
+      max_checkpoint = std::max(1LL, max_checkpoint / 4);
+      continue;
+    }
     b.samples.push_back(s);
   }
-  for (const auto& f : {native, out, log, addr_file}) unlink(f.c_str());
+  for (const auto& f : {native, out, log, addr_file, stats}) unlink(f.c_str());
   if (b.samples.empty()) b.error = "no kill hit a running primary";
   return b;
 }

@@ -3,9 +3,11 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <numeric>
 #include <string>
+#include <utility>
 
 #include "vmha/engine/epoch_manager.h"
 #include "vmha/engine/guest_exit.h"
@@ -36,6 +38,35 @@ bool write_stats_file(const std::string& path, const EngineStats& s, const RunRe
   return ok && std::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
+// --stats-file while the program runs: running=1 and checkpoints=N, the
+// last checkpoint the backup acknowledged; running=0 once it acknowledged
+// the one of the program's end (vmha still says goodbye to the backup and
+// then writes the statistics). A supervisor or a test can wait on it until
+// the backup holds a checkpoint of the running program (one that prints
+// only at its end shows nothing else). Checkpoint 1 and the end are
+// written at once, others at most every kLiveEvery (the file may be on a
+// network file system). None of the final keys: a reader of those (the
+// SPANK plugin's accounting) sees no statistics before the end, as before.
+class LiveStatsFile {
+ public:
+  explicit LiveStatsFile(std::string path) : path_(std::move(path)) {}
+  void acknowledged(uint64_t checkpoint, bool finished) {
+    auto now = std::chrono::steady_clock::now();
+    if (checkpoint > 1 && !finished && now - written_ < kLiveEvery) return;
+    written_ = now;
+    std::string tmp = path_ + ".tmp";
+    std::FILE* f = std::fopen(tmp.c_str(), "w");
+    if (!f) return;  // the final write reports a path that cannot be written
+    std::fprintf(f, "running=%d\ncheckpoints=%llu\n", finished ? 0 : 1, static_cast<unsigned long long>(checkpoint));
+    if (std::fclose(f) == 0) std::rename(tmp.c_str(), path_.c_str());
+  }
+
+ private:
+  static constexpr std::chrono::milliseconds kLiveEvery{50};
+  std::string path_;
+  std::chrono::steady_clock::time_point written_{};
+};
+
 }  // namespace
 
 int run_replicated(const RunCommandOptions& o) {
@@ -61,6 +92,9 @@ int run_replicated(const RunCommandOptions& o) {
   vo.read_only = o.read_only;
   vo.memory_bytes = o.memory_mib << 20;
   vo.relay_host_signals = true;
+  LiveStatsFile live(o.stats_file);
+  if (!o.stats_file.empty())
+    eo.on_acknowledged = [&live](uint64_t checkpoint, bool finished) { live.acknowledged(checkpoint, finished); };
   ProtectedRun run = run_protected(eo, vo, o.argv);
   if (!o.stats_file.empty() && !write_stats_file(o.stats_file, run.stats, run.result))
     std::fprintf(stderr, "vmha: cannot write --stats-file %s\n", o.stats_file.c_str());

@@ -295,6 +295,7 @@ class Primary {
       return s;
     }
     release(st.held);
+    if (eo_.on_acknowledged) eo_.on_acknowledged(epoch, finished);
     return Status();
   }
 

@@ -9,6 +9,7 @@
 // while the guest is paused. Same code otherwise.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,11 @@ struct EngineOptions {
   int lease_ms = kDefaultLeaseMs;  // backup silent this long (and gone): continue unprotected
   std::string transports;          // UCX_TLS ("" = UCX default)
   bool quiet = false;              // no "backup lost" report (bench)
+  // Called on the epoch manager's thread after the backup acknowledged
+  // checkpoint N (its output is released by then); `finished`: the one of
+  // the guest's end. Progress a supervisor or test can wait on (vmha(1),
+  // --stats-file).
+  std::function<void(uint64_t checkpoint, bool finished)> on_acknowledged;
 };
 
 struct EngineStats {
