@@ -221,7 +221,14 @@ static int misc(void) {
   int yield = sched_yield();
   void *v;
   pthread_join(t, &v);
-  int gone = syscall(SYS_tgkill, getpid(), other_tid, 0) < 0 ? errno : 0;
+  /* pthread_join returns once the kernel cleared the thread's tid, which is
+     before Linux has released the thread: a tgkill then may still find it
+     (natively, on a loaded host). Ask until it is gone, a bounded number of times. */
+  int gone = 0;
+  for (long i = 0; i < 10000000 && gone == 0; ++i) {
+    gone = syscall(SYS_tgkill, getpid(), other_tid, 0) < 0 ? errno : 0;
+    if (gone == 0) sched_yield();
+  }
   raise(SIGUSR1);
   signal(SIGUSR2, on_usr2);
   pthread_t m;
