@@ -23,6 +23,7 @@
 #include "plugins/seam/job_hints.h"
 #include "plugins/seam/order_scorer.h"
 #include "policy/learn/agents/features.h"
+#include "policy/learn/agents/order_prior.h"
 #include "policy/learn/agents/ordering_agent.h"
 #include "policy/learn/model/model_file.h"
 
@@ -142,12 +143,13 @@ class LearnedOrderScorer final : public OrderScorer {
       pmsg_.clear();
       if (channel_ && channel_->placement_message(pmsg_) && pmsg_.size() != agent_.config().placement.placement_message)
         pmsg_.clear();  // another model's message: zeros, as without one
-      agent_.score_with_messages(rows_, jobs.size(), cl_, pmsg_, out_, msgs_);
+      float gate = 0;  // a preemptive model's LAS weight; here only pending jobs are ranked
+      agent_.score_with_messages(rows_, jobs.size(), cl_, pmsg_, out_, msgs_, &gate);
       if (out_.size() != jobs.size()) {
         *error = "ordering agent returned " + std::to_string(out_.size()) + " scores";
         return false;
       }
-      learn::add_order_prior(rows_, out_);  // as in the simulator (duet_policy.cc)
+      learn::add_model_order_prior(agent_.config(), rows_, out_, learn::kOrderPriorWeight, gate);  // as duet_policy.cc
       std::copy(out_.begin(), out_.end(), scores.begin());
       if (publish && channel_) {
         ids_.clear();

@@ -23,6 +23,7 @@ struct EvalArgs {
   std::string budget = "small", sources;
   int train_scenarios = 0, eval_scenarios = 0, episodes = 0, jobs = 0;
   std::size_t window = 0;
+  bool preemptive = false;
 };
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -57,6 +58,7 @@ void run_generalize_command(const EvalArgs& a, const PolicyContext& ctx) {
   g.out = a.out;
   g.period = a.in.period;
   g.messages = ctx.messages;
+  g.preemptive = a.preemptive;
   run_generalize(g);
   std::cout << a.out << "/summary.md\n" << a.out << "/summary.json\n";
 }
@@ -117,6 +119,8 @@ void setup_eval(CLI::App* app) {
       ->check(CLI::Range(1, 100000));
   app->add_option("--jobs", args->jobs, "generalize: jobs per scenario")->check(CLI::Range(2, 1000000));
   app->add_option("--window", args->window, "generalize: jobs per training episode")->check(CLI::Range(1, 1000000));
+  app->add_flag("--preemptive", args->preemptive,
+                "generalize: train preemptive models (duet train --preemptive)");
   app->add_option("--out", args->out, "output directory (created)")->required();
   app->add_flag("--no-plots", args->no_plots, "skip gnuplot (still writes the plot data and script)");
   app->callback([args] {
@@ -139,6 +143,7 @@ void setup_eval(CLI::App* app) {
       o.seed = args->in.seed;
       o.ideal = args->in.ideal;
       o.period_s = args->in.period;
+      o.restart_overhead_s = args->in.restart_overhead;
       o.drop_oversized = args->in.drop_oversized;
       o.progress_label = fmt::format("eval {}/{} {}", i + 1, pairs.size(), pairs[i].first);
       rows.push_back(

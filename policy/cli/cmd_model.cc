@@ -20,6 +20,7 @@ namespace {
 struct ModelArgs {
   std::string out, in, order_from, place_from;
   uint64_t seed = 1;
+  bool preemptive = false;
 };
 
 }  // namespace
@@ -31,9 +32,13 @@ void setup_model(CLI::App* app) {
       app->add_subcommand("init", "write an untrained model (seeded random weights, identity normalisation)");
   init->add_option("--out,-o", args->out, "model file to write")->required();
   init->add_option("--seed", args->seed, "seed for the initial weights")->capture_default_str();
+  init->add_flag("--preemptive", args->preemptive,
+                 "a preemptive ordering (duet-model(5), PREEMPTION; written as format 2)");
   init->callback([args] {
-    learn::Model m = learn::make_initial_model(learn::NetConfig{}, learn::GpHyper{}, args->seed);
-    m.provenance = fmt::format("duet model init --seed {}", args->seed);
+    learn::NetConfig nc;
+    nc.ordering.preemptive = args->preemptive ? 1 : 0;
+    learn::Model m = learn::make_initial_model(nc, learn::GpHyper{}, args->seed);
+    m.provenance = fmt::format("duet model init --seed {}{}", args->seed, args->preemptive ? " --preemptive" : "");
     learn::save_model(m, args->out);
     std::cout << fmt::format("wrote {} ({} arrays, untrained, seed {})\n", args->out, m.weights.size(), args->seed);
   });
@@ -44,9 +49,10 @@ void setup_model(CLI::App* app) {
     size_t params = 0;
     for (const auto& w : m.weights) params += w.data.size();
     std::cout << fmt::format(
-        "model        {}\nformat       {}\nparameters   {}\nkernel       {}\njob types    {}\n"
+        "model        {}\nformat       {}\nparameters   {}\nkernel       {}\npreemptive   {}\njob types    {}\n"
         "provenance   {}\n",
-        args->in, learn::kModelVersion, params, learn::kernel_kind_name(m.gp.kind), m.job_types.size(), m.provenance);
+        args->in, learn::model_version(m), params, learn::kernel_kind_name(m.gp.kind),
+        m.nets.ordering.preemptive ? "yes" : "no", m.job_types.size(), m.provenance);
   });
   CLI::App* comb = app->add_subcommand(
       "combine", "one model from the ordering agent of one file and the placement agent of another");

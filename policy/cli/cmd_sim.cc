@@ -53,6 +53,7 @@ void setup_sim(CLI::App* app) {
     o.model.seed = args->in.seed;
     o.model.ideal = args->in.ideal;
     o.period_s = args->in.period;
+    o.model.restart_overhead_s = args->in.restart_overhead;
     o.drop_oversized = args->in.drop_oversized;
     o.progress = progress_bar("duet sim");
     Simulator sim(l->trace, l->cluster, l->table, &l->prices, o);

@@ -70,6 +70,10 @@ void setup_train(CLI::App* app) {
                   "fine-tune: start from this model file instead of seeded weights (no warm start unless "
                   "--bc-episodes is given)")
       ->excludes(resume);
+  app->add_flag("--preemptive", a->t.preemptive,
+                "the new model's ordering is preemptive: it ranks running jobs with pending ones each period, with a "
+                "gated LAS prior (duet-model(5), PREEMPTION); ignored with --init and --resume")
+      ->excludes(resume);
   app->add_option("--agents", a->agents,
                   "agents to train: both (jointly), order or place (the other keeps its starting weights)")
       ->check(CLI::IsMember({"both", "order", "place"}))

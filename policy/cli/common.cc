@@ -25,6 +25,10 @@ void Inputs::add_options(CLI::App& app, bool required) {
   app.add_option("--period", period, "decision period in seconds for preemptive policies")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  app.add_option("--restart-overhead", restart_overhead,
+                 "reference seconds of work a preempted job loses each time it restarts (checkpoint and restore)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--drop-oversized", drop_oversized, "leave out (and count) jobs larger than the GPUs they may use");
   app.add_option("--throughputs", throughputs, "Gavel throughput JSON (default: the installed data/gavel copy)");
   app.add_option("--prices", prices, "GPU price/power CSV (duet-prices(5); default: the installed etc/gpu-prices.csv)");
@@ -105,6 +109,7 @@ SimResult run_pair(const Trace& trace, const ClusterModel& cluster, const Throug
   so.model.seed = o.seed;
   so.model.ideal = o.ideal;
   so.period_s = o.period_s;
+  so.model.restart_overhead_s = o.restart_overhead_s;
   so.drop_oversized = o.drop_oversized;
   so.progress = progress_bar(o.progress_label);
   Simulator sim(trace, cluster, table, prices, so);

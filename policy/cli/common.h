@@ -26,6 +26,7 @@ struct Inputs {
   uint64_t seed = 1;
   bool ideal = false, drop_oversized = false;
   double period = 300;
+  double restart_overhead = 30;  // --restart-overhead: seconds a preempted job loses when it restarts
   std::string model;     // --model: model file for the learned "duet" policies
   bool messages = true;  // off with --no-messages
   // required = false: --trace/--cluster may be left out (the caller checks).
@@ -54,6 +55,7 @@ struct RunOptions {
   uint64_t seed = 1;
   bool ideal = false, drop_oversized = false;
   double period_s = 300;
+  double restart_overhead_s = 30;
   std::string progress_label;  // shown in the progress bar
 };
 // Builds the two policies by name (ctx's model and messages, o.seed) and

@@ -42,6 +42,7 @@ struct GeneralizeArgs {
   std::string out;
   double period = 300;
   bool messages = true;
+  bool preemptive = false;  // the models trained are preemptive (duet train --preemptive)
 };
 
 // One scenario: the presets applied and the generator's seed.

@@ -148,6 +148,34 @@ START_TEST(init_starts_from_the_given_model) {
 }
 END_TEST
 
+// --preemptive: the seeded model's ordering is preemptive, the trainer's
+// rollouts preempt as the simulator's agent does (the same prior and rule),
+// and PPO moves the gate that blends the two priors.
+START_TEST(preemptive_model_trains_its_gate) {
+  ThroughputTable table = read_gavel(source_path("data/gavel/simulation_throughputs.json"));
+  std::istringstream cs("machine,gpu_type,num_gpus,rack\nm0,V100,4,r0\nm1,V100,4,r0\n");
+  ClusterModel cluster = build_cluster(read_cluster(cs, "cluster"), table);
+  const auto dir = std::filesystem::temp_directory_path() / ("duet-train-pre-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  TrainOptions o;
+  o.out = (dir / "pre.duet").string();
+  o.seed = 4;
+  o.episodes = 2;
+  o.bc_episodes = 0;
+  o.eval_every = 1;
+  o.keep_last = true;
+  o.preemptive = true;
+  TrainReport r = train(tiny_trace(), cluster, table, nullptr, o);
+  ck_assert(std::isfinite(r.final_jct_s) && r.final_jct_s > 0);
+  const Model m = load_model(o.out);
+  ck_assert_uint_eq(m.nets.ordering.preemptive, 1);
+  ck_assert(m.provenance.find("--preemptive") != std::string::npos);
+  const Model start = make_initial_model(m.nets, GpHyper{}, o.seed);
+  ck_assert_msg(!same_prefix(m, start, "ordering.gate."), "PPO did not move the gate");
+  std::filesystem::remove_all(dir);
+}
+END_TEST
+
 int main() {
   Suite* s = suite_create("learn_train");
   TCase* tc = tcase_create("core");
@@ -155,6 +183,7 @@ int main() {
   tcase_add_test(tc, training_improves_over_untrained_start);
   tcase_add_test(tc, one_agent_trains_the_other_stays_fixed);
   tcase_add_test(tc, init_starts_from_the_given_model);
+  tcase_add_test(tc, preemptive_model_trains_its_gate);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);
 }

@@ -211,7 +211,7 @@ START_TEST(wrong_version_truncated_corrupt) {
   std::string v = good;
   v[8] = 9;  // format version field
   write_all(path, v);
-  expect_load_error(path, "format version 9, this build reads version 1");
+  expect_load_error(path, "format version 9, this build reads versions 1 to 2");
 
   write_all(path, good.substr(0, good.size() / 2));
   expect_load_error(path, "truncated");

@@ -83,10 +83,13 @@ void check_agent_equals_module(const NetConfig& cfg, std::size_t n, std::uint32_
   for (std::size_t f = 0; f < m.job_norm.size(); ++f) m.job_norm.mean[f] = u(rng) - 1.0f, m.job_norm.scale[f] = u(rng);
   for (std::size_t f = 0; f < m.cluster_norm.size(); ++f)
     m.cluster_norm.mean[f] = u(rng), m.cluster_norm.scale[f] = u(rng);
-  for (NamedArray& w : m.weights)  // trained models listen to the placement message
+  for (NamedArray& w : m.weights) {  // trained models listen to the placement message
     if (w.name == "ordering.head1.weight")
       for (float& x : w.data)
         if (x == 0.0f) x = 0.05f;
+    if (w.name == "ordering.gate.weight")  // and a trained gate reads its context
+      for (float& x : w.data) x = u(rng) - 1.25f;
+  }
   const std::size_t d = cfg.ordering.job_features;
   auto jobs = random_rows(n, d, seed + 1);
   auto cluster = random_rows(1, cfg.ordering.cluster_features, seed + 2);
@@ -105,11 +108,15 @@ void check_agent_equals_module(const NetConfig& cfg, std::size_t n, std::uint32_
   auto ts =
       net->scores(e, ctx, cl, torch::from_blob(pmsg.data(), {static_cast<long>(pmsg.size())}).clone()).contiguous();
   auto tm = net->messages(e, ctx).contiguous();
+  const float tgate = cfg.ordering.preemptive ? net->gate_value(ctx, cl).item<float>() : 0.0f;
   for (auto k : {OrderingAgent::Kernel::kBest, OrderingAgent::Kernel::kPortable}) {
     OrderingAgent agent(m, k);
     std::vector<float> s, msg, s_only;
-    agent.score_with_messages(jobs, n, cluster, pmsg, s, msg);
-    agent.score(jobs, n, cluster, pmsg, s_only);
+    float gate = -1, gate_only = -1;
+    agent.score_with_messages(jobs, n, cluster, pmsg, s, msg, &gate);
+    agent.score(jobs, n, cluster, pmsg, s_only, &gate_only);
+    ck_assert_float_eq_tol(gate, tgate, 1e-5);
+    ck_assert_float_eq_tol(gate_only, tgate, 1e-5);
     ck_assert_uint_eq(msg.size(), n * cfg.ordering.order_message);
     double worst = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -134,6 +141,9 @@ START_TEST(agent_equals_torch_module) {
   for (std::size_t n : {1, 3, 4, 65, 301}) {
     check_agent_equals_module(NetConfig{}, n, 10 + static_cast<std::uint32_t>(n));
     check_agent_equals_module(odd, n, 20 + static_cast<std::uint32_t>(n));
+    NetConfig pre = odd;  // the gate of a preemptive ordering, on [context ; cluster]
+    pre.ordering.preemptive = 1;
+    check_agent_equals_module(pre, n, 30 + static_cast<std::uint32_t>(n));
   }
 }
 END_TEST
@@ -311,6 +321,10 @@ START_TEST(torch_parameters_match_declared_shapes) {
     }
   };
   check(export_weights(*OrderingNet(cfg), "ordering."), ordering_param_shapes(cfg));
+  cfg.ordering.preemptive = 1;
+  check(export_weights(*OrderingNet(cfg), "ordering."), ordering_param_shapes(cfg));
+  const auto shapes = ordering_param_shapes(cfg);
+  ck_assert_str_eq(shapes.back().name.c_str(), "ordering.gate.bias");
   check(export_weights(*PlacementNet(cfg), "placement."), placement_param_shapes(cfg));
   check(export_weights(*CriticNet(cfg), "critic."), critic_param_shapes(cfg));
 }

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "policy/learn/agents/features.h"
+#include "policy/learn/agents/order_prior.h"
 #include "policy/learn/agents/ordering_agent.h"
 #include "policy/learn/agents/placement_features.h"
 #include "policy/learn/agents/placement_head.h"
@@ -134,12 +135,12 @@ class DuetOrdering : public OrderingPolicy {
     cluster_features(c, jobs, s, cl_);
     if (peer_ && opt_.messages) {
       peer_->placement_message(c, pmsg_);
-      agent_.score_with_messages(rows_, jobs.size(), cl_, pmsg_, scores_, msgs_);
+      agent_.score_with_messages(rows_, jobs.size(), cl_, pmsg_, scores_, msgs_, &gate_);
       peer_->set_order_messages(jobs, msgs_);
     } else {
-      agent_.score(rows_, jobs.size(), cl_, {}, scores_);
+      agent_.score(rows_, jobs.size(), cl_, {}, scores_, &gate_);
     }
-    add_order_prior(rows_, scores_, opt_.order_prior_weight);
+    add_model_order_prior(agent_.config(), rows_, scores_, opt_.order_prior_weight, gate_);
     order.resize(jobs.size());
     std::iota(order.begin(), order.end(), size_t{0});
     if (opt_.sample) {
@@ -151,6 +152,8 @@ class DuetOrdering : public OrderingPolicy {
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores_[a] > scores_[b]; });
   }
   void on_finish(const JobView& job, double run_s) override { history_.on_finish(job, run_s); }
+  // A preemptive model ranks running jobs with pending ones (order_prior.h).
+  bool preemptive() const override { return model_->nets.ordering.preemptive != 0; }
   void pair_with(PlacementPolicy& p) override {
     peer_ = dynamic_cast<DuetPlacement*>(&p);
     if (peer_ && !peer_->messages_fit(agent_.config())) peer_ = nullptr;  // another model's shapes
@@ -164,6 +167,7 @@ class DuetOrdering : public OrderingPolicy {
   JobHistory history_;
   DuetPlacement* peer_ = nullptr;
   std::vector<float> rows_, cl_, scores_, pmsg_, msgs_;
+  float gate_ = 0;
 };
 
 }  // namespace

@@ -31,9 +31,11 @@ struct OrderingAgent::Impl {
   std::vector<float> wc, bm;   // msg's context columns, om rows
   std::vector<float> w3;       // head2 weights (hhp, zero padded)
   float b3 = 0;
+  std::vector<float> wgate;    // preemptive: gate weights over [context; cluster]
+  float bgate = 0;
 
   void run(std::span<const float> jobs, std::size_t n, std::span<const float> cluster, std::span<const float> pmsg,
-           std::vector<float>& scores, std::vector<float>* messages) const;
+           std::vector<float>& scores, std::vector<float>* messages, float* gate) const;
 };
 
 namespace {
@@ -93,6 +95,10 @@ OrderingAgent::Impl::Impl(const Model& m, bool use_avx2)
   bm = m.weight("ordering.msg.bias").data;
   w3 = padded_copy(m.weight("ordering.head2.weight"), hhp);
   b3 = m.weight("ordering.head2.bias").data.at(0);
+  if (o.preemptive) {
+    wgate = m.weight("ordering.gate.weight").data;
+    bgate = m.weight("ordering.gate.bias").data.at(0);
+  }
 }
 
 OrderingAgent::OrderingAgent(const Model& m, Kernel k) : impl_(std::make_unique<Impl>(m, k == Kernel::kBest)) {}
@@ -104,7 +110,8 @@ const NetConfig& OrderingAgent::config() const { return impl_->cfg; }
 
 void OrderingAgent::Impl::run(std::span<const float> jobs, std::size_t n, std::span<const float> cluster,
                               std::span<const float> pmsg, std::vector<float>& scores,
-                              std::vector<float>* messages) const {
+                              std::vector<float>* messages, float* gate) const {
+  if (gate) *gate = 0;
   check_size("job feature rows", jobs.size(), n * d);
   check_size("cluster summary", cluster.size(), cfg.ordering.cluster_features);
   if (!pmsg.empty()) check_size("placement message", pmsg.size(), cfg.placement.placement_message);
@@ -133,6 +140,11 @@ void OrderingAgent::Impl::run(std::span<const float> jobs, std::size_t n, std::s
   g.insert(g.end(), mx.begin(), mx.end());
   for (std::size_t f = 0; f < cluster.size(); ++f)
     g.push_back((cluster[f] - cluster_norm.mean[f]) * cluster_norm.scale[f]);
+  if (gate && !wgate.empty()) {
+    double s = bgate;  // [context; cluster], the first entries of g
+    for (std::size_t k = 0; k < wgate.size(); ++k) s += static_cast<double>(wgate[k]) * g[k];
+    *gate = static_cast<float>(1.0 / (1.0 + std::exp(-s)));
+  }
   for (std::size_t k = 0; k < cfg.placement.placement_message; ++k) g.push_back(pmsg.empty() ? 0.0f : pmsg[k]);
   const std::size_t width = messages ? hhp + omp : hhp;
   std::vector<float> shared(width, 0.0f);
@@ -171,14 +183,15 @@ void OrderingAgent::Impl::run(std::span<const float> jobs, std::size_t n, std::s
 }
 
 void OrderingAgent::score(std::span<const float> jobs, std::size_t num_jobs, std::span<const float> cluster,
-                          std::span<const float> placement_msg, std::vector<float>& scores) const {
-  impl_->run(jobs, num_jobs, cluster, placement_msg, scores, nullptr);
+                          std::span<const float> placement_msg, std::vector<float>& scores, float* gate) const {
+  impl_->run(jobs, num_jobs, cluster, placement_msg, scores, nullptr, gate);
 }
 
 void OrderingAgent::score_with_messages(std::span<const float> jobs, std::size_t num_jobs,
                                         std::span<const float> cluster, std::span<const float> placement_msg,
-                                        std::vector<float>& scores, std::vector<float>& messages) const {
-  impl_->run(jobs, num_jobs, cluster, placement_msg, scores, &messages);
+                                        std::vector<float>& scores, std::vector<float>& messages,
+                                        float* gate) const {
+  impl_->run(jobs, num_jobs, cluster, placement_msg, scores, &messages, gate);
 }
 
 void OrderingAgent::softmax(std::span<const float> scores, std::vector<float>& probs) {

@@ -31,15 +31,17 @@ class OrderingAgent {
   // jobs: num_jobs raw feature rows (row-major, job_features each); cluster:
   // cluster_features raw values; placement_msg: the placement agent's message
   // (placement_message values, or empty for zeros). scores: one logit per
-  // job, higher = schedule earlier. num_jobs may be 0 (no scores).
+  // job, higher = schedule earlier. num_jobs may be 0 (no scores). gate, if
+  // given: a preemptive model's weight of the LAS prior (order_prior.h) for
+  // this queue, else 0.
   void score(std::span<const float> jobs, std::size_t num_jobs, std::span<const float> cluster,
-             std::span<const float> placement_msg, std::vector<float>& scores) const;
+             std::span<const float> placement_msg, std::vector<float>& scores, float* gate = nullptr) const;
 
   // Scores and, for every job, its message to the placement agent
   // (order_message values per job, row-major).
   void score_with_messages(std::span<const float> jobs, std::size_t num_jobs, std::span<const float> cluster,
                            std::span<const float> placement_msg, std::vector<float>& scores,
-                           std::vector<float>& messages) const;
+                           std::vector<float>& messages, float* gate = nullptr) const;
 
   // Numerically stable softmax (the policy's distribution over jobs).
   static void softmax(std::span<const float> scores, std::vector<float>& probs);

@@ -145,15 +145,25 @@ void write_container(const std::string& path, std::string_view magic8, std::uint
 
 std::vector<std::uint8_t> read_container(const std::string& path, std::string_view magic8, std::uint32_t version,
                                          const char* kind, std::uint64_t max_bytes) {
-  std::string all;
-  try {
-    all = read_regular_file(path, max_bytes, kind);
-  } catch (const FileError& e) { throw FormatError(e.what()); }
-  return decode_container(all, path, magic8, version, kind);
+  return read_container_versions(path, magic8, version, version, kind, max_bytes).payload;
 }
 
 std::vector<std::uint8_t> decode_container(std::string_view all, const std::string& name, std::string_view magic8,
                                            std::uint32_t version, const char* kind) {
+  return decode_container_versions(all, name, magic8, version, version, kind).payload;
+}
+
+VersionedPayload read_container_versions(const std::string& path, std::string_view magic8, std::uint32_t min_version,
+                                         std::uint32_t max_version, const char* kind, std::uint64_t max_bytes) {
+  std::string all;
+  try {
+    all = read_regular_file(path, max_bytes, kind);
+  } catch (const FileError& e) { throw FormatError(e.what()); }
+  return decode_container_versions(all, path, magic8, min_version, max_version, kind);
+}
+
+VersionedPayload decode_container_versions(std::string_view all, const std::string& name, std::string_view magic8,
+                                           std::uint32_t min_version, std::uint32_t max_version, const char* kind) {
   const std::string path = printable(name);
   constexpr std::size_t kHeader = 32;
   if (all.size() < kHeader)
@@ -163,19 +173,24 @@ std::vector<std::uint8_t> decode_container(std::string_view all, const std::stri
     throw FormatError(path + ": not a " + std::string(kind) + " (bad magic; expected \"" + std::string(magic8) + "\")");
   std::uint32_t file_version;
   std::memcpy(&file_version, all.data() + 8, 4);
-  if (file_version != version)
+  if (file_version < min_version || file_version > max_version)
     throw FormatError(path + ": " + kind + " format version " + std::to_string(file_version) +
-                      ", this build reads version " + std::to_string(version));
+                      (min_version == max_version
+                           ? ", this build reads version " + std::to_string(min_version)
+                           : ", this build reads versions " + std::to_string(min_version) + " to " +
+                                 std::to_string(max_version)));
   std::uint64_t len, sum;
   std::memcpy(&len, all.data() + 16, 8);
   std::memcpy(&sum, all.data() + 24, 8);
   if (all.size() - kHeader != len)
     throw FormatError(path + ": " + (all.size() - kHeader < len ? "truncated" : "trailing bytes") + ": header says " +
                       std::to_string(len) + " payload bytes, file has " + std::to_string(all.size() - kHeader));
-  std::vector<std::uint8_t> payload(all.begin() + kHeader, all.end());
-  if (fnv1a64(payload.data(), payload.size()) != sum)
+  VersionedPayload out;
+  out.version = file_version;
+  out.payload.assign(all.begin() + kHeader, all.end());
+  if (fnv1a64(out.payload.data(), out.payload.size()) != sum)
     throw FormatError(path + ": checksum mismatch: the " + std::string(kind) + " is corrupt");
-  return payload;
+  return out;
 }
 
 }  // namespace duet::learn

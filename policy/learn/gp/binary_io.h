@@ -90,4 +90,16 @@ std::vector<std::uint8_t> read_container(const std::string& path, std::string_vi
 std::vector<std::uint8_t> decode_container(std::string_view file, const std::string& name, std::string_view magic8,
                                            std::uint32_t version, const char* kind);
 
+// The same, for a file kind with several format versions: any version in
+// [min_version, max_version] is accepted and returned with the payload.
+struct VersionedPayload {
+  std::uint32_t version = 0;
+  std::vector<std::uint8_t> payload;
+};
+VersionedPayload read_container_versions(const std::string& path, std::string_view magic8, std::uint32_t min_version,
+                                         std::uint32_t max_version, const char* kind,
+                                         std::uint64_t max_bytes = kMaxContainerBytes);
+VersionedPayload decode_container_versions(std::string_view file, const std::string& name, std::string_view magic8,
+                                           std::uint32_t min_version, std::uint32_t max_version, const char* kind);
+
 }  // namespace duet::learn

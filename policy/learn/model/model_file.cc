@@ -91,6 +91,10 @@ void Model::check_inputs(std::uint32_t job_features, std::uint32_t cluster_featu
   cmp("machine features", nets.placement.machine_features, machine_features);
 }
 
+std::uint32_t model_version(const Model& m) {
+  return m.nets.ordering.preemptive ? kModelVersionPreemptive : kModelVersion;
+}
+
 void save_model(const Model& m, const std::string& path) {
   try {
     m.validate();
@@ -103,6 +107,7 @@ void save_model(const Model& m, const std::string& path) {
   for (auto v : {o.job_features, o.cluster_features, o.hidden, o.embed, o.head_hidden, o.order_message,
                  p.machine_features, p.hidden, p.placement_message, m.nets.critic.hidden})
     w.u32(v);
+  if (model_version(m) >= kModelVersionPreemptive) w.u32(o.preemptive);
   write_norm(w, m.job_norm);
   write_norm(w, m.cluster_norm);
   write_norm(w, m.machine_norm);
@@ -117,19 +122,24 @@ void save_model(const Model& m, const std::string& path) {
     for (auto d : a.shape) w.i64(d);
     w.f32s(a.data.data(), a.data.size());
   }
-  write_container(path, std::string_view(kModelMagic, 8), kModelVersion, w.bytes());
+  write_container(path, std::string_view(kModelMagic, 8), model_version(m), w.bytes());
 }
 
 namespace {
 
-Model decode_payload(const std::vector<std::uint8_t>& payload, const std::string& path) {
-  ByteReader r(payload, path);
+Model decode_payload(const VersionedPayload& file, const std::string& path) {
+  ByteReader r(file.payload, path);
   Model m;
   auto& o = m.nets.ordering;
   auto& p = m.nets.placement;
   for (auto* v : {&o.job_features, &o.cluster_features, &o.hidden, &o.embed, &o.head_hidden, &o.order_message,
                   &p.machine_features, &p.hidden, &p.placement_message, &m.nets.critic.hidden})
     *v = r.u32("network size");
+  if (file.version >= kModelVersionPreemptive) {
+    o.preemptive = r.u32("preemptive flag");
+    if (o.preemptive != 1) r.error("format 2 is written for preemptive models only, the flag is " +
+                                   std::to_string(o.preemptive));
+  }
   m.job_norm = read_norm(r, "job_norm");
   m.cluster_norm = read_norm(r, "cluster_norm");
   m.machine_norm = read_norm(r, "machine_norm");
@@ -173,13 +183,15 @@ Model decode_payload(const std::vector<std::uint8_t>& payload, const std::string
 }  // namespace
 
 Model load_model(const std::string& path) {
-  return decode_payload(
-      read_container(path, std::string_view(kModelMagic, 8), kModelVersion, "duet model file", kMaxModelBytes), path);
+  return decode_payload(read_container_versions(path, std::string_view(kModelMagic, 8), kModelVersion,
+                                                kModelVersionPreemptive, "duet model file", kMaxModelBytes),
+                        path);
 }
 
 Model decode_model(std::string_view file, const std::string& name) {
-  return decode_payload(
-      decode_container(file, name, std::string_view(kModelMagic, 8), kModelVersion, "duet model file"), name);
+  return decode_payload(decode_container_versions(file, name, std::string_view(kModelMagic, 8), kModelVersion,
+                                                  kModelVersionPreemptive, "duet model file"),
+                        name);
 }
 
 }  // namespace duet::learn

@@ -15,7 +15,12 @@
 namespace duet::learn {
 
 inline constexpr char kModelMagic[] = "DUETMODL";
+// Format 1: every model that is not preemptive (written exactly as before
+// format 2 existed). Format 2: format 1 with the ordering's preemptive flag
+// (u32) after the network sizes; written only for preemptive models, so a
+// build that reads format 1 only refuses them by their version.
 inline constexpr std::uint32_t kModelVersion = 1;
+inline constexpr std::uint32_t kModelVersionPreemptive = 2;
 
 struct Model {
   NetConfig nets;
@@ -36,6 +41,8 @@ struct Model {
   void check_inputs(std::uint32_t job_features, std::uint32_t cluster_features, std::uint32_t machine_features) const;
 };
 
+// The format version save_model writes for m.
+std::uint32_t model_version(const Model& m);
 // Writes atomically; throws FormatError on I/O errors or an invalid model.
 void save_model(const Model& m, const std::string& path);
 // Throws FormatError naming the file: bad magic, other format version,

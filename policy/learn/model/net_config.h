@@ -17,6 +17,11 @@ struct OrderingNetConfig {
   std::uint32_t embed = 32;            // job embedding width
   std::uint32_t head_hidden = 32;      // scoring head width
   std::uint32_t order_message = 4;     // ordering -> placement, per job
+  // 1: preemptive ordering. Running jobs are ranked with pending ones each
+  // decision period (the ranked prefix that fits is kept, the rest preempted),
+  // and a gate from the squeeze context ("ordering.gate") blends the QSSF-like
+  // prior with a discretised LAS prior (order_prior.h). 0: neither (format 1).
+  std::uint32_t preemptive = 0;
 };
 
 struct PlacementNetConfig {

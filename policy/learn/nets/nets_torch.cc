@@ -3,6 +3,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "policy/learn/agents/order_prior.h"
 #include "policy/learn/nets/model_init.h"
 
 namespace duet::learn {
@@ -20,6 +21,7 @@ OrderingNetImpl::OrderingNetImpl(const NetConfig& c) : cfg(c) {
   head1 = linear(*this, "head1", 3 * o.embed + o.cluster_features + c.placement.placement_message, o.head_hidden);
   head2 = linear(*this, "head2", o.head_hidden, 1);
   msg = linear(*this, "msg", 3 * o.embed, o.order_message);
+  if (o.preemptive) gate = linear(*this, "gate", 2 * o.embed + o.cluster_features, 1);
 }
 
 torch::Tensor OrderingNetImpl::embed(const torch::Tensor& jobs) const {
@@ -53,6 +55,10 @@ torch::Tensor OrderingNetImpl::forward(const torch::Tensor& jobs, const torch::T
                                        const torch::Tensor& placement_msg) {
   auto e = embed(jobs);
   return scores(e, squeeze(e), cluster, placement_msg);
+}
+
+torch::Tensor OrderingNetImpl::gate_value(const torch::Tensor& ctx, const torch::Tensor& cluster) const {
+  return torch::sigmoid(torch::addmv(gate->bias, gate->weight, torch::cat({ctx, cluster}))).squeeze(0);
 }
 
 PlacementNetImpl::PlacementNetImpl(const NetConfig& c) : cfg(c) {
@@ -151,6 +157,11 @@ Model make_initial_model(const NetConfig& nets, const GpHyper& gp, std::uint64_t
     const auto& oc = nets.ordering;
     o->head1->weight.narrow(1, 3 * oc.embed + oc.cluster_features, nets.placement.placement_message).zero_();
     p->l1->weight.narrow(1, nets.placement.machine_features, oc.order_message).zero_();
+    // The gate starts at a constant, mostly LAS (order_prior.h).
+    if (oc.preemptive) {
+      o->gate->weight.zero_();
+      o->gate->bias.fill_(kLasGateInitBias);
+    }
   }
   Model m;
   m.nets = nets;

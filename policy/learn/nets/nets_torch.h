@@ -29,9 +29,13 @@ struct OrderingNetImpl : torch::nn::Module {
                        const torch::Tensor& placement_msg) const;                  // [n] logits
   torch::Tensor messages(const torch::Tensor& e, const torch::Tensor& ctx) const;  // [n, order_message]
   torch::Tensor forward(const torch::Tensor& jobs, const torch::Tensor& cluster, const torch::Tensor& placement_msg);
+  // Preemptive models: the weight of the LAS prior against the QSSF-like one,
+  // sigmoid(gate([ctx ; cluster])), a scalar (order_prior.h).
+  torch::Tensor gate_value(const torch::Tensor& ctx, const torch::Tensor& cluster) const;
 
   NetConfig cfg;
   torch::nn::Linear enc1{nullptr}, enc2{nullptr}, head1{nullptr}, head2{nullptr}, msg{nullptr};
+  torch::nn::Linear gate{nullptr};  // preemptive models only
 };
 TORCH_MODULE(OrderingNet);
 

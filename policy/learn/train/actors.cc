@@ -1,5 +1,8 @@
 #include "policy/learn/train/actors.h"
 
+#include "policy/learn/agents/features.h"
+#include "policy/learn/agents/order_prior.h"
+
 namespace duet::learn {
 
 void Nets::load(const Model& m) {
@@ -31,13 +34,32 @@ torch::Tensor rows_tensor(const std::vector<float>& rows, std::int64_t n, std::i
   return torch::from_blob(const_cast<float*>(rows.data()), {n, f}, torch::kFloat32).clone();
 }
 
+OrderPrior order_prior(const NetConfig& nc, const torch::Tensor& jobs, const std::vector<float>& rows, double weight) {
+  OrderPrior p;
+  p.weight = static_cast<float>(weight);
+  if (!nc.ordering.preemptive) {
+    p.fixed = jobs.select(1, kJobRemainingGpuHours) * static_cast<float>(-weight);
+    return p;
+  }
+  std::vector<float> q, l;
+  order_prior_terms(rows, static_cast<std::size_t>(jobs.size(0)), q, l);
+  p.qssf = torch::tensor(q, torch::kFloat32);
+  p.las = torch::tensor(l, torch::kFloat32);
+  return p;
+}
+
 OrderOut order_pass(Nets& n, const NetConfig& nc, const torch::Tensor& jobs, const torch::Tensor& cluster,
-                    const torch::Tensor& machines, const torch::Tensor& prior, bool messages) {
+                    const torch::Tensor& machines, const OrderPrior& prior, bool messages) {
   auto e = n.ord->embed(jobs);
   auto ctx = OrderingNetImpl::squeeze(e);
   auto pm = messages ? n.plc->message(machines) : torch::zeros({nc.placement.placement_message});
   OrderOut o;
-  o.scores = n.ord->scores(e, ctx, cluster, pm) + prior;
+  if (nc.ordering.preemptive) {
+    auto g = n.ord->gate_value(ctx, cluster);
+    o.scores = n.ord->scores(e, ctx, cluster, pm) - prior.weight * ((1 - g) * prior.qssf + g * prior.las);
+  } else {
+    o.scores = n.ord->scores(e, ctx, cluster, pm) + prior.fixed;
+  }
   o.msgs = messages ? n.ord->messages(e, ctx)
                     : torch::zeros({jobs.size(0), static_cast<std::int64_t>(nc.ordering.order_message)});
   return o;

@@ -44,8 +44,18 @@ struct OrderOut {
   torch::Tensor scores;  // [n] logits (prior included)
   torch::Tensor msgs;    // [n, order_message]; zeros without messages
 };
+// The prior under the network's score, as the deployed agent adds it: a model
+// that is not preemptive adds `fixed` (add_order_prior's); a preemptive one
+// blends the two terms of order_prior.h with its gate, which is trained.
+struct OrderPrior {
+  torch::Tensor fixed;      // [n] -weight * feature 11
+  torch::Tensor qssf, las;  // [n] order_prior_terms (preemptive models)
+  float weight = 0;
+};
+// The prior of n job rows (kJobFeatures each) for a model's networks.
+OrderPrior order_prior(const NetConfig& nc, const torch::Tensor& jobs, const std::vector<float>& rows, double weight);
 OrderOut order_pass(Nets& n, const NetConfig& nc, const torch::Tensor& jobs, const torch::Tensor& cluster,
-                    const torch::Tensor& machines, const torch::Tensor& prior, bool messages);
+                    const torch::Tensor& machines, const OrderPrior& prior, bool messages);
 // The message of the job in input row `row` of an ordering pass; -1: zeros.
 torch::Tensor job_msg(const torch::Tensor& msgs, std::int64_t row, const NetConfig& nc);
 

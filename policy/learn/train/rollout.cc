@@ -29,6 +29,26 @@ void Rollout::ensure_gp(const ClusterView& c) {
   gp = std::make_unique<PerformanceGp>(machine_descs(c), static_cast<std::uint32_t>(base->job_types.size()), base->gp);
 }
 
+namespace {
+
+// The simulator's rule for a preemptive pass (Scheduler::keep_ranked_prefix):
+// down the ranking, a job is kept while its GPUs fit in what the jobs before
+// it left of the GPUs the ranked jobs may hold (the free ones and those of the
+// running jobs ranked). Returns the position after the last job kept.
+int kept_prefix(std::span<const JobView> jobs, const std::vector<size_t>& order, int free_gpus) {
+  long budget = free_gpus;
+  for (const JobView& j : jobs)
+    if (j.running) budget += j.gpus;
+  int prefix = 0;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const JobView& j = jobs[order[k]];
+    if (j.gpus <= budget) budget -= j.gpus, prefix = static_cast<int>(k) + 1;
+  }
+  return prefix;
+}
+
+}  // namespace
+
 void TrainOrdering::rank(std::span<const JobView> jobs, const ClusterView& c, std::vector<size_t>& order) {
   order.clear();
   if (jobs.empty()) return;
@@ -51,7 +71,7 @@ void TrainOrdering::rank(std::span<const JobView> jobs, const ClusterView& c, st
   p.machines = rows_tensor(mrows, static_cast<std::int64_t>(all.size()), kPlacementFeatures);
   // Act as deployed (DuetOrdering, priority/duet): the network's score on
   // top of the QSSF-like prior, so the network learns that residual.
-  p.prior = p.jobs.select(1, kJobRemainingGpuHours) * static_cast<float>(-r_.popt.order_prior_weight);
+  p.prior = order_prior(r_.base->nets, p.jobs, rows, r_.popt.order_prior_weight);
   OrderOut out = order_pass(*r_.nets, r_.base->nets, p.jobs, p.cluster, p.machines, p.prior, r_.messages);
   p.order_msgs = out.msgs;
   std::vector<double> key(jobs.size());
@@ -67,6 +87,9 @@ void TrainOrdering::rank(std::span<const JobView> jobs, const ClusterView& c, st
     p.row[jobs[i].id] = static_cast<std::int64_t>(i);
   }
   for (size_t k = 0; k < order.size(); ++k) p.pos[jobs[order[k]].id] = static_cast<int>(k);
+  // A preemptive pass decides with the whole ranking which running jobs to
+  // keep: the distribution scores the prefix up to the last job kept.
+  if (preemptive()) p.prefix = kept_prefix(jobs, order, c.free_gpus);
   r_.passes.push_back(std::move(p));
 }
 

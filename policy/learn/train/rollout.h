@@ -31,7 +31,7 @@ namespace duet::learn {
 struct Pass {
   double t = 0;
   torch::Tensor jobs, cluster, machines;      // critic + ordering inputs
-  torch::Tensor prior;                        // the ordering prior under the network's score (add_order_prior)
+  OrderPrior prior;                           // the ordering prior under the network's score
   torch::Tensor perm;                         // sampled order (int64)
   std::vector<std::int64_t> ids;              // job ids in input order
   std::unordered_map<std::int64_t, int> pos;  // job id -> position in perm
@@ -87,6 +87,8 @@ class TrainOrdering : public OrderingPolicy {
   std::string name() const override { return "duet-train"; }
   void rank(std::span<const JobView> jobs, const ClusterView& c, std::vector<size_t>& order) override;
   void on_finish(const JobView& job, double run_s) override { r_.history.on_finish(job, run_s); }
+  // As the deployed agent (DuetOrdering): what the model says.
+  bool preemptive() const override { return r_.base->nets.ordering.preemptive != 0; }
 
  private:
   Rollout& r_;

@@ -74,7 +74,8 @@ std::string provenance(const TrainOptions& o) {
   return "duet train --seed " + std::to_string(o.seed) + " --episodes " + std::to_string(o.episodes) +
          " --bc-episodes " + std::to_string(o.bc_episodes) +
          (o.agents == TrainAgents::both ? "" : std::string(" --agents ") + train_agents_name(o.agents)) +
-         (o.messages ? "" : " --no-messages") + (o.init.empty() ? "" : " --init " + o.init);
+         (o.messages ? "" : " --no-messages") + (o.init.empty() ? "" : " --init " + o.init) +
+         (o.preemptive && o.init.empty() ? " --preemptive" : "");
 }
 
 // One training run: the networks, the optimiser, the curve and the state file.
@@ -117,7 +118,9 @@ class TrainRun {
   // The seeded initial model, the --init model, or (--resume) the last one
   // saved and its state.
   Model start_model() {
-    Model m = o_.init.empty() ? make_initial_model(NetConfig{}, GpHyper{}, o_.seed) : load_model(o_.init);
+    NetConfig nc;
+    nc.ordering.preemptive = o_.preemptive ? 1 : 0;
+    Model m = o_.init.empty() ? make_initial_model(nc, GpHyper{}, o_.seed) : load_model(o_.init);
     if (o_.resume) {
       m = load_model(o_.out);
       st_ = read_state(state_path_);

@@ -50,6 +50,9 @@ struct TrainOptions {
   // Fine-tuning: start from this model file (e.g. the shipped model, on a
   // site's own history) instead of the seeded initial weights; "" = none.
   std::string init;
+  // The seeded initial model's ordering is preemptive (duet-model(5),
+  // PREEMPTION); a --init or --resume model keeps its own setting.
+  bool preemptive = false;
   TrainAgents agents = TrainAgents::both;
   // false: `out` is the best evaluated checkpoint (default); true: the last
   // one (a fixed training budget, e.g. for ablations).
