@@ -35,18 +35,19 @@ ha_cluster_up() {
 # (takeover causes, task ends) and in the jobs' output files (vmha's own
 # errors go to the task's stderr), before the cluster and its files go.
 on_test_failure() {
-  local f
+  local f jobs_dir
   [ -n "${HA_DIR:-}" ] || return 0
+  jobs_dir="$HA_DIR/work"  # where the tests submit from: job outputs, cores
   echo "--- vmha lines of the slurmd logs"
   grep -h "vmha" "$CLUSTER_DIR"/log/slurmd-node*.log 2>/dev/null | tail -n 30
   for f in "$HA_DIR"/state/job*/step*.task*/signals; do
     [ -f "$f" ] && { echo "--- signals vmha-task received: $f"; tail -n 10 "$f"; }
   done
-  for f in "$HA_DIR"/work/*.out; do
+  for f in "$jobs_dir"/*.out; do
     [ -f "$f" ] || continue
     grep -q "vmha" "$f" && { echo "--- vmha lines of $f"; grep "vmha" "$f" | tail -n 10; }
   done
-  local cores=("$HA_DIR"/work/core*) kept
+  local cores=("$jobs_dir"/core*) kept
   if [ -e "${cores[0]}" ] && kept=$(mktemp -d /tmp/duet-failed.XXXXXX); then
     mv "${cores[@]}" "$kept/"
     echo "--- a process of the job dumped core: kept in $kept"
