@@ -74,6 +74,12 @@ void setup_train(CLI::App* app) {
                 "the new model's ordering is preemptive: it ranks running jobs with pending ones each period, with a "
                 "gated LAS prior (duet-model(5), PREEMPTION); ignored with --init and --resume")
       ->excludes(resume);
+  app->add_option("--update-passes", a->t.max_update_passes,
+                  "passes each PPO/behaviour-cloning epoch learns from; an episode with more uses a fresh random "
+                  "subset (0: all; default -1: all, or " +
+                      std::to_string(learn::kPreemptiveUpdatePasses) + " for a preemptive model)")
+      ->check(CLI::Range(-1, 1000000))
+      ->capture_default_str();
   app->add_option("--agents", a->agents,
                   "agents to train: both (jointly), order or place (the other keeps its starting weights)")
       ->check(CLI::IsMember({"both", "order", "place"}))

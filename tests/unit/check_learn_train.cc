@@ -176,6 +176,38 @@ START_TEST(preemptive_model_trains_its_gate) {
 }
 END_TEST
 
+// --update-passes: a cap at or above an episode's passes learns from all of
+// them (the same model as no cap); a small cap learns from a random subset
+// of each epoch's passes (another model, still a valid one).
+START_TEST(update_passes_cap_samples_passes) {
+  ThroughputTable table = read_gavel(source_path("data/gavel/simulation_throughputs.json"));
+  std::istringstream cs("machine,gpu_type,num_gpus,rack\nm0,V100,4,r0\nm1,V100,4,r0\n");
+  ClusterModel cluster = build_cluster(read_cluster(cs, "cluster"), table);
+  const auto dir = std::filesystem::temp_directory_path() / ("duet-train-cap-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  auto run = [&](int cap) {
+    TrainOptions o;
+    o.out = (dir / ("cap" + std::to_string(cap) + ".duet")).string();
+    o.seed = 5;
+    o.episodes = 1;
+    o.bc_episodes = 1;
+    o.bc_epochs = 2;
+    o.eval_every = 1;
+    o.keep_last = true;
+    o.preemptive = true;
+    o.max_update_passes = cap;
+    train(tiny_trace(), cluster, table, nullptr, o);
+    return load_model(o.out);
+  };
+  const Model all = run(0), above = run(1000000), few = run(4);
+  ck_assert_msg(same_prefix(all, above, ""), "a cap above the episode's passes changed the weights");
+  ck_assert_msg(!same_prefix(all, few, "ordering."), "a cap of 4 passes trained the same ordering as all passes");
+  ck_assert_uint_eq(few.nets.ordering.preemptive, 1);
+  ck_assert(few.provenance.find("--update-passes 4") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+END_TEST
+
 int main() {
   Suite* s = suite_create("learn_train");
   TCase* tc = tcase_create("core");
@@ -184,6 +216,7 @@ int main() {
   tcase_add_test(tc, one_agent_trains_the_other_stays_fixed);
   tcase_add_test(tc, init_starts_from_the_given_model);
   tcase_add_test(tc, preemptive_model_trains_its_gate);
+  tcase_add_test(tc, update_passes_cap_samples_passes);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "policy/learn/agents/features.h"
+#include "policy/util/rng.h"
 
 namespace duet::learn {
 namespace {
@@ -94,16 +95,35 @@ void add_pass_loss(Nets& n, const Pass& p, const Episode& e, const NetConfig& nc
     }
 }
 
+// The passes one epoch uses: all of them, in order, when there are at most
+// `cap` (or cap is 0); otherwise `cap` of them drawn without replacement (partial
+// Fisher-Yates), in episode order. The mean over the subset is an unbiased
+// estimate of the mean over the episode.
+std::vector<size_t> epoch_passes(size_t n, int cap, Rng& rng) {
+  std::vector<size_t> idx(n);
+  for (size_t i = 0; i < n; ++i) idx[i] = i;
+  if (cap <= 0 || n <= static_cast<size_t>(cap)) return idx;
+  const size_t k = static_cast<size_t>(cap);
+  for (size_t i = 0; i < k; ++i) std::swap(idx[i], idx[i + rng.below(n - i)]);
+  idx.resize(k);
+  std::sort(idx.begin(), idx.end());
+  return idx;
+}
+
 }  // namespace
 
-double bc_update(Nets& n, torch::optim::Optimizer& opt, const Episode& e, const NetConfig& nc, int epochs,
-                 TrainAgents agents, bool messages) {
+double bc_update(Nets& n, torch::optim::Optimizer& opt, const Episode& e, const NetConfig& nc,
+                 const TrainOptions& o, std::uint64_t seed) {
+  const TrainAgents agents = o.agents;
+  const bool messages = o.messages;
+  Rng rng(seed);
   double last = 0;
-  for (int ep = 0; ep < epochs; ++ep) {
+  for (int ep = 0; ep < o.bc_epochs; ++ep) {
     opt.zero_grad();
     torch::Tensor loss = torch::zeros({});
     int terms = 0;
-    for (const Pass& p : e.passes) {
+    for (size_t pi : epoch_passes(e.passes.size(), o.max_update_passes, rng)) {
+      const Pass& p = e.passes[pi];
       const std::int64_t njobs = p.jobs.size(0);
       const bool order_term = njobs >= 2 && trains_order(agents);
       if (!order_term && (p.places.empty() || !trains_place(agents))) continue;
@@ -133,17 +153,19 @@ double bc_update(Nets& n, torch::optim::Optimizer& opt, const Episode& e, const 
 }
 
 double ppo_update(Nets& n, torch::optim::Optimizer& opt, Episode& e, const NetConfig& nc, const TrainOptions& o,
-                  double& ret_scale) {
+                  double& ret_scale, std::uint64_t seed) {
   auto& P = e.passes;
   if (P.empty()) return 0;
   old_values(n, P, nc, o, ret_scale);
   const auto [mean, sd] = advantages(P, e.fees, o, ret_scale);
+  Rng rng(seed);
   double last = 0;
   for (int ep = 0; ep < o.ppo_epochs; ++ep) {
     opt.zero_grad();
     PpoLoss l;
-    for (const Pass& p : P) add_pass_loss(n, p, e, nc, o, (p.adv - mean) / sd, ret_scale, l);
-    auto loss = (l.pol + o.value_coef * l.val - o.entropy * l.ent) / static_cast<double>(P.size());
+    const std::vector<size_t> use = epoch_passes(P.size(), o.max_update_passes, rng);
+    for (size_t pi : use) add_pass_loss(n, P[pi], e, nc, o, (P[pi].adv - mean) / sd, ret_scale, l);
+    auto loss = (l.pol + o.value_coef * l.val - o.entropy * l.ent) / static_cast<double>(use.size());
     loss.backward();
     torch::nn::utils::clip_grad_norm_(n.params(o.agents), 0.5);
     opt.step();

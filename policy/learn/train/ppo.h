@@ -11,15 +11,18 @@
 namespace duet::learn {
 
 // Gradient passes towards the heuristic's labels on the recorded states:
-// shortest predicted remaining GPU-time first, best-fit placement. Returns
-// the last loss.
-double bc_update(Nets& n, torch::optim::Optimizer& opt, const Episode& e, const NetConfig& nc, int epochs,
-                 TrainAgents agents, bool messages);
+// shortest predicted remaining GPU-time first, best-fit placement. Each
+// epoch uses at most o.max_update_passes passes, drawn with `seed`.
+// Returns the last loss.
+double bc_update(Nets& n, torch::optim::Optimizer& opt, const Episode& e, const NetConfig& nc,
+                 const TrainOptions& o, std::uint64_t seed);
 
 // o.ppo_epochs clipped PPO passes over episode e (its advantages and
-// returns are filled in). ret_scale: the critic's return scale, set from
-// the first episode (<= 0: not yet). Returns the last loss.
+// returns are filled in from all of its passes; each epoch's loss uses at
+// most o.max_update_passes of them, drawn with `seed`). ret_scale: the
+// critic's return scale, set from the first episode (<= 0: not yet).
+// Returns the last loss.
 double ppo_update(Nets& n, torch::optim::Optimizer& opt, Episode& e, const NetConfig& nc, const TrainOptions& o,
-                  double& ret_scale);
+                  double& ret_scale, std::uint64_t seed);
 
 }  // namespace duet::learn

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "policy/learn/agents/duet_policy.h"
+#include "policy/util/rng.h"
 #include "policy/learn/model/model_file.h"
 #include "policy/learn/nets/model_init.h"
 #include "policy/learn/nets/nets_torch.h"
@@ -75,7 +76,14 @@ std::string provenance(const TrainOptions& o) {
          " --bc-episodes " + std::to_string(o.bc_episodes) +
          (o.agents == TrainAgents::both ? "" : std::string(" --agents ") + train_agents_name(o.agents)) +
          (o.messages ? "" : " --no-messages") + (o.init.empty() ? "" : " --init " + o.init) +
-         (o.preemptive && o.init.empty() ? " --preemptive" : "");
+         (o.preemptive && o.init.empty() ? " --preemptive" : "") +
+         (o.max_update_passes >= 0 ? " --update-passes " + std::to_string(o.max_update_passes) : "");
+}
+
+TrainOptions resolve_update_passes(const TrainOptions& o, const Model& start) {
+  TrainOptions r = o;
+  if (r.max_update_passes < 0) r.max_update_passes = start.nets.ordering.preemptive ? kPreemptiveUpdatePasses : 0;
+  return r;
 }
 
 // One training run: the networks, the optimiser, the curve and the state file.
@@ -91,6 +99,7 @@ class TrainRun {
         csv_(o.curve_csv.empty() ? o.out + ".csv" : o.curve_csv),
         state_path_(o.out + ".state"),
         base_(start_model()),
+        uo_(resolve_update_passes(o, base_)),
         nets_(base_),
         opt_(nets_.params(o.agents), torch::optim::AdamOptions(o.lr)),
         eval_(window(trace, 0, o.window_jobs)),
@@ -141,7 +150,7 @@ class TrainRun {
     for (int b = 0; b < o_.bc_episodes && !out_of_time(); ++b) {
       Trace w = pick_window();
       Episode e = rollout(nets_, base_, w, cluster_, table_, prices_, o_.seed + 1000 + b, o_.ideal, true, o_.messages);
-      const double loss = bc_update(nets_, opt_, e, base_.nets, o_.bc_epochs, o_.agents, o_.messages);
+      const double loss = bc_update(nets_, opt_, e, base_.nets, uo_, mix_seed(o_.seed, 0xbc, static_cast<std::uint64_t>(b)));
       checkpoint("bc", b, e.jct, loss);
       episode_done();
     }
@@ -154,7 +163,8 @@ class TrainRun {
       Trace w = pick_window();
       Episode e = rollout(nets_, base_, w, cluster_, table_, prices_, o_.seed + 17 * static_cast<std::uint64_t>(ep),
                           o_.ideal, true, o_.messages);
-      const double loss = ppo_update(nets_, opt_, e, base_.nets, o_, ret_scale);
+      const double loss =
+          ppo_update(nets_, opt_, e, base_.nets, uo_, ret_scale, mix_seed(o_.seed, 0x990, static_cast<std::uint64_t>(ep)));
       st_.episodes = ep + 1;
       if ((ep + 1) % std::max(1, o_.eval_every) == 0 || ep + 1 == end) checkpoint("ppo", ep, e.jct, loss);
       episode_done();
@@ -193,6 +203,7 @@ class TrainRun {
   const std::string csv_, state_path_;
   State st_;
   Model base_;
+  const TrainOptions uo_;  // o_ with max_update_passes resolved for base_ (what the updates read)
   Nets nets_;
   torch::optim::Adam opt_;
   const Trace eval_;  // the first window of the trace, evaluated with a fixed seed

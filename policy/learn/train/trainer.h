@@ -32,6 +32,8 @@ enum class TrainAgents { both, order, place };
 TrainAgents parse_train_agents(const std::string& s);
 const char* train_agents_name(TrainAgents a);
 
+inline constexpr int kPreemptiveUpdatePasses = 1024;
+
 struct TrainOptions {
   std::string out;        // model file (checkpoints overwrite it)
   std::string curve_csv;  // learning curve; "" = out + ".csv"
@@ -42,6 +44,13 @@ struct TrainOptions {
   int bc_episodes = 4;            // behaviour-cloning rollouts; 0 = no warm start
   int bc_epochs = 20;             // gradient passes per BC rollout
   int ppo_epochs = 4;
+  // Passes one PPO or behaviour-cloning epoch back-propagates through: an
+  // episode with more uses a fresh random subset of this many each epoch, so
+  // an update's cost is bounded whatever the queue does. 0: every pass;
+  // -1: every pass for a model that is not preemptive, and
+  // kPreemptiveUpdatePasses for a preemptive one (it decides every period:
+  // thousands of passes per episode, 40x the rollout's cost when all are used).
+  int max_update_passes = -1;
   double lr = 1e-3;
   double clip = 0.2, gamma = 0.99, gae_lambda = 0.95, entropy = 0.01, value_coef = 0.5;
   double fee_lambda = 0.0;  // weight of fees (USD) against job-hours
