@@ -128,7 +128,7 @@ const std::vector<Key>& keys() {
       {"PreemptJobInterval",
        [](DuetConf& c, Text v, Text, std::string* e) { return set_int(c.preempt_job_interval_s, v, 0, 7 * 86400, e); }},
       {"PreemptMaxRestarts",
-       [](DuetConf& c, Text v, Text, std::string* e) { return set_int(c.preempt_max_restarts, v, 0, 1000, e); }},
+       [](DuetConf& c, Text v, Text, std::string* e) { return set_int(c.preempt_max_restarts, v, 1, 1000, e); }},
       {"PreemptMaxPerRescore",
        [](DuetConf& c, Text v, Text, std::string* e) { return set_int(c.preempt_max_per_rescore, v, 1, 1000, e); }},
       {"Ranker",

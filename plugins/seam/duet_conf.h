@@ -31,7 +31,7 @@ struct DuetConf {
   std::string preemption = "off";     // off | requeue
   int preempt_min_run_time_s = 600;   // a run this short is never preempted, 0..604800
   int preempt_job_interval_s = 3600;  // at most one requeue per job per this, 0..604800
-  int preempt_max_restarts = 3;       // a job requeued this often is kept, 0..1000
+  int preempt_max_restarts = 3;       // a job requeued this often is kept, 1..1000
   int preempt_max_per_rescore = 4;    // requeues per re-score at most, 1..1000
   // select/duet
   std::string ranker = "model";         // model | prefer-fast | none

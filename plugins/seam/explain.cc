@@ -52,10 +52,14 @@ unsigned explain_preemptions(const char* current) {
 
 std::string explain_preempted(const char* current, const std::string& what) {
   std::string base = current && *current ? current : std::string(kExplainPrefix);
+  std::string nodes;
+  if (auto cut = base.find(kNodesPart); cut != std::string::npos) {
+    nodes = base.substr(cut);
+    base.resize(cut);
+  }
   if (auto cut = base.find(kPreemptedPart); cut != std::string::npos) base.resize(cut);
-  if (auto cut = base.find(kNodesPart); cut != std::string::npos) base.resize(cut);
   return explain_bounded(base + std::string(kPreemptedPart) + std::to_string(explain_preemptions(current) + 1) +
-                         "x, last: " + what);
+                         "x, last: " + what + nodes);
 }
 
 std::string explain_placement(const char* current, const std::vector<std::string>& nodes, const std::string& reason) {

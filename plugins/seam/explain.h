@@ -41,9 +41,9 @@ std::string explain_preemption_part(const char* current);
 // How often `current` says the job was preempted (0 when it does not).
 unsigned explain_preemptions(const char* current);
 
-// `current` after one more preemption: its rank text kept, its preemption
-// part now "; preempted Kx, last: WHAT" (K one more than before), its
-// placement part dropped (the job has no nodes now).
+// `current` after one more preemption: its rank text and the placement of
+// the run that ended kept, its preemption part now "; preempted Kx, last:
+// WHAT" (K one more than before). The next rank text drops the placement.
 std::string explain_preempted(const char* current, const std::string& what);
 
 // `current` with its placement part replaced by the given nodes and reason.

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Preemption by requeue (duet.conf Preemption=requeue) with a preemptive model
 # (`duet model init --preemptive`: untrained, it orders like Tiresias' LAS,
-# duet-model(5) PREEMPTION) under site_factor/duet, on an accounting cluster:
+# duet-model(5) PREEMPTION) under site_factor/duet with select/duet (the
+# recommended mode), on an accounting cluster:
+#  - `duet check-config` passes and says it preempts by requeue;
 #  - two long jobs fill both nodes, one requeue-able (--requeue), one
 #    submitted --no-requeue; two 1-GPU jobs arrive and pend;
 #  - once the long jobs have had more service than LAS's first queue holds
@@ -22,10 +24,11 @@ duet=${DUET:-$top_builddir/duet}
 
 G=256  # GPUs per node: a whole-node job passes 3,250 GPU-seconds in 13 s
 ORDER_PLUGIN=site_factor/duet
-cluster_up --nodes 2 --mix v100:$G --set "PluginDir=$SLURM_PLUGINDIR:$SITE_LIBS" \
+cluster_up --nodes 2 --mix v100:$G --set "PluginDir=$SLURM_PLUGINDIR:$SITE_LIBS:$SELECT_LIBS" \
   --set PriorityType=priority/multifactor --set PrioritySiteFactorPlugin=site_factor/duet \
-  --set PrioritySiteFactorParameters=weight=10000
+  --set PrioritySiteFactorParameters=weight=10000 --set SelectType=select/duet
 CTLD_LOG="$CLUSTER_DIR/log/slurmctld.log"
+DUET_CONF="$CLUSTER_DIR/etc/duet.conf"
 # A requeued job may start again once its run's launch credential has
 # expired (120 s by default); slurmctld reads AuthInfo at start only.
 sed -i 's|^AuthInfo=\(.*\)$|AuthInfo=\1,cred_expire=5|' "$SLURM_CONF"
@@ -35,12 +38,15 @@ model="$CLUSTER_DIR/etc/duet.model"
 "$duet" model init --preemptive --out "$model" --seed 7 >/dev/null || fail "duet model init --preemptive"
 crc=$(cksum < "$model" | cut -d' ' -f1)
 agent="model(cksum $crc, format 2)"
-printf '%s\n' Scorer=model "ModelPath=$model" RescoreInterval=1 LogLevel=debug \
-  Preemption=requeue PreemptMinRunTime=2 PreemptJobInterval=3600 > "$CLUSTER_DIR/etc/duet.conf"
 before=$(wc -l < "$CTLD_LOG")
-timeout 20 scontrol reconfigure || fail "scontrol reconfigure"
+write_duet_conf Scorer=model "ModelPath=$model" Ranker=model "PlacementModelPath=$model" RescoreInterval=1 \
+  LogLevel=debug Preemption=requeue PreemptMinRunTime=2 PreemptJobInterval=3600
 wait_log_after "$before" "$ORDER_PLUGIN: scorer model\\(cksum $crc, format 2\\), re-score every 1 s, preempting by requeue" 15
 mark=$(wc -l < "$CTLD_LOG")
+out=$("$duet" check-config 2>&1) || fail "check-config: $out"
+note "$out"
+[[ "$out" == "ok: $DUET_CONF: ordering agent $model $agent, preempting by requeue; placement agent $model $agent; "* ]] \
+  || fail "check-config: $out"
 
 release="$CLUSTER_DIR/release"
 # the requeue-able job: its first run waits to be preempted, a run after a
@@ -59,7 +65,7 @@ for i in $(seq 600); do [ "$(field "$long" Restarts)" = 1 ] && break; sleep 0.2;
 [ "$(field "$long" Restarts)" = 1 ] || fail "job $long not preempted: $(field "$long" JobState), Restarts=$(field "$long" Restarts)"
 e=$(explanation "$long")
 note "preempted $long: $e"
-[[ "$e" == *"; preempted 1x, last: requeued at "*" s, rank "*" of running and pending jobs by $agent, for jobs "* ]] \
+[[ "$e" == *"; preempted 1x, last: requeued at "*" s, rank "*" of running and pending jobs by $agent"*", for jobs "* ]] \
   || fail "explanation of the preempted job $long: '$e'"
 [[ "$e" == *"for jobs $short1,$short2"* || "$e" == *"for jobs $short2,$short1"* ]] \
   || fail "the preemption of $long does not name both short jobs: '$e'"
@@ -69,8 +75,8 @@ grep -q "$ORDER_PLUGIN: preempted JobId=$long: requeued at " "$CTLD_LOG" || fail
 wait_state 60 COMPLETED "$short1" "$short2"
 wait_state 60 COMPLETED "$long"
 [ "$(field "$long" NodeList)" = node1 ] || fail "job $long ran again on $(field "$long" NodeList)"
-# accounting: the run it was preempted in, then the one that completed, and
-# the explanation with the preemption in both
+# accounting: the run it was preempted in (with that run's placement), then
+# the one that completed, both explained with the preemption
 states() { { timeout 10 sacct -j "$1" -X -D -n -P -o State,SystemComment 2>/dev/null || true; }; }
 for i in $(seq 150); do
   s=$(states "$long")
@@ -80,6 +86,7 @@ done
 note "sacct of $long: $(paste -sd';' <<<"$s")"
 [ "$(cut -d'|' -f1 <<<"$s" | paste -sd,)" = PREEMPTED,COMPLETED ] || fail "sacct states of $long: $(paste -sd';' <<<"$s")"
 [ "$(grep -c '; preempted 1x, last: ' <<<"$s")" = 2 ] || fail "sacct explanations of $long lack the preemption: $s"
+grep -q '^PREEMPTED|.*; preempted 1x, last: .*; nodes node1: ' <<<"$s" || fail "the preempted run's placement is not in sacct: $s"
 out=$("$duet" explain "$long") || fail "duet explain $long"
 grep -qF "; preempted 1x, last: requeued at " <<<"$out" || fail "duet explain $long: $out"
 
