@@ -160,6 +160,33 @@ QueueSnapshot OrderingHost::gather(time_t now) {
   return s;
 }
 
+// Running and pending jobs ranked together, as the simulator ranks them
+// (preemptor.h): returns the pending jobs' scores; *plan says which running
+// jobs to preempt, *kept_why which the model would preempt but the limits
+// keep, and why. A failed scoring (the fallback's scores) preempts nothing.
+// Holds mu_.
+std::vector<double> OrderingHost::rank_with_running_locked(const QueueSnapshot& s, const PreemptSnapshot& running,
+                                                           const PreemptLimits& limits, PreemptPlan* plan,
+                                                           std::vector<std::string>* kept_why) {
+  std::vector<JobInfo> jobs;
+  jobs.reserve(running.running.size() + s.jobs.size());
+  for (const RunningJob& r : running.running) jobs.push_back(r.info);
+  jobs.insert(jobs.end(), s.jobs.begin(), s.jobs.end());
+  bool scored = false;
+  const std::vector<double> all = score_locked(jobs, s.cluster, true, &scored);
+  if (scored) {
+    std::vector<std::string> blockers;
+    for (const RunningJob& r : running.running) blockers.push_back(preempt_blocker(limits, r.state));
+    *plan = plan_for(running, s.jobs, all, blockers, true, static_cast<size_t>(limits.max_per_rescore));
+    const PreemptPlan wish = plan_for(running, s.jobs, all, blockers, false, all.size());
+    for (size_t i : wish.preempt)
+      if (!blockers[i].empty())
+        kept_why->push_back("JobId=" + std::to_string(running.running[i].info.job_id) +
+                            " not preempted: " + blockers[i]);
+  }
+  return {all.begin() + static_cast<std::ptrdiff_t>(running.running.size()), all.end()};
+}
+
 // One re-score in three phases: views under read locks, scoring without
 // slurmctld locks, the plugin's values under the job write lock; and, when
 // a preemptive model leaves running jobs out, a fourth: their requeue.
@@ -195,28 +222,10 @@ void OrderingHost::rescore() {
   {
     std::lock_guard<std::mutex> lk(mu_);
     for (const auto& f : snapshot.finished) scorer_->on_finish(f.info, f.run_s);
-    if (contended && scorer_->preemptive()) {
-      // running and pending jobs ranked together, as the simulator ranks them
-      std::vector<JobInfo> jobs;
-      jobs.reserve(running.running.size() + snapshot.jobs.size());
-      for (const RunningJob& r : running.running) jobs.push_back(r.info);
-      jobs.insert(jobs.end(), snapshot.jobs.begin(), snapshot.jobs.end());
-      bool scored = false;
-      std::vector<double> all = score_locked(jobs, snapshot.cluster, true, &scored);
-      ranking.scores.assign(all.begin() + static_cast<std::ptrdiff_t>(running.running.size()), all.end());
-      if (scored) {
-        std::vector<std::string> blockers;
-        for (const RunningJob& r : running.running) blockers.push_back(preempt_blocker(limits, r.state));
-        plan = plan_for(running, snapshot.jobs, all, blockers, true, static_cast<size_t>(limits.max_per_rescore));
-        const PreemptPlan wish = plan_for(running, snapshot.jobs, all, blockers, false, all.size());
-        for (size_t i : wish.preempt)
-          if (!blockers[i].empty())
-            kept_why.push_back("JobId=" + std::to_string(running.running[i].info.job_id) +
-                               " not preempted: " + blockers[i]);
-      }
-    } else {
+    if (contended && scorer_->preemptive())
+      ranking.scores = rank_with_running_locked(snapshot, running, limits, &plan, &kept_why);
+    else
       ranking.scores = score_locked(snapshot.jobs, snapshot.cluster, true);
-    }
     ranking.scorer_name = with_message(scorer_->name());
     ranking.explain = conf_.explain;
     ranking.level = conf_.log_level;
@@ -248,7 +257,7 @@ void OrderingHost::rescore() {
   std::string ran;
   if (contended)
     ran = ", " + std::to_string(running.running.size()) + " running ranked with them: " + std::to_string(preempted) +
-          " preempted, " + std::to_string(kept_why.size()) + " kept by the limits";
+          " preempted, " + std::to_string(kept_why.size()) + " kept as not preemptible now";
   DUET_VERBOSE(ranking.level,
                "%s: re-scored %zu pending GPU jobs with %s%s, %zu %s changed, %zu explanations stored "
                "(views %.1f ms, scoring %.1f ms, applying %.1f ms under the job write lock)",

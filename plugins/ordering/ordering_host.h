@@ -107,6 +107,9 @@ class OrderingHost {
   void load_locked();
   std::vector<double> score_locked(const std::vector<JobInfo>& jobs, const ClusterInfo& cluster, bool queue,
                                    bool* ok = nullptr);
+  std::vector<double> rank_with_running_locked(const QueueSnapshot& s, const PreemptSnapshot& running,
+                                               const PreemptLimits& limits, PreemptPlan* plan,
+                                               std::vector<std::string>* kept_why);
   std::string with_message(const std::string& scorer_name) const;
   QueueSnapshot gather(time_t now);
   void rescore();

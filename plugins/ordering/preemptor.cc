@@ -38,9 +38,13 @@ PreemptSnapshot Preemptor::gather(std::vector<JobInfo>& pending, const ClusterIn
   ListIterator it = nullptr;
   try {
     for (const NodeInfo& n : cluster.nodes) {
-      if (!n.usable || n.gpus_total == 0) continue;
+      const uint32_t held = std::min(n.gpus_alloc, n.gpus_total);
+      if (!n.usable) {  // a draining node's jobs keep what they hold, nobody gets more there
+        p.total_gpus += held;
+        continue;
+      }
       p.total_gpus += n.gpus_total;
-      p.free_gpus += n.gpus_total - std::min(n.gpus_alloc, n.gpus_total);
+      p.free_gpus += n.gpus_total - held;
     }
     // what this host remembers of jobs slurmctld no longer runs or holds goes
     for (auto e = earlier_.begin(); e != earlier_.end();) {

@@ -55,8 +55,8 @@ struct RunningJob {
 struct PreemptSnapshot {
   std::vector<RunningJob> running;  // by job id
   std::vector<char> eligible;       // per pending job: could start now
-  uint32_t total_gpus = 0;          // on usable nodes
-  uint32_t free_gpus = 0;
+  uint32_t total_gpus = 0;          // on usable nodes, and held on the others
+  uint32_t free_gpus = 0;           // on usable nodes
 };
 
 class Preemptor {
