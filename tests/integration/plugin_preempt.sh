@@ -4,14 +4,16 @@
 # duet-model(5) PREEMPTION) under site_factor/duet with select/duet (the
 # recommended mode), on an accounting cluster:
 #  - `duet check-config` passes and says it preempts by requeue;
-#  - two long jobs fill both nodes, one requeue-able (--requeue), one
-#    submitted --no-requeue; two 1-GPU jobs arrive and pend;
+#  - two long jobs fill both nodes (256 GPUs each), one requeue-able
+#    (--requeue), one submitted --no-requeue; three short jobs of 128 GPUs
+#    arrive and pend;
 #  - once the long jobs have had more service than LAS's first queue holds
-#    (3,250 GPU-seconds: the nodes have many GPUs so that this comes in
-#    seconds), the model ranks the short jobs first and would preempt both
-#    long ones: the requeue-able one is requeued (Restarts=1, its run
-#    PREEMPTED in sacct, the preemption in its explanation), the short jobs
-#    run on its node and it later runs again and COMPLETES;
+#    (3,250 GPU-seconds: 13 s on 256 GPUs), the model ranks the short jobs
+#    first, and they leave no room for either long job: it would preempt
+#    both. The requeue-able one is requeued for two of the short jobs
+#    (Restarts=1, its run PREEMPTED in sacct, the preemption in its
+#    explanation), the short jobs run on its node and it later runs again
+#    and COMPLETES;
 #  - the --no-requeue job is never preempted: it keeps running (Restarts=0,
 #    no preemption in its explanation), the plugin logs why it kept it, and
 #    it completes when released.
@@ -23,6 +25,7 @@ duet=${DUET:-$top_builddir/duet}
 [ -x "$duet" ] || skip "duet not built in $top_builddir"
 
 G=256  # GPUs per node: a whole-node job passes 3,250 GPU-seconds in 13 s
+S=128  # GPUs of each short job: three leave no room for a long job
 ORDER_PLUGIN=site_factor/duet
 cluster_up --nodes 2 --mix v100:$G --set "PluginDir=$SLURM_PLUGINDIR:$SITE_LIBS:$SELECT_LIBS" \
   --set PriorityType=priority/multifactor --set PrioritySiteFactorPlugin=site_factor/duet \
@@ -57,8 +60,9 @@ long=$(sbatch --parsable -o /dev/null --requeue -w node1 --gres=gpu:$G \
 pinned=$(sbatch --parsable -o /dev/null --no-requeue -w node2 --gres=gpu:$G \
   --wrap "while [ ! -e '$release' ]; do sleep 0.2; done") || fail "sbatch --no-requeue"
 wait_state 30 RUNNING "$long" "$pinned"
-short1=$(sbatch --parsable -o /dev/null --gres=gpu:1 --wrap 'sleep 1') || fail "sbatch"
-short2=$(sbatch --parsable -o /dev/null --gres=gpu:1 --wrap 'sleep 1') || fail "sbatch"
+short=()
+for i in 1 2 3; do short+=("$(sbatch --parsable -o /dev/null --gres=gpu:$S --wrap 'sleep 1')") || fail "sbatch"; done
+is_short() { [[ " ${short[*]} " == *" $1 "* ]]; }
 
 # the preemption: the requeue-able job restarted once
 for i in $(seq 600); do [ "$(field "$long" Restarts)" = 1 ] && break; sleep 0.2; done
@@ -67,12 +71,14 @@ e=$(explanation "$long")
 note "preempted $long: $e"
 [[ "$e" == *"; preempted 1x, last: requeued at "*" s, rank "*" of running and pending jobs by $agent"*", for jobs "* ]] \
   || fail "explanation of the preempted job $long: '$e'"
-[[ "$e" == *"for jobs $short1,$short2"* || "$e" == *"for jobs $short2,$short1"* ]] \
-  || fail "the preemption of $long does not name both short jobs: '$e'"
+# for the two short jobs ranked first: the third does not fit beside them
+for_jobs=$(sed -n 's/.*, for jobs \([0-9]*,[0-9]*\)\(;.*\)\{0,1\}$/\1/p' <<<"$e")
+is_short "${for_jobs%,*}" && is_short "${for_jobs#*,}" && [ "${for_jobs%,*}" != "${for_jobs#*,}" ] \
+  || fail "the preemption of $long does not name two short jobs (${short[*]}): '$e'"
 grep -q "$ORDER_PLUGIN: preempted JobId=$long: requeued at " "$CTLD_LOG" || fail "preemption of $long not logged"
 
 # the short jobs run in its place, then it runs again and completes
-wait_state 60 COMPLETED "$short1" "$short2"
+wait_state 60 COMPLETED "${short[@]}"
 wait_state 60 COMPLETED "$long"
 [ "$(field "$long" NodeList)" = node1 ] || fail "job $long ran again on $(field "$long" NodeList)"
 # accounting: the run it was preempted in (with that run's placement), then
