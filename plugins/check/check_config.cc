@@ -28,6 +28,7 @@ class Checker {
     if (check_duet_conf()) {
       check_ordering_agent();
       check_placement_agent();
+      check_preemption();
     }
     return std::move(result_);
   }
@@ -40,11 +41,13 @@ class Checker {
 
   // Where a duet.conf key was set, for a problem with what it names: its
   // line, or the file when the key was left at its default.
-  void conf_problem(const char* key, std::string message) {
+  void conf_problem(const char* key, std::string message, std::vector<CheckProblem>* into = nullptr) {
     auto it = conf_.key_lines.find(key);
     if (it == conf_.key_lines.end()) message += " (the default " + std::string(key) + ")";
-    problem(in_.duet_conf, it == conf_.key_lines.end() ? 0 : it->second, std::move(message));
+    (into ? *into : result_.problems)
+        .push_back({in_.duet_conf, it == conf_.key_lines.end() ? 0 : it->second, std::move(message)});
   }
+  void conf_warning(const char* key, std::string message) { conf_problem(key, std::move(message), &result_.warnings); }
 
   // ---- slurm.conf ---------------------------------------------------------
 
@@ -196,6 +199,31 @@ class Checker {
     }
     check_trust(c.model_path);
     ordering_summary_ = "ordering agent " + printable(c.model_path) + " " + scorer->name();
+    preemptive_ = scorer->preemptive();
+  }
+
+  // Preemption=requeue needs a preemptive model to do anything, and is
+  // duet's own: Slurm's preemption beside it would requeue or kill by its
+  // own rules.
+  void check_preemption() {
+    const DuetConf& c = conf_.conf;
+    if (c.preemption != "requeue") return;
+    if (c.scorer != "model") {
+      conf_warning("Preemption",
+                   "Preemption=requeue with Scorer=" + c.scorer + ", which is not preemptive: nothing is preempted");
+    } else if (ordering_summary_.find("(not loaded)") == std::string::npos && !preemptive_) {
+      conf_warning("Preemption", "Preemption=requeue but the model " + printable(c.model_path) +
+                                     " is not preemptive (duet model init --preemptive, duet train --preemptive): "
+                                     "nothing is preempted");
+    } else if (preemptive_) {
+      ordering_summary_ += ", preempting by requeue";
+    }
+    const SlurmConfSetting* slurm_preempt = slurm_.find("PreemptType");
+    if (slurm_preempt && !iequal(slurm_preempt->value, "preempt/none"))
+      result_.warnings.push_back({slurm_preempt->file, slurm_preempt->line,
+                                  "PreemptType=" + printable(slurm_preempt->value) +
+                                      " preempts too, by Slurm's own rules (PreemptMode=REQUEUE kills jobs it cannot "
+                                      "requeue); with duet's Preemption=requeue, PreemptType=preempt/none"});
   }
 
   bool check_speeds() {
@@ -252,6 +280,7 @@ class Checker {
   SlurmConfFile slurm_;
   ConfResult conf_;
   std::uint32_t slurm_uid_ = 0;
+  bool preemptive_ = false;  // the ordering model loaded is preemptive
   std::string slurm_user_ = "root";
   std::set<std::string> trust_checked_, trusted_;
   std::string conf_summary_, ordering_summary_, placement_summary_, slurm_summary_;
@@ -272,8 +301,8 @@ CheckResult check_duet_setup(const CheckInput& input) {
     r.summary = checker.summary();
     return r;
   } catch (const std::exception& e) {
-    return {{{"", 0, std::string("checking the duet setup: ") + e.what()}}, ""};
-  } catch (...) { return {{{"", 0, "checking the duet setup: unknown exception"}}, ""}; }
+    return {{{"", 0, std::string("checking the duet setup: ") + e.what()}}, "", {}};
+  } catch (...) { return {{{"", 0, "checking the duet setup: unknown exception"}}, "", {}}; }
 }
 
 }  // namespace duet::plugin

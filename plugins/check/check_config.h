@@ -8,7 +8,10 @@
 //   NodeSpeedsFile  readable and well formed;
 //   trust       duet.conf, the models and the speeds file as file_trust.h
 //               requires for root and slurm.conf's SlurmUser;
-//   slurm.conf  the lines duet needs (etc/slurm.conf.d/duet.conf).
+//   slurm.conf  the lines duet needs (etc/slurm.conf.d/duet.conf);
+//   preemption  Preemption=requeue with a model that is not preemptive, or
+//               next to Slurm's own PreemptType: warnings (the plugins run,
+//               they only preempt nothing, or two mechanisms preempt).
 // The agents' loaders register themselves (order_scorer.h,
 // placement_agent.h): a program running the checker compiles in
 // $(duet_check_agent_sources) (plugins/check/Makefile.inc), or a model
@@ -38,6 +41,7 @@ struct CheckInput {
 struct CheckResult {
   std::vector<CheckProblem> problems;  // in the order found
   std::string summary;                 // what was checked, for "ok: ..."
+  std::vector<CheckProblem> warnings;  // a setup that runs, but not as its keys suggest
 };
 
 // Never throws.

@@ -21,7 +21,9 @@ bool rankable(const job_record_t* job) {
 
 void explain_job(job_record_t* job, size_t rank, size_t count, double score, const std::string& scorer_name) {
   if (!explain_owned(job->system_comment)) return;
-  std::string text = explain_rank(rank, count, score, scorer_name);
+  // a preemption stays in the explanation through later re-scores
+  std::string text =
+      explain_bounded(explain_rank(rank, count, score, scorer_name) + explain_preemption_part(job->system_comment));
   if (!job->system_comment || text != job->system_comment) {
     xfree(job->system_comment);
     job->system_comment = xstrdup(text.c_str());
@@ -43,6 +45,19 @@ void sort_by_submit(std::vector<JobInfo>& jobs) {
   std::sort(jobs.begin(), jobs.end(), [](const JobInfo& a, const JobInfo& b) {
     return a.submit_time != b.submit_time ? a.submit_time < b.submit_time : a.job_id < b.job_id;
   });
+}
+
+// The plan of a preemptive ranking of [running..., pending...] (`scores`
+// in that order); `pinned`: running jobs the limits keep are kept first.
+PreemptPlan plan_for(const PreemptSnapshot& p, const std::vector<JobInfo>& pending, const std::vector<double>& scores,
+                     const std::vector<std::string>& blockers, bool pinned, size_t max_preempt) {
+  std::vector<PlanJob> jobs;
+  jobs.reserve(scores.size());
+  for (size_t i = 0; i < p.running.size(); ++i)
+    jobs.push_back({scores[i], p.running[i].info.gpus, true, pinned && !blockers[i].empty(), true});
+  for (size_t j = 0; j < pending.size(); ++j)
+    jobs.push_back({scores[p.running.size() + j], pending[j].gpus, false, false, p.eligible[j] != 0});
+  return plan_preemption(jobs, p.total_gpus, max_preempt);
 }
 
 }  // namespace
@@ -67,14 +82,22 @@ void OrderingHost::load_locked() {
   // A scorer without messages publishes none: drop the previous scorer's.
   agent_channel()->clear_order_messages();
   scorer_->connect(agent_channel());
-  DUET_INFO(conf_.log_level, "%s: scorer %s, re-score every %d s, config %s", plugin_type_, scorer_->name().c_str(),
-            conf_.rescore_interval_s, path.c_str());
+  std::string preemption;
+  if (conf_.preemption == "requeue")
+    preemption = scorer_->preemptive()
+                     ? ", preempting by requeue (min run " + std::to_string(conf_.preempt_min_run_time_s) +
+                           " s, again after " + std::to_string(conf_.preempt_job_interval_s) + " s, at most " +
+                           std::to_string(conf_.preempt_max_restarts) + " restarts, " +
+                           std::to_string(conf_.preempt_max_per_rescore) + " per re-score)"
+                     : ", Preemption=requeue but the scorer is not preemptive: nothing is preempted";
+  DUET_INFO(conf_.log_level, "%s: scorer %s, re-score every %d s%s, config %s", plugin_type_, scorer_->name().c_str(),
+            conf_.rescore_interval_s, preemption.c_str(), path.c_str());
 }
 
 // Scores `jobs` (`queue`: the whole pending queue, whose messages go to the
 // placement agent); on any failure logs it and uses the fallback. Holds mu_.
-std::vector<double> OrderingHost::score_locked(const std::vector<JobInfo>& jobs, const ClusterInfo& cluster,
-                                               bool queue) {
+std::vector<double> OrderingHost::score_locked(const std::vector<JobInfo>& jobs, const ClusterInfo& cluster, bool queue,
+                                               bool* scored) {
   std::vector<double> scores(jobs.size(), 0.0);
   std::string err;
   bool ok = false;
@@ -101,6 +124,7 @@ std::vector<double> OrderingHost::score_locked(const std::vector<JobInfo>& jobs,
     scores.assign(jobs.size(), 0.0);
     fb->score(jobs, cluster, scores, &err);
   }
+  if (scored) *scored = ok;
   return scores;
 }
 
@@ -124,6 +148,7 @@ QueueSnapshot OrderingHost::gather(time_t now) {
     }
   }
   list_iterator_destroy(it);
+  sort_by_submit(s.jobs);
   for (size_t i = 0; i < ends.size(); ++i) {
     if (ends[i] > finish_mark_) {
       finish_mark_ = ends[i];
@@ -135,13 +160,48 @@ QueueSnapshot OrderingHost::gather(time_t now) {
   return s;
 }
 
+// Running and pending jobs ranked together, as the simulator ranks them
+// (preemptor.h): returns the pending jobs' scores; *plan says which running
+// jobs to preempt, *kept_why which the model would preempt but the limits
+// keep, and why. A failed scoring (the fallback's scores) preempts nothing.
+// Holds mu_.
+std::vector<double> OrderingHost::rank_with_running_locked(const QueueSnapshot& s, const PreemptSnapshot& running,
+                                                           const PreemptLimits& limits, PreemptPlan* plan,
+                                                           std::vector<std::string>* kept_why) {
+  std::vector<JobInfo> jobs;
+  jobs.reserve(running.running.size() + s.jobs.size());
+  for (const RunningJob& r : running.running) jobs.push_back(r.info);
+  jobs.insert(jobs.end(), s.jobs.begin(), s.jobs.end());
+  bool scored = false;
+  const std::vector<double> all = score_locked(jobs, s.cluster, true, &scored);
+  if (scored) {
+    std::vector<std::string> blockers;
+    for (const RunningJob& r : running.running) blockers.push_back(preempt_blocker(limits, r.state));
+    *plan = plan_for(running, s.jobs, all, blockers, true, static_cast<size_t>(limits.max_per_rescore));
+    const PreemptPlan wish = plan_for(running, s.jobs, all, blockers, false, all.size());
+    for (size_t i : wish.preempt)
+      if (!blockers[i].empty())
+        kept_why->push_back("JobId=" + std::to_string(running.running[i].info.job_id) +
+                            " not preempted: " + blockers[i]);
+  }
+  return {all.begin() + static_cast<std::ptrdiff_t>(running.running.size()), all.end()};
+}
+
 // One re-score in three phases: views under read locks, scoring without
-// slurmctld locks, the plugin's values under the job write lock.
+// slurmctld locks, the plugin's values under the job write lock; and, when
+// a preemptive model leaves running jobs out, a fourth: their requeue.
 void OrderingHost::rescore() {
   using Clock = std::chrono::steady_clock;
   auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
   const auto t0 = Clock::now();
   const time_t now = time(nullptr);
+  bool preemption;
+  PreemptLimits limits;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    preemption = conf_.preemption == "requeue" && scorer_->preemptive();
+    limits = PreemptLimits::from(conf_);
+  }
   // select/duet, when it is the select plugin, stores the explanations of the
   // jobs it placed itself, once it has added its placement (explanation_store.h)
   const bool store = explain();
@@ -149,20 +209,28 @@ void OrderingHost::rescore() {
   slurmctld_lock_t read_lock = {NO_LOCK, READ_LOCK, READ_LOCK, READ_LOCK, NO_LOCK};
   lock_slurmctld(read_lock);
   QueueSnapshot snapshot = gather(now);
+  PreemptSnapshot running;
+  if (preemption) running = preemptor_.gather(snapshot.jobs, snapshot.cluster, now);
   const size_t stored = store ? stored_.sweep(placed_too) : 0;
   unlock_slurmctld(read_lock);
   const auto t1 = Clock::now();
 
-  sort_by_submit(snapshot.jobs);
   QueueRanking ranking;
+  PreemptPlan plan;
+  std::vector<std::string> kept_why;  // running jobs the model would preempt, and why they are not
+  const bool contended = preemption && Preemptor::contended(snapshot.jobs, running);
   {
     std::lock_guard<std::mutex> lk(mu_);
     for (const auto& f : snapshot.finished) scorer_->on_finish(f.info, f.run_s);
-    ranking.scores = score_locked(snapshot.jobs, snapshot.cluster, true);
+    if (contended && scorer_->preemptive())
+      ranking.scores = rank_with_running_locked(snapshot, running, limits, &plan, &kept_why);
+    else
+      ranking.scores = score_locked(snapshot.jobs, snapshot.cluster, true);
     ranking.scorer_name = with_message(scorer_->name());
     ranking.explain = conf_.explain;
     ranking.level = conf_.log_level;
   }
+  for (const std::string& k : kept_why) DUET_DEBUG(ranking.level, "%s: %s", plugin_type_, k.c_str());
 
   const auto t2 = Clock::now();
   slurmctld_lock_t write_lock = {NO_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK, NO_LOCK};
@@ -172,15 +240,29 @@ void OrderingHost::rescore() {
   if (changed) last_job_update = time(nullptr);
   unlock_slurmctld(write_lock);
   const auto t4 = Clock::now();
+  size_t preempted = 0;
+  if (!plan.preempt.empty()) {
+    // the locks `scontrol requeue` takes (_slurm_rpc_requeue)
+    slurmctld_lock_t requeue_lock = {NO_LOCK, WRITE_LOCK, WRITE_LOCK, READ_LOCK, READ_LOCK};
+    lock_slurmctld(requeue_lock);
+    preempted = preemptor_.apply(snapshot.jobs, running, plan,
+                                 {plugin_type_, ranking.scorer_name, ranking.explain, ranking.level}, now);
+    unlock_slurmctld(requeue_lock);
+    if (preempted) schedule_job_save();
+  }
   {
     std::lock_guard<std::mutex> lk(mu_);
     cluster_ = std::move(snapshot.cluster);
   }
+  std::string ran;
+  if (contended)
+    ran = ", " + std::to_string(running.running.size()) + " running ranked with them: " + std::to_string(preempted) +
+          " preempted, " + std::to_string(kept_why.size()) + " kept as not preemptible now";
   DUET_VERBOSE(ranking.level,
-               "%s: re-scored %zu pending GPU jobs with %s, %zu %s changed, %zu explanations stored "
+               "%s: re-scored %zu pending GPU jobs with %s%s, %zu %s changed, %zu explanations stored "
                "(views %.1f ms, scoring %.1f ms, applying %.1f ms under the job write lock)",
-               plugin_type_, snapshot.jobs.size(), ranking.scorer_name.c_str(), changed, what_, stored, ms(t1 - t0),
-               ms(t2 - t1), ms(t4 - t3));
+               plugin_type_, snapshot.jobs.size(), ranking.scorer_name.c_str(), ran.c_str(), changed, what_, stored,
+               ms(t1 - t0), ms(t2 - t1), ms(t4 - t3));
 }
 
 void OrderingHost::loop() {

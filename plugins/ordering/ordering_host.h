@@ -1,14 +1,17 @@
 // The ordering agent inside slurmctld, shared by priority/duet and
 // site_factor/duet: duet.conf, the scorer with its age+size fallback, the
-// pending GPU jobs it ranks, the finished GPU jobs it learns from, and the
-// thread that re-scores the whole queue every RescoreInterval seconds. Each
+// pending GPU jobs it ranks, the finished GPU jobs it learns from, the
+// thread that re-scores the whole queue every RescoreInterval seconds and,
+// with a preemptive model and Preemption=requeue, the running jobs it
+// preempts at a re-score (preemptor.h). Each
 // plugin says what a ranking becomes (priorities, site factors) through the
 // callback given to start(). No C++ exception leaves these functions.
 //
 // Locking: slurmctld's locks are always taken before the host's mutex, never
 // after, so the re-score thread cannot deadlock with slurmctld threads that
 // call the plugins with their locks held. The apply callback runs under the
-// job write lock and without the host's mutex.
+// job write lock and without the host's mutex; preemptions after it, under
+// the job and node write locks.
 #pragma once
 
 #include <condition_variable>
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "plugins/ordering/explanation_store.h"
+#include "plugins/ordering/preemptor.h"
 #include "plugins/seam/duet_conf.h"
 #include "plugins/seam/order_scorer.h"
 #include "plugins/seam/views.h"
@@ -38,8 +42,9 @@ bool rankable(const job_record_t* job);
 void explain_job(job_record_t* job, size_t rank, size_t count, double score, const std::string& scorer_name);
 
 // What one re-score read from slurmctld: the rankable jobs (by submit time,
-// then job id), the GPU jobs finished since the last one (fed to the agent
-// before it scores) and the nodes.
+// then job id; with preemption, their service in earlier runs), the GPU jobs
+// finished since the last one (fed to the agent before it scores) and the
+// nodes.
 struct QueueSnapshot {
   struct Finished {
     JobInfo info;
@@ -100,7 +105,11 @@ class OrderingHost {
 
  private:
   void load_locked();
-  std::vector<double> score_locked(const std::vector<JobInfo>& jobs, const ClusterInfo& cluster, bool queue);
+  std::vector<double> score_locked(const std::vector<JobInfo>& jobs, const ClusterInfo& cluster, bool queue,
+                                   bool* ok = nullptr);
+  std::vector<double> rank_with_running_locked(const QueueSnapshot& s, const PreemptSnapshot& running,
+                                               const PreemptLimits& limits, PreemptPlan* plan,
+                                               std::vector<std::string>* kept_why);
   std::string with_message(const std::string& scorer_name) const;
   QueueSnapshot gather(time_t now);
   void rescore();
@@ -122,7 +131,8 @@ class OrderingHost {
   // completed at or after the mark and were not fed yet. Re-score thread only.
   time_t finish_mark_ = 0;
   std::set<uint32_t> fed_at_mark_;  // ids fed whose end_time == finish_mark_
-  ExplanationStore stored_;          // explanations in accounting; re-score thread only
+  ExplanationStore stored_;         // explanations in accounting; re-score thread only
+  Preemptor preemptor_;             // re-score thread only
 
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;

@@ -6,8 +6,10 @@
 // simulator builds: the plugin's JobInfo/ClusterInfo are turned into
 // JobView/ClusterView here (user = uid, vc = account, job type from the job's
 // "duet:...;type=" comment), and finished jobs feed the run-time history as in
-// training. No Slurm and no LibTorch header here: OrderingAgent hides LibTorch
-// (one intra-op thread) behind a pimpl. Nothing thrown escapes score().
+// training. With Preemption=requeue a preemptive model is given the running
+// jobs too (JobInfo::running and their service so far), as the simulator
+// gives them. No Slurm and no LibTorch header here: OrderingAgent hides
+// LibTorch (one intra-op thread) behind a pimpl. Nothing thrown escapes score().
 //
 // Messages (agent_channel.h), as in training (policy/learn/agents/duet_policy.cc):
 // the placement agent's message, when select/duet published one of the
@@ -63,6 +65,9 @@ JobView job_view(const JobInfo& j, const std::vector<std::string>& gpu_types, st
   v.vc = j.account;
   v.job_type = type;
   if (j.time_limit_s > 0) v.time_limit_s = j.time_limit_s;
+  v.running = j.running;
+  v.run_s = j.run_s;
+  v.attained_gpu_s = j.attained_gpu_s;
   return v;
 }
 
@@ -115,6 +120,7 @@ class LearnedOrderScorer final : public OrderScorer {
 
   void connect(AgentChannel* channel) override { channel_ = channel; }
   bool used_placement_message() const override { return used_pmsg_; }
+  bool preemptive() const override { return agent_.config().ordering.preemptive != 0; }
 
   void on_finish(const JobInfo& job, double run_s) override {
     try {
@@ -143,7 +149,7 @@ class LearnedOrderScorer final : public OrderScorer {
       pmsg_.clear();
       if (channel_ && channel_->placement_message(pmsg_) && pmsg_.size() != agent_.config().placement.placement_message)
         pmsg_.clear();  // another model's message: zeros, as without one
-      float gate = 0;  // a preemptive model's LAS weight; here only pending jobs are ranked
+      float gate = 0;   // a preemptive model's LAS weight (running jobs among `jobs` when preempting)
       agent_.score_with_messages(rows_, jobs.size(), cl_, pmsg_, out_, msgs_, &gate);
       if (out_.size() != jobs.size()) {
         *error = "ordering agent returned " + std::to_string(out_.size()) + " scores";
@@ -181,7 +187,7 @@ std::unique_ptr<OrderScorer> load_ordering_agent(const std::string& path, const 
     learn::Model m = learn::load_model(path);  // checks magic, version, checksum, shapes
     m.check_inputs(learn::kJobFeatures, learn::kClusterFeatures, m.nets.placement.machine_features);
     return std::make_unique<LearnedOrderScorer>(
-        m, "model(cksum " + std::to_string(crc) + ", format " + std::to_string(learn::kModelVersion) + ")");
+        m, "model(cksum " + std::to_string(crc) + ", format " + std::to_string(learn::model_version(m)) + ")");
   } catch (const std::exception& e) { *error = e.what(); } catch (...) {
     *error = "unknown exception while loading";
   }

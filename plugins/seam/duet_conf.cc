@@ -119,6 +119,18 @@ const std::vector<Key>& keys() {
        [](DuetConf& c, Text v, Text, std::string* e) { return set_weight(c.fallback_size_weight, v, e); }},
       {"FallbackMaxAge",
        [](DuetConf& c, Text v, Text, std::string* e) { return set_int(c.fallback_max_age_s, v, 1, 365 * 86400, e); }},
+      {"Preemption",
+       [](DuetConf& c, Text v, Text, std::string* e) {
+         return set_choice(c.preemption, v, {"off", "requeue"}, e);
+       }},
+      {"PreemptMinRunTime",
+       [](DuetConf& c, Text v, Text, std::string* e) { return set_int(c.preempt_min_run_time_s, v, 0, 7 * 86400, e); }},
+      {"PreemptJobInterval",
+       [](DuetConf& c, Text v, Text, std::string* e) { return set_int(c.preempt_job_interval_s, v, 0, 7 * 86400, e); }},
+      {"PreemptMaxRestarts",
+       [](DuetConf& c, Text v, Text, std::string* e) { return set_int(c.preempt_max_restarts, v, 1, 1000, e); }},
+      {"PreemptMaxPerRescore",
+       [](DuetConf& c, Text v, Text, std::string* e) { return set_int(c.preempt_max_per_rescore, v, 1, 1000, e); }},
       {"Ranker",
        [](DuetConf& c, Text v, Text, std::string* e) {
          return set_choice(c.ranker, v, {"model", "prefer-fast", "none"}, e);

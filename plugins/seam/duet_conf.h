@@ -27,6 +27,12 @@ struct DuetConf {
   double fallback_age_weight = 1000;   // >= 0
   double fallback_size_weight = 1000;  // >= 0
   int fallback_max_age_s = 7 * 86400;  // age factor saturates here, >= 1
+  // Preemption by a preemptive model (man duet.conf(5), PREEMPTION)
+  std::string preemption = "off";     // off | requeue
+  int preempt_min_run_time_s = 600;   // a run this short is never preempted, 0..604800
+  int preempt_job_interval_s = 3600;  // at most one requeue per job per this, 0..604800
+  int preempt_max_restarts = 3;       // a job requeued this often is kept, 1..1000
+  int preempt_max_per_rescore = 4;    // requeues per re-score at most, 1..1000
   // select/duet
   std::string ranker = "model";         // model | prefer-fast | none
   std::string placement_model_path;     // "" = <conf dir>/duet-placement.model

@@ -28,9 +28,43 @@ std::string explain_rank(size_t rank, size_t count, double score, const std::str
   return explain_bounded(std::string(kExplainPrefix) + buf + scorer);
 }
 
+namespace {
+constexpr std::string_view kPreemptedPart = "; preempted ";
+constexpr std::string_view kNodesPart = "; nodes ";
+}  // namespace
+
+std::string explain_preemption_part(const char* current) {
+  if (!current) return "";
+  const std::string_view c(current);
+  const size_t b = c.find(kPreemptedPart);
+  if (b == c.npos) return "";
+  const size_t e = c.find(kNodesPart, b);
+  return std::string(c.substr(b, e == c.npos ? c.npos : e - b));
+}
+
+unsigned explain_preemptions(const char* current) {
+  const std::string part = explain_preemption_part(current);
+  unsigned k = 0;
+  for (size_t i = kPreemptedPart.size(); i < part.size() && part[i] >= '0' && part[i] <= '9' && k < 100000; ++i)
+    k = k * 10 + static_cast<unsigned>(part[i] - '0');
+  return k;
+}
+
+std::string explain_preempted(const char* current, const std::string& what) {
+  std::string base = current && *current ? current : std::string(kExplainPrefix);
+  std::string nodes;
+  if (auto cut = base.find(kNodesPart); cut != std::string::npos) {
+    nodes = base.substr(cut);
+    base.resize(cut);
+  }
+  if (auto cut = base.find(kPreemptedPart); cut != std::string::npos) base.resize(cut);
+  return explain_bounded(base + std::string(kPreemptedPart) + std::to_string(explain_preemptions(current) + 1) +
+                         "x, last: " + what + nodes);
+}
+
 std::string explain_placement(const char* current, const std::vector<std::string>& nodes, const std::string& reason) {
   std::string base = current && *current ? current : std::string(kExplainPrefix);
-  if (auto cut = base.find("; nodes "); cut != std::string::npos) base.resize(cut);
+  if (auto cut = base.find(kNodesPart); cut != std::string::npos) base.resize(cut);
   std::string list;
   for (const std::string& n : nodes) list += (list.empty() ? "" : ",") + n;
   return explain_bounded(base + "; nodes " + list + ": " + reason);

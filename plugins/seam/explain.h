@@ -6,7 +6,10 @@
 //   "duet: score S at submit by SCORER"           at submit,
 //   "duet: rank R/N score S by SCORER"            at each re-score while pending,
 //   "...; nodes LIST: REASON; ranking A=P B=P; not taken: A full (0 of 4 GPUs free)"
-// once started. The ranking lists only nodes the job may use (its partition,
+// once started, and after a preemption (duet.conf(5), Preemption=requeue)
+//   "duet: rank R/N score S by SCORER; preempted Kx, last: WHAT"
+// where the preemption part stays through later re-scores and placements.
+// The ranking lists only nodes the job may use (its partition,
 // its GPU type, not excluded), best first; "not taken" says why each node
 // ranked above a chosen one was not used. duet never overwrites a
 // SystemComment that it did not write (one not starting with "duet:").
@@ -30,6 +33,18 @@ bool explain_owned(const char* system_comment);  // NULL, "" or "duet:..."
 
 // rank 0 = not ranked yet ("duet: score S at submit by SCORER").
 std::string explain_rank(size_t rank, size_t count, double score, const std::string& scorer);
+
+// The preemption part of `current` ("; preempted ..." up to its placement
+// part), or "" when it has none; kept by each new rank text.
+std::string explain_preemption_part(const char* current);
+
+// How often `current` says the job was preempted (0 when it does not).
+unsigned explain_preemptions(const char* current);
+
+// `current` after one more preemption: its rank text and the placement of
+// the run that ended kept, its preemption part now "; preempted Kx, last:
+// WHAT" (K one more than before). The next rank text drops the placement.
+std::string explain_preempted(const char* current, const std::string& what);
 
 // `current` with its placement part replaced by the given nodes and reason.
 std::string explain_placement(const char* current, const std::vector<std::string>& nodes, const std::string& reason);

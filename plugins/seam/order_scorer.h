@@ -46,6 +46,10 @@ class OrderScorer {
   }
   // Whether the last score() / score_queue() used a placement message.
   virtual bool used_placement_message() const { return false; }
+  // A preemptive model (duet-model(5), PREEMPTION): it ranks running jobs
+  // (JobInfo::running) with pending ones, and with Preemption=requeue the
+  // host preempts the running jobs it leaves out (preempt_plan.h).
+  virtual bool preemptive() const { return false; }
 };
 
 // Age+size priority (like Slurm multifactor with PriorityFavorSmall):

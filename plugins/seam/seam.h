@@ -9,6 +9,7 @@
 //                        the placement agent and its factory
 //   priority_ladder.h    from a ranking to Slurm priorities (and CPU-only jobs')
 //   site_factor_scale.h  from a ranking to Slurm site factors
+//   preempt_plan.h       which running jobs a preemptive model preempts
 //   explain.h            the job's explanation (its SystemComment)
 //   job_hints.h          what a job may tell duet in its --comment
 //   file_trust.h, file_cksum.h, file_text.h

@@ -10,7 +10,8 @@ namespace duet::plugin {
 
 inline constexpr double kNoLimit = -1.0;
 
-// One pending (or about-to-start) GPU job.
+// One pending (or about-to-start) GPU job; for a preemptive model also a
+// running one.
 struct JobInfo {
   uint32_t job_id = 0;
   uint32_t user_id = 0;
@@ -25,6 +26,11 @@ struct JobInfo {
   uint32_t min_nodes = 1;
   uint32_t cpus = 1;
   double time_limit_s = kNoLimit;
+  // Service so far, over all runs (a job requeued by a preemption keeps what
+  // it had): only with Preemption=requeue and a preemptive model, else 0.
+  bool running = false;
+  double run_s = 0;           // wall seconds run
+  double attained_gpu_s = 0;  // GPU-seconds received
 };
 
 // One node as the scheduler sees it now.

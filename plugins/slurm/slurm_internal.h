@@ -22,5 +22,6 @@ extern "C" {
 #include "src/common/xstring.h"
 #include "src/slurmctld/locks.h"
 #include "src/slurmctld/slurmctld.h"
+#include "src/slurmctld/state_save.h"
 }
 #pragma GCC diagnostic pop

@@ -63,6 +63,20 @@ JobInfo job_info(const job_record_t* job, int64_t now) {
   return j;
 }
 
+JobInfo running_job_info(const job_record_t* job, int64_t now) {
+  JobInfo j = job_info(job, now);
+  j.running = true;
+  const time_t start = job->start_time;
+  if (start > 0 && job->details) {
+    time_t since =
+        job->details->begin_time > job->details->submit_time ? job->details->begin_time : job->details->submit_time;
+    j.wait_s = start > since ? static_cast<double>(start - since) : 0.0;
+  }
+  j.run_s = start > 0 && now > start ? static_cast<double>(now - start) : 0.0;
+  j.attained_gpu_s = j.run_s * j.gpus;
+  return j;
+}
+
 ClusterInfo cluster_info(int64_t now) {
   ClusterInfo c;
   c.now = now;

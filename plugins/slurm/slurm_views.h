@@ -17,6 +17,11 @@ bool job_gpu_request(const struct job_record* job, uint32_t* gpus, std::string* 
 
 JobInfo job_info(const struct job_record* job, int64_t now);
 
+// A running GPU job, for a preemptive model: as job_info, running, with its
+// current run's service (run_s, attained_gpu_s) and wait_s the time it
+// waited before this run started.
+JobInfo running_job_info(const struct job_record* job, int64_t now);
+
 ClusterInfo cluster_info(int64_t now);
 
 // Node names of a job's allocation (from job->node_bitmap).

@@ -1,6 +1,8 @@
 // duet check-config [--conf FILE] [--slurm-conf FILE]: checks a site's duet
 // setup before slurmctld runs it (plugins/check/check_config.h), printing
-// each problem on one line; exit 1 if there is any.
+// each problem on one line; exit 1 if there is any. Warnings (a setup that
+// runs, but not as its keys suggest) are printed as "warning: ..." and do
+// not change the exit status.
 //
 // The checks are the plugins' own (plugins/check, over plugins/seam), so
 // this command includes plugins/ headers: policy/cli is the top of the
@@ -35,6 +37,7 @@ void check_config(const CheckArgs& a) {
   in.duet_conf_required = !a.conf.empty();
   plugin::CheckResult r = plugin::check_duet_setup(in);
   for (const plugin::CheckProblem& p : r.problems) std::cout << p.text() << "\n";
+  for (const plugin::CheckProblem& w : r.warnings) std::cout << "warning: " << w.text() << "\n";
   std::cout.flush();
   if (!r.problems.empty())
     throw std::runtime_error(std::to_string(r.problems.size()) + (r.problems.size() == 1 ? " problem" : " problems") +

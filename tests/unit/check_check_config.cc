@@ -1,6 +1,7 @@
 // duet check-config's checks (plugins/check/check_config.h) on files made
 // here: a good setup, a duet.conf with bad keys, a world-writable model, a
-// missing speeds file, slurm.conf lines missing or wrong, and an Include.
+// missing speeds file, slurm.conf lines missing or wrong, an Include, and
+// the warnings about preemption.
 // SlurmUser is whoever runs the suite, so the trust checks pass for the
 // files made here without root.
 #include <pwd.h>
@@ -213,6 +214,54 @@ START_TEST(test_slurm_conf_priority_duet_and_include) {
 }
 END_TEST
 
+// All warnings, one a line.
+std::string warnings(const CheckResult& r) {
+  std::string s;
+  for (const CheckProblem& p : r.warnings) s += p.text() + "\n";
+  return s;
+}
+
+// Preemption=requeue with a model that is not preemptive (the shipped one)
+// or a builtin scorer runs but preempts nothing: a warning, not a problem;
+// Slurm's own PreemptType beside it: a warning naming its line; a bad value
+// is a problem.
+START_TEST(test_preemption_warnings) {
+  write("p.conf", std::string(kGoodConf) + "Preemption=requeue\nPreemptMinRunTime=60\n");
+  CheckResult r = check("p.conf", "slurm.conf");
+  ck_assert_msg(r.problems.empty(), "%s", all(r).c_str());
+  ck_assert_uint_eq(r.warnings.size(), 1);
+  const std::string w = warnings(r);
+  ck_assert_msg(w.find(g_dir + "/p.conf:5: Preemption=requeue but the model " + g_dir +
+                       "/duet.model is not preemptive (duet model init --preemptive, duet train --preemptive): "
+                       "nothing is preempted") == 0,
+                "%s", w.c_str());
+  ck_assert_msg(r.summary.find("preempting") == std::string::npos, "%s", r.summary.c_str());
+
+  write("s.conf", "Scorer=small-first\nRanker=none\nPreemption=requeue\n");
+  write("preempt-slurm.conf", good_slurm_conf() + "PreemptType=preempt/qos\nPreemptMode=REQUEUE\n");
+  r = check("s.conf", "preempt-slurm.conf");
+  ck_assert_msg(r.problems.empty(), "%s", all(r).c_str());
+  ck_assert_uint_eq(r.warnings.size(), 2);
+  ck_assert_msg(warnings(r).find(g_dir + "/s.conf:3: Preemption=requeue with Scorer=small-first, which is not "
+                                         "preemptive: nothing is preempted\n") == 0,
+                "%s", warnings(r).c_str());
+  ck_assert_msg(
+      warnings(r).find(g_dir + "/preempt-slurm.conf:10: PreemptType=preempt/qos preempts too") != std::string::npos,
+      "%s", warnings(r).c_str());
+
+  // off (the default): nothing to warn about, Slurm's preemption is its own business
+  r = check("duet.conf", "preempt-slurm.conf");
+  ck_assert_msg(r.problems.empty() && r.warnings.empty(), "%s%s", all(r).c_str(), warnings(r).c_str());
+
+  write("bad.conf", std::string(kGoodConf) + "Preemption=suspend\nPreemptMaxPerRescore=0\n");
+  r = check("bad.conf", "slurm.conf");
+  ck_assert_uint_eq(r.problems.size(), 2);
+  CK_HAS(r, g_dir + "/bad.conf:5: Preemption: expected one of off | requeue, got 'suspend' (default kept)");
+  CK_HAS(r, g_dir + "/bad.conf:6: PreemptMaxPerRescore: expected an integer 1..1000, got '0' (default kept)");
+  ck_assert(r.warnings.empty());
+}
+END_TEST
+
 int main() {
   Suite* s = suite_create("check_config");
   TCase* tc = tcase_create("check");
@@ -230,6 +279,7 @@ int main() {
   tcase_add_test(tc, test_slurm_conf_missing_select_line);
   tcase_add_test(tc, test_slurm_conf_wrong_lines);
   tcase_add_test(tc, test_slurm_conf_priority_duet_and_include);
+  tcase_add_test(tc, test_preemption_warnings);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);
 }

@@ -33,6 +33,11 @@ START_TEST(test_defaults) {
   ck_assert(r.conf.fallback_age_weight == 1000);
   ck_assert(r.conf.fallback_size_weight == 1000);
   ck_assert_int_eq(r.conf.fallback_max_age_s, 7 * 86400);
+  ck_assert_str_eq(r.conf.preemption.c_str(), "off");
+  ck_assert_int_eq(r.conf.preempt_min_run_time_s, 600);
+  ck_assert_int_eq(r.conf.preempt_job_interval_s, 3600);
+  ck_assert_int_eq(r.conf.preempt_max_restarts, 3);
+  ck_assert_int_eq(r.conf.preempt_max_per_rescore, 4);
   ck_assert_str_eq(r.conf.ranker.c_str(), "model");
   ck_assert_str_eq(r.conf.observer.c_str(), "node-stats");
   ck_assert(r.conf.explain);
@@ -49,6 +54,11 @@ START_TEST(test_all_keys) {
       "FallbackAgeWeight=10.5\n"
       "FallbackSizeWeight=0\n"
       "FallbackMaxAge=3600\n"
+      "Preemption=Requeue\n"
+      "PreemptMinRunTime=0\n"
+      "PreemptJobInterval=7200\n"
+      "PreemptMaxRestarts=1\n"
+      "PreemptMaxPerRescore=1000\n"
       "Ranker=prefer-fast\n"
       "PlacementModelPath=/abs/place.bin\n"
       "NodeSpeedsFile=../nodes.csv\n"
@@ -64,6 +74,11 @@ START_TEST(test_all_keys) {
   ck_assert(r.conf.fallback_age_weight == 10.5);
   ck_assert(r.conf.fallback_size_weight == 0);
   ck_assert_int_eq(r.conf.fallback_max_age_s, 3600);
+  ck_assert_str_eq(r.conf.preemption.c_str(), "requeue");
+  ck_assert_int_eq(r.conf.preempt_min_run_time_s, 0);
+  ck_assert_int_eq(r.conf.preempt_job_interval_s, 7200);
+  ck_assert_int_eq(r.conf.preempt_max_restarts, 1);
+  ck_assert_int_eq(r.conf.preempt_max_per_rescore, 1000);
   ck_assert_str_eq(r.conf.ranker.c_str(), "prefer-fast");
   ck_assert_str_eq(r.conf.placement_model_path.c_str(), "/abs/place.bin");
   ck_assert_str_eq(r.conf.node_speeds_file.c_str(), "/c/etc/../nodes.csv");
@@ -115,6 +130,29 @@ START_TEST(test_bad_values_keep_defaults) {
 }
 END_TEST
 
+START_TEST(test_bad_preemption_values_keep_defaults) {
+  ConfResult r = parse_duet_conf(
+      "Preemption=suspend\n"
+      "PreemptMinRunTime=-1\n"
+      "PreemptJobInterval=604801\n"
+      "PreemptMaxRestarts=0\n"
+      "PreemptMaxPerRescore=0\n",
+      "p.conf");
+  ck_assert_int_eq(r.errors.size(), 5);
+  ck_assert_str_eq(r.conf.preemption.c_str(), "off");
+  ck_assert_int_eq(r.conf.preempt_min_run_time_s, 600);
+  ck_assert_int_eq(r.conf.preempt_job_interval_s, 3600);
+  ck_assert_int_eq(r.conf.preempt_max_restarts, 3);
+  ck_assert_int_eq(r.conf.preempt_max_per_rescore, 4);
+  const std::string t = r.errors[0].text();
+  ck_assert_msg(t == "p.conf:1:12: Preemption: expected one of off | requeue, got 'suspend' (default kept)", "%s",
+                t.c_str());
+  const std::string t4 = r.errors[4].text();
+  ck_assert_str_eq(t4.c_str(),
+                   "p.conf:5:22: PreemptMaxPerRescore: expected an integer 1..1000, got '0' (default kept)");
+}
+END_TEST
+
 START_TEST(test_load_missing_and_real_file) {
   ConfResult missing = load_duet_conf("/nonexistent-dir/duet.conf");
   ck_assert(!missing.file_found);
@@ -162,6 +200,11 @@ START_TEST(test_example_file_is_the_defaults_but_the_model) {
   ck_assert(r.conf.fallback_age_weight == d.conf.fallback_age_weight);
   ck_assert(r.conf.fallback_size_weight == d.conf.fallback_size_weight);
   ck_assert_int_eq(r.conf.fallback_max_age_s, d.conf.fallback_max_age_s);
+  ck_assert_str_eq(r.conf.preemption.c_str(), d.conf.preemption.c_str());
+  ck_assert_int_eq(r.conf.preempt_min_run_time_s, d.conf.preempt_min_run_time_s);
+  ck_assert_int_eq(r.conf.preempt_job_interval_s, d.conf.preempt_job_interval_s);
+  ck_assert_int_eq(r.conf.preempt_max_restarts, d.conf.preempt_max_restarts);
+  ck_assert_int_eq(r.conf.preempt_max_per_rescore, d.conf.preempt_max_per_rescore);
   ck_assert_str_eq(r.conf.ranker.c_str(), d.conf.ranker.c_str());
   ck_assert_str_eq(r.conf.node_speeds_file.c_str(), d.conf.node_speeds_file.c_str());
   ck_assert_str_eq(r.conf.observer.c_str(), d.conf.observer.c_str());
@@ -307,6 +350,7 @@ int main() {
   tcase_add_test(tc, test_all_keys);
   tcase_add_test(tc, test_unknown_key_has_file_line_column);
   tcase_add_test(tc, test_bad_values_keep_defaults);
+  tcase_add_test(tc, test_bad_preemption_values_keep_defaults);
   tcase_add_test(tc, test_load_missing_and_real_file);
   tcase_add_test(tc, test_conf_path_next_to_slurm_conf);
   tcase_add_test(tc, test_example_file_is_the_defaults_but_the_model);

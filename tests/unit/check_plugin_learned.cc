@@ -185,6 +185,40 @@ START_TEST(test_ordering_agent_scores) {
 }
 END_TEST
 
+// A preemptive model (format 2) says so, and ranks running jobs with pending
+// ones by their service as the simulator does (the LAS prior of an
+// untrained model, order_prior.h): a running job still in LAS's first queue
+// stays ahead of a fresh pending job, one past it falls behind.
+START_TEST(test_preemptive_ordering_agent) {
+  std::string err;
+  auto plain = make_order_scorer(model_conf(), &err);
+  ck_assert_msg(plain != nullptr, "%s", err.c_str());
+  ck_assert(!plain->preemptive());
+  duet::learn::NetConfig nc;
+  nc.ordering.preemptive = 1;
+  duet::learn::Model m = duet::learn::make_initial_model(nc, duet::learn::GpHyper{}, 7);
+  DuetConf c = model_conf();
+  c.model_path = g_dir + "/preemptive.model";
+  duet::learn::save_model(m, c.model_path);
+  auto s = make_order_scorer(c, &err);
+  ck_assert_msg(s != nullptr, "%s", err.c_str());
+  ck_assert(s->preemptive());
+  ck_assert_msg(s->name().find(", format 2)") != std::string::npos, "%s", s->name().c_str());
+  JobInfo run = job(1, 1, 30), wait = job(2, 1, 30);
+  run.running = true;
+  std::vector<double> scores(2, 0.0);
+  for (double attained : {100.0, 8000.0}) {
+    run.run_s = run.attained_gpu_s = attained;
+    const std::vector<JobInfo> jobs = {run, wait};
+    CK_OK(s->score_queue(jobs, cluster(1), scores, &err), err);
+    if (attained < 3250)
+      ck_assert_msg(scores[0] > scores[1], "running job in queue 0: %g, pending: %g", scores[0], scores[1]);
+    else
+      ck_assert_msg(scores[0] < scores[1], "running job past queue 0: %g, pending: %g", scores[0], scores[1]);
+  }
+}
+END_TEST
+
 START_TEST(test_model_load_errors) {
   DuetConf c = model_conf();
   std::string garbage(4096, '\x5a');
@@ -203,8 +237,10 @@ START_TEST(test_model_load_errors) {
   errors.clear();
   a = make_placement_agent(c, &errors);
   ck_assert(a.ranker == nullptr);
-  ck_assert_msg(errors.size() == 1 && errors[0].find("bad-speeds.csv:2:7: field 'speed': expected a number, got 'fast'") != std::string::npos, "%s",
-                errors.empty() ? "" : errors[0].c_str());
+  ck_assert_msg(
+      errors.size() == 1 &&
+          errors[0].find("bad-speeds.csv:2:7: field 'speed': expected a number, got 'fast'") != std::string::npos,
+      "%s", errors.empty() ? "" : errors[0].c_str());
 }
 END_TEST
 
@@ -570,6 +606,7 @@ int main() {
   TCase* tc = tcase_create("core");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_job_hints);
+  tcase_add_test(tc, test_preemptive_ordering_agent);
   tcase_add_test(tc, test_cksum_matches_posix);
   tcase_add_test(tc, test_ordering_agent_scores);
   tcase_add_test(tc, test_model_load_errors);

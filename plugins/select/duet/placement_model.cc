@@ -403,7 +403,7 @@ PlacementAgent load_placement_agent(const std::string& path, const DuetConf& con
       return {};
     }
     auto agent = std::make_shared<LearnedPlacement>(
-        m, "model(cksum " + std::to_string(crc) + ", format " + std::to_string(learn::kModelVersion) + ")",
+        m, "model(cksum " + std::to_string(crc) + ", format " + std::to_string(learn::model_version(*m)) + ")",
         std::move(speeds));
     return PlacementAgent{std::make_shared<RankerFace>(agent), std::make_shared<ObserverFace>(agent)};
   } catch (const std::exception& e) { *error = e.what(); } catch (...) {

@@ -1,0 +1,95 @@
+// The ordering host's preemptions (duet.conf(5), Preemption=requeue, with a
+// preemptive model): at a re-score where the pending GPU jobs that could
+// start now ask for more GPUs than are free, the model ranks the running GPU
+// jobs with the pending ones, as in the simulator, and the running jobs
+// outside the kept prefix (preempt_plan.h) are requeued.
+//
+// Why a requeue from the re-score thread, and not Slurm's own preemption
+// (PreemptType=preempt/..., PreemptMode=REQUEUE):
+//  - Slurm preempts only to start one given pending job, chosen by Slurm's
+//    priority, from the candidates its preempt plugin names; a preemptive
+//    model decides which jobs to keep for the whole cluster at once.
+//  - PreemptMode=REQUEUE kills a job it cannot requeue (slurm_job_preempt
+//    falls back to SIGKILL); duet must never touch a job that is not
+//    preemptible.
+//  - It needs nothing in slurm.conf beyond the ordering plugin.
+// So the thread calls slurmctld's own job_requeue() (src/slurmctld/
+// slurmctld.h), as `scontrol requeue` does, with preempt=true as Slurm's
+// REQUEUE mode passes it (the run ends PREEMPTED in accounting), under the
+// locks _slurm_rpc_requeue takes (job and node write, federation read) and
+// only for jobs Slurm would requeue (job_requeue.h): a job submitted with
+// --no-requeue, or under JobRequeue=0 without --requeue, is never preempted,
+// nor a job inside the limits (PreemptMinRunTime, PreemptJobInterval,
+// PreemptMaxRestarts, PreemptMaxPerRescore). A job is preempted only when a
+// pending job kept ahead of it may use one of its nodes.
+//
+// Each preemption is logged and recorded in the job's explanation
+// (explain.h), stored in accounting at once for the run it ended. The
+// service a preempted job had received (run time, GPU-seconds) is added to
+// its later runs' features, as the simulator counts it; this memory is the
+// re-score thread's and does not survive a slurmctld restart. No C++
+// exception leaves these functions.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "plugins/seam/duet_conf.h"
+#include "plugins/seam/preempt_plan.h"
+#include "plugins/seam/views.h"
+#include "plugins/slurm/slurm_internal.h"
+
+namespace duet::plugin {
+
+// A running GPU job as a re-score saw it.
+struct RunningJob {
+  JobInfo info;  // running, with its service over all runs known
+  RunningJobState state;
+  int64_t start_time = 0;  // of this run: the same run when applying
+};
+
+// What a preemption pass reads from slurmctld besides the pending jobs.
+struct PreemptSnapshot {
+  std::vector<RunningJob> running;  // by job id
+  std::vector<char> eligible;       // per pending job: could start now
+  uint32_t total_gpus = 0;          // on usable nodes, and held on the others
+  uint32_t free_gpus = 0;           // on usable nodes
+};
+
+class Preemptor {
+ public:
+  // Under the job and node read locks: the running GPU jobs and, per pending
+  // job (`pending`, in the snapshot's order), whether it could start now;
+  // the service of earlier runs is added to running and pending jobs' infos.
+  PreemptSnapshot gather(std::vector<JobInfo>& pending, const ClusterInfo& cluster, int64_t now) noexcept;
+
+  // Whether the pending jobs that could start now ask for more GPUs than are free.
+  static bool contended(const std::vector<JobInfo>& pending, const PreemptSnapshot& p);
+
+  struct Context {
+    const char* plugin_type;
+    std::string scorer_name;
+    bool explain = true;
+    LogLevel level = LogLevel::kInfo;
+  };
+
+  // Under the job and node write locks and the federation read lock:
+  // requeues the plan's jobs (indices into running, then pending) that are
+  // still in the run seen and still worth preempting; returns how many.
+  size_t apply(const std::vector<JobInfo>& pending, const PreemptSnapshot& p, const PreemptPlan& plan,
+               const Context& ctx, int64_t now) noexcept;
+
+ private:
+  struct Earlier {
+    double run_s = 0;
+    double attained_gpu_s = 0;
+  };
+  size_t apply_one(job_record_t* job, const RunningJob& r, const std::vector<uint32_t>& for_jobs, size_t rank,
+                   size_t ranked, const Context& ctx, int64_t now);
+  std::unordered_map<uint32_t, Earlier> earlier_;  // job id -> runs this host preempted
+};
+
+}  // namespace duet::plugin
