@@ -8,6 +8,8 @@ PACKAGES=(
   build-essential autoconf automake libtool pkg-config ccache git
   # scheduler: learned policy
   libtorch-dev libopenblas0-serial libeigen3-dev
+  # training workers: LibTorch's c10d (ProcessGroupGloo) includes Gloo's headers
+  libgloo-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev gnuplot-nox
   # vmha: transport and VMs
   libucx-dev ucx-utils libibverbs-dev rdma-core libvirt-dev busybox-static

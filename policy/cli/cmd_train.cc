@@ -9,6 +9,7 @@
 
 #include "policy/cli/commands.h"
 #include "policy/cli/common.h"
+#include "policy/cli/train_workers.h"
 #include "policy/learn/train/trainer.h"
 
 namespace duet::cli {
@@ -19,6 +20,7 @@ struct TrainArgs {
   learn::TrainOptions t;
   std::string png;
   std::string agents = "both", keep = "best";
+  WorkerOptions workers;
 };
 
 // learning curve PNG with gnuplot (skipped, with a note, when absent)
@@ -87,6 +89,18 @@ void setup_train(CLI::App* app) {
   app->add_option("--keep", a->keep, "model written to OUT: best (evaluation) or last (checkpoint)")
       ->check(CLI::IsMember({"best", "last"}))
       ->capture_default_str();
+  app->add_option("--workers", a->workers.workers,
+                  "training worker processes on this host, each with its own rollout of every episode, gradients "
+                  "averaged (under srun -n N the step's tasks are the workers instead)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app->add_option("--store", a->workers.store,
+                  "in a Slurm step: HOST[:PORT] of task 0's rendezvous store (default: the step's first node, a port "
+                  "from the job and step ids)");
+  app->add_option("--worker-timeout", a->workers.timeout_s,
+                  "seconds the workers wait for each other (joining, each gradient exchange) before the run fails")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app->callback([a, app] {
     a->t.agents = learn::parse_train_agents(a->agents);
     // a fine-tuned model is already past imitating the heuristic
@@ -97,8 +111,21 @@ void setup_train(CLI::App* app) {
     a->t.messages = a->in.messages;  // --no-messages (Inputs)
     policy_context(a->in);           // a --model that does not load fails here, as in sim and eval
     auto l = load(a->in);
+    a->workers.workers_given = app->get_option("--workers")->count() > 0;
+    TrainWorkers w = start_workers(a->workers, [](const char* n) { return std::getenv(n); });
+    a->t.workers = w.group.get();
+    if (!w.lead()) {
+      // the other workers: their share of the updates, quiet unless they fail
+      try {
+        learn::train(l->trace, l->cluster, l->table, &l->prices, a->t);
+      } catch (const std::exception& e) {
+        throw std::runtime_error(w.role() + ": " + e.what());
+      }
+      return;
+    }
     a->t.progress = progress_bar("duet train");
     learn::TrainReport r = learn::train(l->trace, l->cluster, l->table, &l->prices, a->t);
+    w.finish();
     progress_done();
     const std::string csv = a->t.curve_csv.empty() ? a->t.out + ".csv" : a->t.curve_csv;
     const std::string png = a->png.empty() ? a->t.out + ".png" : a->png;

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "policy/learn/agents/features.h"
+#include "policy/learn/train/grad_sync.h"
 #include "policy/util/rng.h"
 
 namespace duet::learn {
@@ -116,6 +118,7 @@ double bc_update(Nets& n, torch::optim::Optimizer& opt, const Episode& e, const 
                  const TrainOptions& o, std::uint64_t seed) {
   const TrainAgents agents = o.agents;
   const bool messages = o.messages;
+  const std::vector<torch::Tensor> params = n.params(agents);
   Rng rng(seed);
   double last = 0;
   for (int ep = 0; ep < o.bc_epochs; ++ep) {
@@ -142,12 +145,15 @@ double bc_update(Nets& n, torch::optim::Optimizer& opt, const Episode& e, const 
           ++terms;
         }
     }
-    if (terms == 0) return 0;
-    loss = loss / terms;
-    loss.backward();
-    torch::nn::utils::clip_grad_norm_(n.params(agents), 1.0);
+    if (terms > 0) {
+      loss = loss / terms;
+      loss.backward();
+    }
+    // no worker with terms: none steps (alone, as before: the update ends)
+    if (!average_grads(o.workers, params, terms > 0)) return 0;
+    torch::nn::utils::clip_grad_norm_(params, 1.0);
     opt.step();
-    last = loss.item<double>();
+    last = terms > 0 ? loss.item<double>() : 0;
   }
   return last;
 }
@@ -155,21 +161,39 @@ double bc_update(Nets& n, torch::optim::Optimizer& opt, const Episode& e, const 
 double ppo_update(Nets& n, torch::optim::Optimizer& opt, Episode& e, const NetConfig& nc, const TrainOptions& o,
                   double& ret_scale, std::uint64_t seed) {
   auto& P = e.passes;
-  if (P.empty()) return 0;
-  old_values(n, P, nc, o, ret_scale);
-  const auto [mean, sd] = advantages(P, e.fees, o, ret_scale);
+  WorkerGroup* g = o.workers;
+  const bool shared = g != nullptr && g->size() > 1;
+  if (P.empty() && !shared) return 0;
+  const std::vector<torch::Tensor> params = n.params(o.agents);
+  const bool first = ret_scale <= 0;
+  double mean = 0, sd = 1;
+  if (!P.empty()) {
+    old_values(n, P, nc, o, ret_scale);
+    std::tie(mean, sd) = advantages(P, e.fees, o, ret_scale);
+  }
+  if (first && shared) {
+    // one critic scale for all: the mean over the workers' first episodes
+    std::vector<double> v{P.empty() ? 0.0 : ret_scale, P.empty() ? 0.0 : 1.0};
+    g->sum(v);
+    ret_scale = v[1] > 0 ? v[0] / v[1] : 0;
+  }
   Rng rng(seed);
   double last = 0;
   for (int ep = 0; ep < o.ppo_epochs; ++ep) {
     opt.zero_grad();
-    PpoLoss l;
-    const std::vector<size_t> use = epoch_passes(P.size(), o.max_update_passes, rng);
-    for (size_t pi : use) add_pass_loss(n, P[pi], e, nc, o, (P[pi].adv - mean) / sd, ret_scale, l);
-    auto loss = (l.pol + o.value_coef * l.val - o.entropy * l.ent) / static_cast<double>(use.size());
-    loss.backward();
-    torch::nn::utils::clip_grad_norm_(n.params(o.agents), 0.5);
+    torch::Tensor loss;
+    if (!P.empty()) {
+      PpoLoss l;
+      const std::vector<size_t> use = epoch_passes(P.size(), o.max_update_passes, rng);
+      for (size_t pi : use) add_pass_loss(n, P[pi], e, nc, o, (P[pi].adv - mean) / sd, ret_scale, l);
+      loss = (l.pol + o.value_coef * l.val - o.entropy * l.ent) / static_cast<double>(use.size());
+      loss.backward();
+    }
+    // a worker with an empty episode joins every exchange with nothing
+    if (!average_grads(g, params, !P.empty())) return 0;
+    torch::nn::utils::clip_grad_norm_(params, 0.5);
     opt.step();
-    last = loss.item<double>();
+    last = P.empty() ? 0 : loss.item<double>();
   }
   return last;
 }

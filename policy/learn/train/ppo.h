@@ -10,6 +10,10 @@
 
 namespace duet::learn {
 
+// With several workers (o.workers, workers.h) every gradient pass of an
+// update averages the workers' gradients (grad_sync.h) before the optimiser
+// steps; every worker calls the update once per episode.
+
 // Gradient passes towards the heuristic's labels on the recorded states:
 // shortest predicted remaining GPU-time first, best-fit placement. Each
 // epoch uses at most o.max_update_passes passes, drawn with `seed`.
@@ -20,7 +24,8 @@ double bc_update(Nets& n, torch::optim::Optimizer& opt, const Episode& e, const 
 // o.ppo_epochs clipped PPO passes over episode e (its advantages and
 // returns are filled in from all of its passes; each epoch's loss uses at
 // most o.max_update_passes of them, drawn with `seed`). ret_scale: the
-// critic's return scale, set from the first episode (<= 0: not yet).
+// critic's return scale, set from the first episode (<= 0: not yet; with
+// workers, their mean).
 // Returns the last loss.
 double ppo_update(Nets& n, torch::optim::Optimizer& opt, Episode& e, const NetConfig& nc, const TrainOptions& o,
                   double& ret_scale, std::uint64_t seed);

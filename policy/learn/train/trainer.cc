@@ -18,8 +18,10 @@
 #include "policy/learn/nets/model_init.h"
 #include "policy/learn/nets/nets_torch.h"
 #include "policy/learn/train/actors.h"
+#include "policy/learn/train/grad_sync.h"
 #include "policy/learn/train/ppo.h"
 #include "policy/learn/train/rollout.h"
+#include "policy/learn/train/workers.h"
 #include "policy/sim/simulator.h"
 
 namespace duet::learn {
@@ -71,8 +73,17 @@ void write_state(const std::string& path, const State& s) {
   std::filesystem::rename(path + ".tmp", path);
 }
 
+int workers(const TrainOptions& o) { return o.workers ? o.workers->size() : 1; }
+
+// Seeds of worker `rank`'s rollouts, windows and update subsets: worker 0's
+// are those of a run alone; the others' lie far from them and each other's.
+std::uint64_t worker_seed(std::uint64_t seed, int rank) {
+  return seed + static_cast<std::uint64_t>(rank) * 0x9E3779B97F4A7C15ULL;
+}
+
 std::string provenance(const TrainOptions& o) {
   return "duet train --seed " + std::to_string(o.seed) + " --episodes " + std::to_string(o.episodes) +
+         (workers(o) > 1 ? " --workers " + std::to_string(workers(o)) : "") +
          " --bc-episodes " + std::to_string(o.bc_episodes) +
          (o.agents == TrainAgents::both ? "" : std::string(" --agents ") + train_agents_name(o.agents)) +
          (o.messages ? "" : " --no-messages") + (o.init.empty() ? "" : " --init " + o.init) +
@@ -86,7 +97,8 @@ TrainOptions resolve_update_passes(const TrainOptions& o, const Model& start) {
   return r;
 }
 
-// One training run: the networks, the optimiser, the curve and the state file.
+// One training run: the networks, the optimiser, the curve and the state
+// file; with workers, this worker's part of it.
 class TrainRun {
  public:
   TrainRun(const Trace& trace, const ClusterModel& cluster, const ThroughputTable& table, const PriceTable* prices,
@@ -103,13 +115,19 @@ class TrainRun {
         nets_(base_),
         opt_(nets_.params(o.agents), torch::optim::AdamOptions(o.lr)),
         eval_(window(trace, 0, o.window_jobs)),
-        prov_(provenance(o)) {}
+        prov_(provenance(o)),
+        rank_(o.workers ? o.workers->rank() : 0) {
+    // the same start everywhere, whatever each worker read
+    broadcast_params(o_.workers, nets_.params(TrainAgents::both));
+  }
 
   TrainReport run() {
-    if (!o_.resume) start_curve();
-    curve_.open(csv_, std::ios::app);
-    if (!curve_) throw std::runtime_error(csv_ + ": cannot write the learning curve");
-    rng_.seed(o_.seed * 7919 + static_cast<std::uint64_t>(st_.episodes));
+    if (lead()) {
+      if (!o_.resume) start_curve();
+      curve_.open(csv_, std::ios::app);
+      if (!curve_) throw std::runtime_error(csv_ + ": cannot write the learning curve");
+    }
+    rng_.seed(worker_seed(o_.seed * 7919 + static_cast<std::uint64_t>(st_.episodes), rank_));
     const bool resumed_past_bc = o_.resume && st_.episodes > 0;
     total_ = (resumed_past_bc ? 0 : o_.bc_episodes) + o_.episodes;
     if (!resumed_past_bc) behaviour_cloning();
@@ -118,7 +136,7 @@ class TrainRun {
     rep.initial_jct_s = st_.initial;
     rep.episodes_done = st_.episodes;
     rep.best_jct_s = st_.best;
-    rep.final_jct_s = evaluate_model(o_.out, eval_, cluster_, table_, o_.seed, o_.ideal, o_.messages);
+    if (lead()) rep.final_jct_s = evaluate_model(o_.out, eval_, cluster_, table_, o_.seed, o_.ideal, o_.messages);
     rep.wall_s = elapsed();
     return rep;
   }
@@ -149,8 +167,10 @@ class TrainRun {
   void behaviour_cloning() {
     for (int b = 0; b < o_.bc_episodes && !out_of_time(); ++b) {
       Trace w = pick_window();
-      Episode e = rollout(nets_, base_, w, cluster_, table_, prices_, o_.seed + 1000 + b, o_.ideal, true, o_.messages);
-      const double loss = bc_update(nets_, opt_, e, base_.nets, uo_, mix_seed(o_.seed, 0xbc, static_cast<std::uint64_t>(b)));
+      Episode e = rollout(nets_, base_, w, cluster_, table_, prices_, worker_seed(o_.seed + 1000 + b, rank_), o_.ideal,
+                          true, o_.messages);
+      const double loss = bc_update(nets_, opt_, e, base_.nets, uo_,
+                                    worker_seed(mix_seed(o_.seed, 0xbc, static_cast<std::uint64_t>(b)), rank_));
       checkpoint("bc", b, e.jct, loss);
       episode_done();
     }
@@ -161,10 +181,11 @@ class TrainRun {
     const int end = st_.episodes + o_.episodes;
     for (int ep = st_.episodes; ep < end && !out_of_time(); ++ep) {
       Trace w = pick_window();
-      Episode e = rollout(nets_, base_, w, cluster_, table_, prices_, o_.seed + 17 * static_cast<std::uint64_t>(ep),
-                          o_.ideal, true, o_.messages);
-      const double loss =
-          ppo_update(nets_, opt_, e, base_.nets, uo_, ret_scale, mix_seed(o_.seed, 0x990, static_cast<std::uint64_t>(ep)));
+      Episode e = rollout(nets_, base_, w, cluster_, table_, prices_,
+                          worker_seed(o_.seed + 17 * static_cast<std::uint64_t>(ep), rank_), o_.ideal, true,
+                          o_.messages);
+      const double loss = ppo_update(nets_, opt_, e, base_.nets, uo_, ret_scale,
+                                     worker_seed(mix_seed(o_.seed, 0x990, static_cast<std::uint64_t>(ep)), rank_));
       st_.episodes = ep + 1;
       if ((ep + 1) % std::max(1, o_.eval_every) == 0 || ep + 1 == end) checkpoint("ppo", ep, e.jct, loss);
       episode_done();
@@ -172,8 +193,16 @@ class TrainRun {
   }
 
   // Greedy evaluation on the fixed window; saves the model if it is the
-  // best so far (or always, with keep_last).
+  // best so far (or always, with keep_last). With workers, the curve has
+  // their mean rollout JCT and loss, and the others go on meanwhile.
   void checkpoint(const char* phase, int episode, double rollout_jct, double loss) {
+    if (workers(o_) > 1) {
+      std::vector<double> v{rollout_jct, loss};
+      o_.workers->sum(v);
+      rollout_jct = v[0] / workers(o_);
+      loss = v[1] / workers(o_);
+    }
+    if (!lead()) return;
     Model m = export_model(nets_, base_, prov_);
     const double jct = greedy_jct(m, eval_, cluster_, table_, o_.seed, o_.ideal, o_.messages);
     curve_ << phase << "," << episode << "," << elapsed() << "," << rollout_jct << "," << jct << "," << loss << "\n";
@@ -192,7 +221,13 @@ class TrainRun {
     if (o_.progress) o_.progress(static_cast<double>(++done_) / total_);
   }
   double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
-  bool out_of_time() const { return o_.hours > 0 && elapsed() > o_.hours * 3600; }
+  // With workers, worker 0's clock decides for all (they must stop together).
+  bool out_of_time() const {
+    if (o_.hours <= 0) return false;
+    const bool late = lead() && elapsed() > o_.hours * 3600;
+    return workers(o_) > 1 ? o_.workers->any(late) : late;
+  }
+  bool lead() const { return rank_ == 0; }
 
   const std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
   const Trace& trace_;
@@ -211,6 +246,7 @@ class TrainRun {
   std::ofstream curve_;
   std::mt19937_64 rng_;
   int total_ = 0, done_ = 0;
+  const int rank_;
 };
 
 }  // namespace

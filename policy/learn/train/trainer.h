@@ -22,6 +22,8 @@
 
 namespace duet::learn {
 
+class WorkerGroup;  // workers.h
+
 // Which agents PPO (and behaviour cloning) update. A fixed agent keeps the
 // weights it starts with (the seeded initial ones, or the --resume model's)
 // and still samples its actions as in joint training, so the only change
@@ -70,6 +72,12 @@ struct TrainOptions {
   // The agents exchange their messages (duet-model(5), MESSAGES) in rollouts,
   // updates and evaluations; false: zeros both ways (an ablation).
   bool messages = true;
+  // Several workers (workers.h, connected): each runs its own rollout of
+  // every episode (its own window and seeds, from the seed and its rank) and
+  // the updates average their gradients, so all hold the same weights; only
+  // worker 0 evaluates and writes the model, the curve and the state. Every
+  // worker is given the same options. nullptr: alone, as with one worker.
+  WorkerGroup* workers = nullptr;
   std::function<void(double)> progress;  // fraction of the run done
 };
 
@@ -82,7 +90,8 @@ struct TrainReport {
 };
 
 // Trains and writes opt.out (the best evaluated model), opt.curve_csv.
-// Throws std::runtime_error / FormatError on bad inputs or files.
+// Throws std::runtime_error / FormatError on bad inputs or files. With
+// workers, the report's evaluations are worker 0's (zeros on the others).
 TrainReport train(const Trace& trace, const ClusterModel& cluster, const ThroughputTable& table,
                   const PriceTable* prices, const TrainOptions& opt);
 

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# duet train as the tasks of a Slurm job step: `srun -N 2 -n 2 duet train`
+# on two nodes of the loopback cluster finds its rank, the workers' count and
+# task 0's store in the step's environment (node1 is no host name here:
+# its NodeAddr comes from scontrol), and writes the same model bytes as
+# `duet train --workers 2` with the same seed; only task 0 prints.
+. "$(dirname "$0")/lib.sh"
+require_cluster_tools
+: "${top_builddir:=$top_srcdir}"
+DUET="$(cd "$top_builddir" && pwd)/duet"  # srun runs it from another directory
+[ -x "$DUET" ] || skip "duet not built in $top_builddir"
+export DUET_DATA_DIR="$top_srcdir" DUET_ETC_DIR="$top_srcdir/etc"
+. "$(dirname "$0")/train_lib.sh"
+
+cluster_up --nodes 2 --no-accounting
+work="$CLUSTER_DIR/work"; mkdir -p "$work"
+write_train_inputs "$work"
+
+"$DUET" train "${TRAIN_ARGS[@]}" --episodes 2 --workers 2 --out "$work/local.duet" > "$work/local.out" 2>&1 \
+  || fail "duet train --workers 2 failed: $(cat "$work/local.out")"
+# -K: a task that fails ends the step; the timeouts are the workers' own
+timeout 300 srun -K -N 2 -n 2 --chdir "$work" "$DUET" train "${TRAIN_ARGS[@]}" --episodes 2 --worker-timeout 120 \
+  --out "$work/slurm.duet" > "$work/slurm.out" 2> "$work/slurm.err" \
+  || fail "srun -N 2 -n 2 duet train failed: $(cat "$work/slurm.err")"
+cmp -s "$work/local.duet" "$work/slurm.duet" \
+  || fail "2 Slurm tasks and --workers 2 wrote different models (seed 4)"
+[ "$(grep -c '^model ' "$work/slurm.out")" = 1 ] || fail "expected task 0's report alone, got: $(cat "$work/slurm.out")"
+"$DUET" model info "$work/slurm.duet" | grep -q -- '--workers 2' || fail "the model's provenance does not say --workers 2"
+note "2 tasks on node1 and node2 and --workers 2: the same $(stat -c %s "$work/slurm.duet")-byte model"
+echo "PASS: srun -N 2 -n 2 duet train writes the model --workers 2 writes"
