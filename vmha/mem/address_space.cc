@@ -112,6 +112,46 @@ void AddressSpace::release(uint64_t start, uint64_t end) {
   flush_ = true;
 }
 
+bool AddressSpace::copy_from(AddressSpace& parent) {
+  vmas_ = parent.vmas_;
+  brk_start_ = parent.brk_start_;
+  brk_cur_ = parent.brk_cur_;
+  bool ok = true;
+  parent.pt_.for_each_user_leaf([&](uint64_t va, uint64_t e) {
+    if (!ok) return;
+    uint64_t* pte = pt_.leaf(va, true);
+    if (!pte) {
+      ok = false;
+      return;
+    }
+    if (!(e & kPteBacked)) {
+      pt_.set_leaf(pte, e);
+      return;
+    }
+    uint64_t frame = mem_.alloc_frame();
+    if (!frame) {
+      ok = false;
+      return;
+    }
+    mem_.write(frame, mem_.host(e & kPteFrame), kPageSize);
+    pt_.set_leaf(pte, frame | (e & ~kPteFrame));
+  });
+  flush_ = true;
+  return ok;
+}
+
+void AddressSpace::release_all() {
+  std::vector<uint64_t> frames;
+  pt_.for_each_user_leaf([&](uint64_t, uint64_t e) {
+    if (e & kPteBacked) frames.push_back(e & kPteFrame);
+  });
+  if (!frames.empty()) mem_.free_frames(frames);
+  pt_.clear_user_leaves();
+  vmas_.clear();
+  brk_start_ = brk_cur_ = 0;
+  flush_ = true;
+}
+
 bool AddressSpace::map_fixed(uint64_t start, uint64_t end, int prot, int flags) {
   carve(start, end);
   insert({start, end, prot, flags});

@@ -1,5 +1,5 @@
-// Process system calls: exit, identity, TLS (arch_prctl), limits, randomness,
-// uname. Threads, exit and fork: thread_calls.cc; futex: futex_calls.cc;
+// Process system calls: identity, TLS (arch_prctl), limits, randomness,
+// uname. Threads and exit: thread_calls.cc; fork, wait, execve and ids: fork_calls.cc; futex: futex_calls.cc;
 // signals: signal_calls.cc.
 #include <asm/prctl.h>
 #include <sched.h>
@@ -21,8 +21,6 @@ namespace vmha {
 
 namespace {
 
-int64_t sys_getpid(Process&, const SyscallArgs&) { return getpid(); }
-int64_t sys_getppid(Process&, const SyscallArgs&) { return getppid(); }
 int64_t sys_getuid(Process&, const SyscallArgs&) { return getuid(); }
 int64_t sys_geteuid(Process&, const SyscallArgs&) { return geteuid(); }
 int64_t sys_getgid(Process&, const SyscallArgs&) { return getgid(); }
@@ -38,18 +36,18 @@ int64_t sys_arch_prctl(Process& p, const SyscallArgs& a) {
       p.fs_base_changed = true;
       return 0;
     case ARCH_GET_FS:
-      return p.as.copy_out(a.a[1], &p.fs_base, 8) ? 0 : -EFAULT;
+      return p.as->copy_out(a.a[1], &p.fs_base, 8) ? 0 : -EFAULT;
     default:
       return -EINVAL;
   }
 }
 
 int64_t sys_prlimit64(Process& p, const SyscallArgs& a) {
-  if (a.a[0] != 0 && static_cast<int64_t>(a.a[0]) != getpid()) return -ESRCH;
+  if (a.a[0] != 0 && static_cast<int64_t>(a.a[0]) != p.pid) return -ESRCH;
   rlimit r;
   if (getrlimit(static_cast<int>(a.a[1]), &r) < 0) return -errno;
   if (a.a[1] == RLIMIT_STACK) r.rlim_cur = std::min<rlim_t>(r.rlim_cur, 8u << 20);
-  if (a.a[3] && !p.as.copy_out(a.a[3], &r, sizeof r)) return -EFAULT;
+  if (a.a[3] && !p.as->copy_out(a.a[3], &r, sizeof r)) return -EFAULT;
   return 0;  // new limits are accepted and ignored
 }
 
@@ -62,19 +60,19 @@ int64_t sys_getrandom(Process& p, const SyscallArgs& a) {
   std::vector<uint8_t> buf(std::min<uint64_t>(a.a[1], 1 << 20));
   ssize_t n = getrandom(buf.data(), buf.size(), static_cast<unsigned>(a.a[2]));
   if (n < 0) return -errno;
-  return p.as.copy_out(a.a[0], buf.data(), n) ? n : -EFAULT;
+  return p.as->copy_out(a.a[0], buf.data(), n) ? n : -EFAULT;
 }
 
 int64_t sys_uname(Process& p, const SyscallArgs& a) {
   utsname u;
   uname(&u);
-  return p.as.copy_out(a.a[0], &u, sizeof u) ? 0 : -EFAULT;
+  return p.as->copy_out(a.a[0], &u, sizeof u) ? 0 : -EFAULT;
 }
 
 int64_t sys_sysinfo(Process& p, const SyscallArgs& a) {
   struct sysinfo s;
   sysinfo(&s);
-  return p.as.copy_out(a.a[0], &s, sizeof s) ? 0 : -EFAULT;
+  return p.as->copy_out(a.a[0], &s, sizeof s) ? 0 : -EFAULT;
 }
 
 int64_t sys_umask(Process&, const SyscallArgs& a) { return umask(static_cast<mode_t>(a.a[0])); }
@@ -82,7 +80,7 @@ int64_t sys_umask(Process&, const SyscallArgs& a) { return umask(static_cast<mod
 int64_t sys_getrusage(Process& p, const SyscallArgs& a) {
   rusage r;
   if (getrusage(RUSAGE_SELF, &r) < 0) return -errno;
-  return p.as.copy_out(a.a[1], &r, sizeof r) ? 0 : -EFAULT;
+  return p.as->copy_out(a.a[1], &r, sizeof r) ? 0 : -EFAULT;
 }
 
 int64_t sys_prctl(Process& p, const SyscallArgs& a) {
@@ -91,7 +89,7 @@ int64_t sys_prctl(Process& p, const SyscallArgs& a) {
       return 0;
     case 16: {  // PR_GET_NAME
       char name[16] = "vmha-guest";
-      return p.as.copy_out(a.a[1], name, sizeof name) ? 0 : -EFAULT;
+      return p.as->copy_out(a.a[1], name, sizeof name) ? 0 : -EFAULT;
     }
     default:
       return -EINVAL;
@@ -100,8 +98,6 @@ int64_t sys_prctl(Process& p, const SyscallArgs& a) {
 
 const SyscallDef kDefs[] = {
     {SYS_prctl, "prctl", sys_prctl},
-    {SYS_getpid, "getpid", sys_getpid},
-    {SYS_getppid, "getppid", sys_getppid},
     {SYS_getuid, "getuid", sys_getuid},
     {SYS_geteuid, "geteuid", sys_geteuid},
     {SYS_getgid, "getgid", sys_getgid},
