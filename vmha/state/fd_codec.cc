@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -31,7 +32,10 @@ Status peek_pending(const FdEntry& e, std::string* out) {
   }
   int tmp[2];
   if (pipe2(tmp, O_CLOEXEC) < 0) return Status::error(errno_text("pipe2"));
-  fcntl(tmp[1], F_SETPIPE_SZ, n);
+  // As many buffers as the guest's pipe has: tee copies whole buffers, and
+  // the bytes may lie in several (a partly read page, then newer ones).
+  const int slots = fcntl(e.host_fd, F_GETPIPE_SZ);
+  fcntl(tmp[1], F_SETPIPE_SZ, std::max(n, slots));
   ssize_t got = tee(e.host_fd, tmp[1], n, SPLICE_F_NONBLOCK);
   ssize_t r = got == n ? read(tmp[0], out->data(), n) : -1;
   close(tmp[0]);
