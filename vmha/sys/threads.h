@@ -11,9 +11,11 @@
 // wait record and not a host thread inside a system call), one dirty ring
 // tracks all of them, and the system-call layer needs no locks. The price:
 // the guest's threads share one host CPU, and a host call that blocks
-// (a read of an empty pipe, poll) holds the vCPU for the rest of its
-// thread's time slice: the slice's kick cuts it, the thread waits before
-// the call, and it runs the call again at its next turn.
+// holds the vCPU for the rest of its thread's time slice: the slice's kick
+// cuts it, the thread waits before the call, and it runs the call again at
+// its next turn. A read of an empty pipe, a write to a full one and a poll
+// look first and give the vCPU up (kRetryLater) while another thread or
+// process could run. Processes take turns the same way (process_tree.h).
 //
 // The system calls (thread_calls.cc, futex_calls.cc) change this table and
 // answer kSwitchThread when the calling thread must leave the vCPU; the VMM
