@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <vector>
 
 #include "vmha/sys/syscall_table.h"
@@ -26,6 +27,35 @@ int64_t sys_geteuid(Process&, const SyscallArgs&) { return geteuid(); }
 int64_t sys_getgid(Process&, const SyscallArgs&) { return getgid(); }
 int64_t sys_getegid(Process&, const SyscallArgs&) { return getegid(); }
 int64_t sys_zero(Process&, const SyscallArgs&) { return 0; }
+
+// setuid, setresuid and the gid ones: the guest keeps vmha's ids; asking for
+// them again succeeds (posix_spawn's POSIX_SPAWN_RESETIDS does), any other
+// id is EPERM, as for an unprivileged process.
+bool same_ids(const SyscallArgs& a, int n, uint64_t real, uint64_t effective) {
+  for (int i = 0; i < n; ++i) {
+    const uint32_t id = static_cast<uint32_t>(a.a[i]);
+    if (id != UINT32_MAX && id != real && id != effective) return false;
+  }
+  return true;
+}
+int64_t sys_setuids(Process&, const SyscallArgs& a) {
+  const int n = a.nr == SYS_setuid ? 1 : a.nr == SYS_setreuid ? 2 : 3;
+  return same_ids(a, n, getuid(), geteuid()) ? 0 : -EPERM;
+}
+int64_t sys_setgids(Process&, const SyscallArgs& a) {
+  const int n = a.nr == SYS_setgid ? 1 : a.nr == SYS_setregid ? 2 : 3;
+  return same_ids(a, n, getgid(), getegid()) ? 0 : -EPERM;
+}
+int64_t sys_getresuid(Process& p, const SyscallArgs& a) {
+  const uint32_t r = getuid(), e = geteuid();
+  return p.as->copy_out(a.a[0], &r, 4) && p.as->copy_out(a.a[1], &e, 4) && p.as->copy_out(a.a[2], &e, 4) ? 0
+                                                                                                       : -EFAULT;
+}
+int64_t sys_getresgid(Process& p, const SyscallArgs& a) {
+  const uint32_t r = getgid(), e = getegid();
+  return p.as->copy_out(a.a[0], &r, 4) && p.as->copy_out(a.a[1], &e, 4) && p.as->copy_out(a.a[2], &e, 4) ? 0
+                                                                                                       : -EFAULT;
+}
 int64_t sys_enosys_quiet(Process&, const SyscallArgs&) { return -ENOSYS; }
 
 int64_t sys_arch_prctl(Process& p, const SyscallArgs& a) {
@@ -102,6 +132,14 @@ const SyscallDef kDefs[] = {
     {SYS_geteuid, "geteuid", sys_geteuid},
     {SYS_getgid, "getgid", sys_getgid},
     {SYS_getegid, "getegid", sys_getegid},
+    {SYS_setuid, "setuid", sys_setuids},
+    {SYS_setreuid, "setreuid", sys_setuids},
+    {SYS_setresuid, "setresuid", sys_setuids},
+    {SYS_setgid, "setgid", sys_setgids},
+    {SYS_setregid, "setregid", sys_setgids},
+    {SYS_setresgid, "setresgid", sys_setgids},
+    {SYS_getresuid, "getresuid", sys_getresuid},
+    {SYS_getresgid, "getresgid", sys_getresgid},
     {SYS_rseq, "rseq", sys_enosys_quiet},  // glibc falls back silently
     {SYS_arch_prctl, "arch_prctl", sys_arch_prctl},
     {SYS_prlimit64, "prlimit64", sys_prlimit64},
