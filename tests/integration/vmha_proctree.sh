@@ -37,6 +37,26 @@ plain "bash pipeline" /bin/bash -c 'seq 1 200000 | sort -n | md5sum'
 plain "$SHELL_PROG" $SHELL_PROG -c 'echo hi; ls tree | wc -l'
 plain "python3 subprocess" /usr/bin/python3 -c "$PY"
 plain "exit status of a pipeline" /bin/bash -c 'set -o pipefail; echo x | (cat; exit 3) | cat'
+# make -j2 of a small C project with gcc from the read-only system paths
+# (recipes without shell syntax: make runs them itself, /bin/sh is not in
+# the policy); the program it built prints what the native build's does.
+if [ -x /usr/bin/make ] && [ -x /usr/bin/gcc ]; then
+  for d in native vmha; do
+    mkdir "make.$d"
+    printf 'int f(void) { return 41; }\n' > "make.$d/a.c"
+    printf '#include <stdio.h>\nint f(void);\nint main(void) { printf("%%d\\n", f() + 1); return 0; }\n' > "make.$d/b.c"
+    printf 'prog: a.o b.o\n\t$(CC) -o prog a.o b.o\n%%.o: %%.c\n\t$(CC) -c $< -o $@\n' > "make.$d/Makefile"
+  done
+  # not the make that runs this test's flags and jobserver
+  unset MAKEFLAGS MFLAGS MAKELEVEL
+  (cd make.native && /usr/bin/make -s --no-print-directory -j2 CC=/usr/bin/gcc && ./prog) > native.out 2>&1
+  (cd make.vmha && "$VMHA" run -- /usr/bin/make -s --no-print-directory -j2 CC=/usr/bin/gcc 2> ../make.err && ./prog) > vmha.out 2>&1
+  if cmp -s native.out vmha.out && [ "$(cat vmha.out)" = 42 ]; then
+    echo "ok: make -j2"
+  else
+    echo "FAIL: make -j2: $(cat vmha.out)"; cat make.err; fail=1
+  fi
+fi
 check_replicated "bash pipeline" /bin/bash -c 'seq 1 200000 | sort -n | md5sum'
 check_replicated "python3 subprocess" /usr/bin/python3 -c "$PY"
 exit $fail

@@ -7,17 +7,20 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
 #include "vmha/sys/guest_io.h"
 #include "vmha/sys/process_tree.h"
+#include "vmha/sys/signal_kick.h"
 #include "vmha/sys/syscall_table.h"
 
 namespace vmha {
@@ -373,6 +376,122 @@ int64_t sys_poll(Process& p, const SyscallArgs& a) {
   return (n && !p.as->copy_out(a.a[0], fds.data(), n * sizeof(pollfd))) ? -EFAULT : r;
 }
 
+// select and pselect6, as a poll of the descriptors in their sets;
+// pselect6's signal mask is in force while it waits, as rt_sigsuspend's is
+// (a signal it lets through ends it with EINTR, the handler's frame saving
+// the mask from before the call). Like poll, it gives the vCPU up while
+// another guest thread or process could run; it restarts after an epoch
+// pause with what is left of its timeout. The timeout is not updated.
+int64_t do_select(Process& p, uint64_t nfds, const uint64_t sets_va[3], int64_t timeout_ns,
+                  const uint64_t* mask) {
+  if (nfds > FdTable::kMaxFds) return -EINVAL;
+  const size_t words = (nfds + 63) / 64;
+  std::vector<uint64_t> sets[3];
+  for (int k = 0; k < 3; ++k) {
+    if (!sets_va[k]) continue;
+    sets[k].assign(words, 0);
+    if (words && !p.as->copy_in(sets[k].data(), sets_va[k], words * 8)) return -EFAULT;
+  }
+  auto has = [&](int k, uint64_t fd) { return !sets[k].empty() && (sets[k][fd / 64] >> (fd % 64)) & 1; };
+  std::vector<pollfd> host;
+  std::vector<int> guest_fd;
+  for (uint64_t fd = 0; fd < nfds; ++fd) {
+    short ev = (has(0, fd) ? POLLIN : 0) | (has(1, fd) ? POLLOUT : 0) | (has(2, fd) ? POLLPRI : 0);
+    if (!ev) continue;
+    FdEntry* e = p.fds.get(static_cast<int>(fd));
+    if (!e) return -EBADF;
+    host.push_back({e->host_fd, ev, 0});
+    guest_fd.push_back(static_cast<int>(fd));
+  }
+  const uint64_t before = p.sigmask;
+  if (mask) {
+    p.sigmask = *mask & ~kUnblockable;
+    collect_signals(p.signals);
+    if (p.signals.deliverable(p.sigmask, p.sigactions)) {
+      if (!p.signals.saved_mask) p.signals.saved_mask = before;
+      return -EINTR;
+    }
+  }
+  auto restarted = std::exchange(p.call_deadline, std::nullopt);
+  timespec now{}, deadline{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  int left = -1;
+  if (timeout_ns >= 0) {
+    if (restarted) {
+      deadline = restarted->at;
+    } else {
+      const int64_t at = static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec + timeout_ns;
+      deadline = {at / 1000000000, at % 1000000000};
+    }
+    const int64_t ns = (deadline.tv_sec - now.tv_sec) * 1000000000LL + (deadline.tv_nsec - now.tv_nsec);
+    left = ns <= 0 ? 0 : static_cast<int>(std::min<int64_t>((ns + 999999) / 1000000, INT32_MAX));
+  }
+  const bool share = left != 0 && p.tree && p.tree->others_runnable(p);
+  int r = poll(host.data(), host.size(), share ? 0 : left);
+  if ((r == 0 && share) || (r < 0 && errno == EINTR)) {
+    p.sigmask = before;  // before the call again
+    if (timeout_ns >= 0) p.call_deadline = Process::CallDeadline{CLOCK_MONOTONIC, deadline};
+    return r == 0 ? kRetryLater : kWaitForRelease;
+  }
+  p.sigmask = before;
+  if (r < 0) return -errno;
+  for (auto& set : sets) std::fill(set.begin(), set.end(), 0);
+  int count = 0;
+  for (size_t i = 0; i < host.size(); ++i) {
+    const uint64_t fd = static_cast<uint64_t>(guest_fd[i]);
+    const short re = host[i].revents;
+    auto mark = [&](int k, bool on) {
+      if (on && !sets[k].empty() && (host[i].events & (k == 0 ? POLLIN : k == 1 ? POLLOUT : POLLPRI))) {
+        sets[k][fd / 64] |= 1ull << (fd % 64);
+        ++count;
+      }
+    };
+    mark(0, re & (POLLIN | POLLHUP | POLLERR));
+    mark(1, re & (POLLOUT | POLLERR));
+    mark(2, re & POLLPRI);
+  }
+  for (int k = 0; k < 3; ++k)
+    if (sets_va[k] && words && !p.as->copy_out(sets_va[k], sets[k].data(), words * 8)) return -EFAULT;
+  return count;
+}
+
+int64_t sys_select(Process& p, const SyscallArgs& a) {
+  const uint64_t sets[3] = {a.a[1], a.a[2], a.a[3]};
+  int64_t timeout = -1;
+  if (a.a[4]) {
+    timeval tv;
+    if (!p.as->copy_in(&tv, a.a[4], sizeof tv)) return -EFAULT;
+    if (tv.tv_sec < 0 || tv.tv_usec < 0 || tv.tv_usec >= 1000000) return -EINVAL;
+    timeout = static_cast<int64_t>(tv.tv_sec) * 1000000000 + tv.tv_usec * 1000;
+  }
+  return do_select(p, a.a[0], sets, timeout, nullptr);
+}
+
+int64_t sys_pselect6(Process& p, const SyscallArgs& a) {
+  const uint64_t sets[3] = {a.a[1], a.a[2], a.a[3]};
+  int64_t timeout = -1;
+  if (a.a[4]) {
+    timespec ts;
+    if (!p.as->copy_in(&ts, a.a[4], sizeof ts)) return -EFAULT;
+    if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000) return -EINVAL;
+    timeout = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  }
+  uint64_t mask = 0;
+  bool with_mask = false;
+  if (a.a[5]) {
+    struct {
+      uint64_t set, size;
+    } m;
+    if (!p.as->copy_in(&m, a.a[5], sizeof m)) return -EFAULT;
+    if (m.set) {
+      if (m.size != 8) return -EINVAL;
+      if (!p.as->copy_in(&mask, m.set, 8)) return -EFAULT;
+      with_mask = true;
+    }
+  }
+  return do_select(p, a.a[0], sets, timeout, with_mask ? &mask : nullptr);
+}
+
 int64_t sys_sendfile(Process& p, const SyscallArgs& a) {
   int out_fd = fd_arg(a, 0), in_fd = fd_arg(a, 1);
   FdEntry* in = p.fds.get(in_fd);
@@ -451,6 +570,8 @@ const SyscallDef kDefs[] = {
     {SYS_socketpair, "socketpair", sys_socketpair},
     {SYS_shutdown, "shutdown", sys_shutdown},
     {SYS_poll, "poll", sys_poll},
+    {SYS_select, "select", sys_select},
+    {SYS_pselect6, "pselect6", sys_pselect6},
     {SYS_getsockname, "getsockname", sys_getsockname},
     {SYS_getpeername, "getpeername", sys_getpeername},
     {SYS_sendfile, "sendfile", sys_sendfile},

@@ -336,9 +336,10 @@ RunResult Vm::run_loop() {
         uint16_t port = run_->io.port;
         if (port == kSyscallPort && run_->io.direction == KVM_EXIT_IO_OUT) {
           if (Status s = handle_syscall(&result); !s.ok()) return finish(failed(s.message()));
-          if (restart_ && !yield_) {
-            // Not inside the call any more: pauses park at the loop's top.
-            if (!pause_requested_.load() && !stop_requested_.load())
+          if (restart_) {
+            // Not inside the call any more: pauses park at the loop's top. A
+            // call that gave the vCPU up (kRetryLater) waits for nothing.
+            if (!yield_ && !pause_requested_.load() && !stop_requested_.load())
               proc_->out->wait_for_release(std::chrono::microseconds(200));
             break;
           }
