@@ -112,6 +112,20 @@ void AddressSpace::release(uint64_t start, uint64_t end) {
   flush_ = true;
 }
 
+namespace {
+
+bool zero_page(const uint8_t* p) {
+  uint64_t any = 0;
+  for (size_t i = 0; i < kPageSize; i += 8) {
+    uint64_t v;
+    std::memcpy(&v, p + i, 8);
+    any |= v;
+  }
+  return any == 0;
+}
+
+}  // namespace
+
 bool AddressSpace::copy_from(AddressSpace& parent) {
   vmas_ = parent.vmas_;
   brk_start_ = parent.brk_start_;
@@ -133,7 +147,10 @@ bool AddressSpace::copy_from(AddressSpace& parent) {
       ok = false;
       return;
     }
-    mem_.write(frame, mem_.host(e & kPteFrame), kPageSize);
+    // A page the parent never wrote (most of a stack) stays a fresh frame:
+    // already zero, and no host memory until the child writes it.
+    const uint8_t* src = mem_.host(e & kPteFrame);
+    if (!zero_page(src)) mem_.write(frame, src, kPageSize);
     pt_.set_leaf(pte, frame | (e & ~kPteFrame));
   });
   flush_ = true;
