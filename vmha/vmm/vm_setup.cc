@@ -37,7 +37,8 @@ kvm_segment user_segment(uint16_t sel, bool code) {
 
 Vm::~Vm() {
   if (tree_)
-    for (auto& p : tree_->all()) p->fds.close_all();
+    for (auto& p : tree_->all())
+      if (p) p->fds.close_all();
   if (run_) munmap(run_, run_size_);
   tracker_.reset();  // unmaps the ring before the vCPU fd closes
   if (vcpu_fd_ >= 0) close(vcpu_fd_);
