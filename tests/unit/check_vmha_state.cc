@@ -53,7 +53,7 @@ START_TEST(wrong_magic_and_version_are_refused) {
   w.bytes(kStateMagic, 8);
   w.u32(kStateVersion + 1);
   s = Vm::restore(VmOptions{}, future, &vm);
-  ck_assert_msg(contains(s.message(), "version 4 is not supported") && contains(s.message(), "versions 1 to 3"), "%s",
+  ck_assert_msg(contains(s.message(), "version 5 is not supported") && contains(s.message(), "versions 1 to 4"), "%s",
                 s.message().c_str());
 }
 END_TEST

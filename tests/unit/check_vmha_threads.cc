@@ -220,9 +220,9 @@ START_TEST(newer_state_version_is_refused) {
   ck_assert_uint_eq(state_version(state), 3);
   std::unique_ptr<Vm> vm;
   ck_assert(Vm::restore(p.opts, state, &vm).ok());
-  state[8] = 4;
+  state[8] = 5;
   Status s = Vm::restore(p.opts, state, &vm);
-  ck_assert_msg(contains(s.message(), "version 4 is not supported (this vmha reads versions 1 to 3)"), "%s",
+  ck_assert_msg(contains(s.message(), "version 5 is not supported (this vmha reads versions 1 to 4)"), "%s",
                 s.message().c_str());
   // A thread section cut short is refused, not half applied.
   state[8] = 3;

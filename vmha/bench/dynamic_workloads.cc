@@ -30,6 +30,11 @@ std::vector<DynamicWorkload> dynamic_workloads(const std::string& workload_dir) 
       {"dyn-md5sum", {"/usr/bin/md5sum", kDynamicDataFile}},
       {"dyn-py-thr4", python_threaded_lines(40, 4000, "threads.out")},
       {"dyn-omp4", omp_lines(workload_dir, 40, 300000, 4)},
+      // Process trees: fork+exec cost (200 runs of true from a shell loop),
+      // and a pipeline of three processes (sort's temporary files in the
+      // working directory, the guest's only writable place).
+      {"dyn-forkexec", {"/bin/bash", "-c", "for i in $(seq 200); do /usr/bin/true; done; echo done"}},
+      {"dyn-pipeline", {"/bin/bash", "-c", "seq 1 200000 | sort -n -T . | md5sum"}},
   };
 }
 

@@ -21,7 +21,8 @@ inline constexpr const char* kDynamicDataFile = "data.txt";
 // prints a running checksum per round (flushed: output while it runs), then
 // the checksum; the same with 4 threading.Thread workers (python_threaded_lines);
 // sort, gzip -c and md5sum of kDynamicDataFile; omp_lines (in workload_dir)
-// with 4 threads.
+// with 4 threads; bash running /usr/bin/true 200 times (fork+exec cost) and
+// bash running seq | sort -n | md5sum (a tree of processes and pipes).
 std::vector<DynamicWorkload> dynamic_workloads(const std::string& workload_dir);
 
 // Writes kDynamicDataFile into `dir` with the workloads' gendata. False on failure.

@@ -112,6 +112,63 @@ void AddressSpace::release(uint64_t start, uint64_t end) {
   flush_ = true;
 }
 
+namespace {
+
+bool zero_page(const uint8_t* p) {
+  uint64_t any = 0;
+  for (size_t i = 0; i < kPageSize; i += 8) {
+    uint64_t v;
+    std::memcpy(&v, p + i, 8);
+    any |= v;
+  }
+  return any == 0;
+}
+
+}  // namespace
+
+bool AddressSpace::copy_from(AddressSpace& parent) {
+  vmas_ = parent.vmas_;
+  brk_start_ = parent.brk_start_;
+  brk_cur_ = parent.brk_cur_;
+  bool ok = true;
+  parent.pt_.for_each_user_leaf([&](uint64_t va, uint64_t e) {
+    if (!ok) return;
+    uint64_t* pte = pt_.leaf(va, true);
+    if (!pte) {
+      ok = false;
+      return;
+    }
+    if (!(e & kPteBacked)) {
+      pt_.set_leaf(pte, e);
+      return;
+    }
+    uint64_t frame = mem_.alloc_frame();
+    if (!frame) {
+      ok = false;
+      return;
+    }
+    // A page the parent never wrote (most of a stack) stays a fresh frame:
+    // already zero, and no host memory until the child writes it.
+    const uint8_t* src = mem_.host(e & kPteFrame);
+    if (!zero_page(src)) mem_.write(frame, src, kPageSize);
+    pt_.set_leaf(pte, frame | (e & ~kPteFrame));
+  });
+  flush_ = true;
+  return ok;
+}
+
+void AddressSpace::release_all() {
+  std::vector<uint64_t> frames;
+  pt_.for_each_user_leaf([&](uint64_t, uint64_t e) {
+    if (e & kPteBacked) frames.push_back(e & kPteFrame);
+  });
+  if (!frames.empty()) mem_.free_frames(frames);
+  pt_.clear_user_leaves();
+  vmas_.clear();
+  brk_start_ = brk_cur_ = 0;
+  flush_ = true;
+}
+
 bool AddressSpace::map_fixed(uint64_t start, uint64_t end, int prot, int flags) {
   carve(start, end);
   insert({start, end, prot, flags});

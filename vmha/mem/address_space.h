@@ -35,6 +35,14 @@ class AddressSpace {
   int discard(uint64_t addr, uint64_t len);
   void init_brk(uint64_t start) { brk_start_ = brk_cur_ = start; }
 
+  // fork: this (empty) address space becomes a copy of `parent`'s: its
+  // mappings, brk, and a fresh frame with the same contents for every page
+  // the parent has backed (an eager copy). false when memory ran out.
+  bool copy_from(AddressSpace& parent);
+  // Unmaps everything (exec, exit); the page tables stay (page_table.h).
+  void release_all();
+  PageTable& page_table() { return pt_; }
+
   // Maps fixed pages for the loader and the stack (no VMA search).
   bool map_fixed(uint64_t start, uint64_t end, int prot, int flags);
 

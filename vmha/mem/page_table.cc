@@ -59,6 +59,15 @@ uint64_t PageTable::translate(uint64_t va, bool write) {
   return (e & kPteFrame) | (va & (kPageSize - 1));
 }
 
+void PageTable::share_top_entry(const PageTable& from, int index) {
+  const uint64_t value = reinterpret_cast<const uint64_t*>(from.mem_.host(from.roots_[from.cur_]))[index];
+  for (uint64_t root : roots_) mem_.write(root + index * kPteBytes, &value, kPteBytes);
+}
+
+void PageTable::clear_user_leaves() {
+  for_each_user_leaf([&](uint64_t va, uint64_t) { set_leaf(leaf(va, false), 0); });
+}
+
 uint64_t PageTable::flush_root() {
   int next = cur_ ^ 1;
   mem_.write(roots_[next], mem_.host(roots_[cur_]), kPageSize);

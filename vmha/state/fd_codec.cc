@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -31,7 +32,10 @@ Status peek_pending(const FdEntry& e, std::string* out) {
   }
   int tmp[2];
   if (pipe2(tmp, O_CLOEXEC) < 0) return Status::error(errno_text("pipe2"));
-  fcntl(tmp[1], F_SETPIPE_SZ, n);
+  // As many buffers as the guest's pipe has: tee copies whole buffers, and
+  // the bytes may lie in several (a partly read page, then newer ones).
+  const int slots = fcntl(e.host_fd, F_GETPIPE_SZ);
+  fcntl(tmp[1], F_SETPIPE_SZ, std::max(n, slots));
   ssize_t got = tee(e.host_fd, tmp[1], n, SPLICE_F_NONBLOCK);
   ssize_t r = got == n ? read(tmp[0], out->data(), n) : -1;
   close(tmp[0]);
@@ -90,16 +94,10 @@ bool decode_fd(ByteReader& r, SavedFd* s) {
   return true;
 }
 
-// The pipe or socketpair of one channel, created by its first descriptor.
-struct ChannelPair {
-  int host[2] = {-1, -1};
-  bool filled[2] = {false, false};
-  FdKind kind;
-};
-
 // Opens the host side of a saved descriptor into s.e.host_fd. Returns why a
 // host operation failed ("" when none did); a bad value fails the reader.
-std::string reopen_fd(ByteReader& r, const VmOptions& opts, Process& p, std::map<int, ChannelPair>& pairs, SavedFd& s) {
+std::string reopen_fd(ByteReader& r, const VmOptions& opts, Process& p, std::map<int, ChannelPair>& pairs,
+                      SavedFd& s) {
   FdEntry& e = s.e;
   std::string problem;
   switch (e.kind) {
@@ -176,11 +174,20 @@ Status VmStateCodec::encode_fds(ByteWriter& w, const Vm& vm) {
   return Status();
 }
 
-Status VmStateCodec::decode_fds(ByteReader& r, const VmOptions& opts, Vm& vm) {
+ChannelPairs::~ChannelPairs() {
+  // The tables hold their own duplicates of every pipe end.
+  for (auto& [ch, pr] : pairs) {
+    if (pr.host[0] >= 0) close(pr.host[0]);
+    if (pr.host[1] >= 0) close(pr.host[1]);
+  }
+}
+
+Status VmStateCodec::decode_fds(ByteReader& r, const VmOptions& opts, Vm& vm, ChannelPairs* channels) {
   Process& p = *vm.proc_;
   uint32_t nfds = r.u32("fd count");
   if (nfds > FdTable::kMaxFds) r.fail("fd count", "at most 1024");
-  std::map<int, ChannelPair> pairs;
+  ChannelPairs own;
+  std::map<int, ChannelPair>& pairs = (channels ? channels : &own)->pairs;
   std::string problem;
   for (uint32_t i = 0; i < nfds && r.ok(); ++i) {
     SavedFd s;
@@ -188,11 +195,6 @@ Status VmStateCodec::decode_fds(ByteReader& r, const VmOptions& opts, Vm& vm) {
     problem = reopen_fd(r, opts, p, pairs, s);
     if (!problem.empty()) break;
     if (s.e.host_fd >= 0) p.fds.install_at(s.fd, s.e);
-  }
-  // The table holds its own duplicates of every pipe end.
-  for (auto& [ch, pr] : pairs) {
-    close(pr.host[0]);
-    close(pr.host[1]);
   }
   if (!problem.empty()) return Status::error("restore: " + problem);
   p.fds.set_next_channel(static_cast<int>(r.u32("channel count")));

@@ -25,7 +25,7 @@ bool known_clock(int32_t c) { return c == CLOCK_REALTIME || c == CLOCK_MONOTONIC
 
 bool VmStateCodec::has_threads(const Vm& vm) { return vm.proc_->threads.active(); }
 
-void VmStateCodec::encode_threads(ByteWriter& w, const Vm& vm) {
+void VmStateCodec::encode_threads(ByteWriter& w, const Vm& vm, bool tree) {
   const ThreadTable& tt = vm.proc_->threads;
   w.bytes(kThreadsMagic, 8);
   w.u32(static_cast<uint32_t>(tt.all().size()));
@@ -50,8 +50,21 @@ void VmStateCodec::encode_threads(ByteWriter& w, const Vm& vm) {
     int64_t left = wt.timed ? std::max<int64_t>(0, wt.deadline_ns - thread_clock_ns(wt.clock)) : 0;
     w.u64(static_cast<uint64_t>(left));
     w.u64(wt.seq);
-    if (i == tt.current_index() || t.exited) continue;  // on the vCPU, or gone
-    const Vm::ThreadCpu& c = vm.thread_cpus_.at(t.tid);
+    if (tree) {
+      // Version 4: what a wait for a child needs, and whether the registers
+      // follow (every thread's but the one on the vCPU).
+      w.u64(static_cast<uint64_t>(wt.child));
+      w.u64(wt.out_va);
+      w.u64(wt.rusage_va);
+      w.u32(wt.options);
+      w.u32(wt.waitid);
+      const bool has = !t.exited && vm.thread_cpus_.count({vm.proc_->pid, t.tid});
+      w.u32(has);
+      if (!has) continue;
+    } else if (i == tt.current_index() || t.exited) {
+      continue;  // on the vCPU, or gone
+    }
+    const Vm::ThreadCpu& c = vm.thread_cpus_.at({vm.proc_->pid, t.tid});
     w.pod(c.regs);
     w.u32(!c.xsave.empty());
     if (!c.xsave.empty())
@@ -61,7 +74,7 @@ void VmStateCodec::encode_threads(ByteWriter& w, const Vm& vm) {
   }
 }
 
-void VmStateCodec::decode_threads(ByteReader& r, Vm& vm) {
+void VmStateCodec::decode_threads(ByteReader& r, Vm& vm, bool tree) {
   char magic[8];
   if (r.bytes(magic, 8, "thread section") && std::memcmp(magic, kThreadsMagic, 8) != 0)
     r.fail("thread section", "VMHATHRD");
@@ -72,7 +85,7 @@ void VmStateCodec::decode_threads(ByteReader& r, Vm& vm) {
   if (r.ok() && current >= n) r.fail("current thread", "an index below the thread count");
   if (r.ok() && next_tid < kFirstThreadId) r.fail("next thread id", "4194304 or more");
   std::vector<GuestThread> threads;
-  std::map<int32_t, Vm::ThreadCpu> cpus;
+  std::map<Vm::ThreadKey, Vm::ThreadCpu> cpus;
   for (uint32_t i = 0; i < n && r.ok(); ++i) {
     GuestThread t;
     t.tid = static_cast<int32_t>(r.u32("thread id"));
@@ -90,6 +103,18 @@ void VmStateCodec::decode_threads(ByteReader& r, Vm& vm) {
     wt.clock = static_cast<int32_t>(r.u32("wait clock"));
     const auto left = static_cast<int64_t>(r.u64("wait deadline"));
     wt.seq = r.u64("wait order");
+    bool has_regs = false;
+    if (tree) {
+      wt.child = static_cast<int64_t>(r.u64("child wait selector"));
+      wt.out_va = r.u64("child wait answer address");
+      wt.rusage_va = r.u64("child wait rusage address");
+      wt.options = r.u32("child wait options");
+      const uint32_t waitid = r.u32("child wait call");
+      const uint32_t has = r.u32("thread registers flag");
+      if (r.ok() && (waitid > 1 || has > 1)) r.fail("child wait call and registers flag", "0 or 1");
+      wt.waitid = waitid;
+      has_regs = has;
+    }
     if (!r.ok()) break;
     t.in_call = flags & 1;
     t.exited = flags & 2;
@@ -99,8 +124,8 @@ void VmStateCodec::decode_threads(ByteReader& r, Vm& vm) {
       r.fail("thread flags", "0..3");
     else if (t.tid != 0 && (t.tid < kFirstThreadId || t.tid >= next_tid))
       r.fail("thread id", "0 or an id this VM gave out");
-    else if (kind > 3 || timed > 1)
-      r.fail("wait kind", "none, futex, sleep or signal");
+    else if (kind > (tree ? 4u : 3u) || timed > 1)
+      r.fail("wait kind", tree ? "none, futex, sleep, signal or child" : "none, futex, sleep or signal");
     else if (timed && (!known_clock(wt.clock) || left < 0))
       r.fail("wait clock", "CLOCK_REALTIME, CLOCK_MONOTONIC or CLOCK_BOOTTIME and a time left of 0 or more");
     else if (kind == 1 && wt.futex % 4)
@@ -109,7 +134,7 @@ void VmStateCodec::decode_threads(ByteReader& r, Vm& vm) {
     for (const GuestThread& o : threads)
       if (o.tid == t.tid) r.fail("thread id", "an id no other thread has");
     if (timed) wt.deadline_ns = thread_clock_ns(wt.clock) + left;
-    if (i != current && !t.exited && r.ok()) {
+    if ((tree ? has_regs : i != current && !t.exited) && r.ok()) {
       Vm::ThreadCpu c;
       r.pod(&c.regs, "thread registers");
       const uint32_t has_xsave = r.u32("thread XSAVE flag");
@@ -120,13 +145,13 @@ void VmStateCodec::decode_threads(ByteReader& r, Vm& vm) {
       } else {
         r.pod(&c.fpu, "thread FPU registers");
       }
-      cpus[t.tid] = std::move(c);
+      cpus[{vm.proc_->pid, t.tid}] = std::move(c);
     }
     threads.push_back(t);
   }
   if (!r.ok()) return;
   vm.proc_->threads.replace(std::move(threads), current, next_tid, seq);
-  vm.thread_cpus_ = std::move(cpus);
+  vm.thread_cpus_.merge(cpus);
 }
 
 }  // namespace vmha

@@ -23,10 +23,11 @@ Status read_error(const ByteReader& r) { return Status::error("VM state " + r.er
 
 void VmStateCodec::encode_header(ByteWriter& w, const Vm& vm) {
   w.bytes(kStateMagic, 8);
-  // The lowest version that holds this state: a single-threaded guest's
-  // stays readable by a vmha from before version 3, one without signal
-  // state by a vmha from before version 2.
-  w.u32(has_threads(vm) ? 3 : has_signals(vm) ? 2 : 1);
+  // The lowest version that holds this state: a single process's stays
+  // readable by a vmha from before version 4, a single-threaded guest's by
+  // one from before version 3, one without signal state by one from before
+  // version 2.
+  w.u32(has_tree(vm) ? 4 : has_threads(vm) ? 3 : has_signals(vm) ? 2 : 1);
   w.u64(vm.mem_->size());
 }
 
@@ -65,13 +66,17 @@ Status Vm::save(std::vector<uint8_t>* out, bool with_memory) {
   ByteWriter w(*out);
   VmStateCodec::encode_header(w, *this);
   if (Status s = VmStateCodec::encode_vcpu(w, *this); !s.ok()) return s;
-  VmStateCodec::encode_page_tables(w, *this);
-  VmStateCodec::encode_mappings(w, *this);
-  VmStateCodec::encode_process(w, *this);
-  const bool threads = VmStateCodec::has_threads(*this);
-  if (threads || VmStateCodec::has_signals(*this)) VmStateCodec::encode_signals(w, *this);
-  if (threads) VmStateCodec::encode_threads(w, *this);
-  if (Status s = VmStateCodec::encode_fds(w, *this); !s.ok()) return s;
+  if (VmStateCodec::has_tree(*this)) {
+    if (Status s = VmStateCodec::encode_tree(w, *this); !s.ok()) return s;
+  } else {
+    VmStateCodec::encode_page_tables(w, *this);
+    VmStateCodec::encode_mappings(w, *this);
+    VmStateCodec::encode_process(w, *this);
+    const bool threads = VmStateCodec::has_threads(*this);
+    if (threads || VmStateCodec::has_signals(*this)) VmStateCodec::encode_signals(w, *this);
+    if (threads) VmStateCodec::encode_threads(w, *this);
+    if (Status s = VmStateCodec::encode_fds(w, *this); !s.ok()) return s;
+  }
   VmStateCodec::encode_memory(w, *this, with_memory);
   VmStateCodec::encode_end(w);
   return Status();
@@ -89,12 +94,16 @@ Status Vm::restore(const VmOptions& opts_in, std::span<const uint8_t> state, std
   if (!r.ok()) return read_error(r);
   std::unique_ptr<Vm> vm(new Vm());
   if (Status s = vm->open_kvm(opts); !s.ok()) return s;
-  VmStateCodec::decode_page_tables(r, *vm);
-  VmStateCodec::decode_mappings(r, *vm);
-  VmStateCodec::decode_process(r, *vm);
-  if (version >= 2) VmStateCodec::decode_signals(r, *vm);
-  if (version >= 3) VmStateCodec::decode_threads(r, *vm);
-  if (Status s = VmStateCodec::decode_fds(r, opts, *vm); !s.ok()) return s;
+  if (version >= 4) {
+    if (Status s = VmStateCodec::decode_tree(r, opts, *vm); !s.ok()) return s;
+  } else {
+    VmStateCodec::decode_page_tables(r, *vm);
+    VmStateCodec::decode_mappings(r, *vm);
+    VmStateCodec::decode_process(r, *vm);
+    if (version >= 2) VmStateCodec::decode_signals(r, *vm);
+    if (version >= 3) VmStateCodec::decode_threads(r, *vm);
+    if (Status s = VmStateCodec::decode_fds(r, opts, *vm); !s.ok()) return s;
+  }
   VmStateCodec::decode_memory(r, *vm);
   VmStateCodec::decode_end(r);
   if (!r.ok()) return read_error(r);

@@ -1,4 +1,4 @@
-// The VM state format (versions 1 to 3): every byte needed to continue a process VM
+// The VM state format (versions 1 to 4): every byte needed to continue a process VM
 // in a fresh VMM — vCPU registers (general, segment, control, FPU/SSE, MSRs),
 // VMM state (page-table roots, mappings, brk, fd table with paths, offsets
 // and in-flight pipe data, signal dispositions) and the non-zero guest frames.
@@ -22,7 +22,12 @@ constexpr char kStateEndMagic[8] = {'V', 'M', 'H', 'A', 'E', 'N', 'D', '!'};
 // after the signal section, which it always has (empty or not); it is
 // written only for a guest that started a thread, so a single-threaded
 // program's state stays version 1 or 2 and readable by an older vmha.
-// This vmha reads versions 1 to 3 and refuses any other, naming both.
-constexpr uint32_t kStateVersion = 3;
+// Version 4 holds a process tree (tree_codec.cc): after the process record
+// of the running process come the tree section and, per process, its page
+// tables, mappings, process, signal, thread and fd sections; it is written
+// only for a guest that forked, so a single process's state stays version 1
+// to 3 and readable by an older vmha (which refuses version 4, naming it).
+// This vmha reads versions 1 to 4 and refuses any other, naming both.
+constexpr uint32_t kStateVersion = 4;
 
 }  // namespace vmha

@@ -11,6 +11,9 @@
 //                                 there are any)
 //   threads      thread_codec.cc  threads, their waits and registers (version 3
 //                                 only: written once the guest started a thread)
+//   tree         tree_codec.cc    version 4 (a guest that forked): instead of
+//                                 the page tables .. fd table sections, the
+//                                 processes and each one's sections
 //   fd table     fd_codec.cc      descriptors with paths, offsets, pipe data
 //   memory       memory_codec.cc  frame allocator, non-zero frames
 //   end          vm_state.cc      end marker
@@ -21,6 +24,7 @@
 #include <linux/kvm.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -46,10 +50,22 @@ struct VcpuRecord {
   std::vector<std::pair<uint32_t, uint64_t>> msrs;
 };
 
+// The host pipe or socketpair of one channel while a state is restored,
+// created by its first descriptor; the fd tables hold their own duplicates.
+struct ChannelPair {
+  int host[2] = {-1, -1};
+  bool filled[2] = {false, false};
+  FdKind kind = FdKind::kPipe;
+};
+struct ChannelPairs {
+  std::map<int, ChannelPair> pairs;
+  ~ChannelPairs();
+};
+
 class VmStateCodec {
  public:
   static void encode_header(ByteWriter& w, const Vm& vm);
-  // Fills opts->memory_bytes and *version (1 to 3).
+  // Fills opts->memory_bytes and *version (1 to 4).
   static Status decode_header(ByteReader& r, VmOptions* opts, uint32_t* version);
 
   static Status encode_vcpu(ByteWriter& w, Vm& vm);
@@ -70,13 +86,22 @@ class VmStateCodec {
   static void decode_signals(ByteReader& r, Vm& vm);
 
   static bool has_threads(const Vm& vm);  // version 3 is needed
-  static void encode_threads(ByteWriter& w, const Vm& vm);
-  static void decode_threads(ByteReader& r, Vm& vm);
+  // `tree`: version 4's per-process thread section (child waits, and the
+  // registers of every thread that is not on the vCPU).
+  static void encode_threads(ByteWriter& w, const Vm& vm, bool tree = false);
+  static void decode_threads(ByteReader& r, Vm& vm, bool tree = false);
+
+  // Version 4: the process tree and each process's sections (tree_codec.cc).
+  static bool has_tree(const Vm& vm);
+  static Status encode_tree(ByteWriter& w, Vm& vm);
+  static Status decode_tree(ByteReader& r, const VmOptions& opts, Vm& vm);
 
   static Status encode_fds(ByteWriter& w, const Vm& vm);
   // Reopens files, recreates pipes and socketpairs; an error here is a host
   // failure (a file gone, no pipe), not a malformed state.
-  static Status decode_fds(ByteReader& r, const VmOptions& opts, Vm& vm);
+  // `channels`: the pipes recreated so far, shared by the processes of a
+  // tree (nullptr: this table's own; closed at the end).
+  static Status decode_fds(ByteReader& r, const VmOptions& opts, Vm& vm, ChannelPairs* channels = nullptr);
 
   static void encode_memory(ByteWriter& w, const Vm& vm, bool with_frames);
   static void decode_memory(ByteReader& r, Vm& vm);

@@ -40,6 +40,24 @@ int FdTable::close(int fd) {
   return 0;
 }
 
+void FdTable::fork_from(const FdTable& parent) {
+  close_all();
+  channels_ = parent.channels_;
+  slots_.resize(parent.slots_.size());
+  for (size_t fd = 0; fd < parent.slots_.size(); ++fd) {
+    const FdEntry& e = parent.slots_[fd];
+    if (e.host_fd < 0) continue;
+    FdEntry copy = e;
+    copy.host_fd = fcntl(e.host_fd, F_DUPFD_CLOEXEC, 0);
+    if (copy.host_fd >= 0) slots_[fd] = copy;
+  }
+}
+
+void FdTable::close_on_exec() {
+  for (int fd = 0; fd < static_cast<int>(slots_.size()); ++fd)
+    if (slots_[fd].host_fd >= 0 && slots_[fd].cloexec) close(fd);
+}
+
 void FdTable::close_all() {
   for (int fd = 0; fd < static_cast<int>(slots_.size()); ++fd) close(fd);
   slots_.clear();

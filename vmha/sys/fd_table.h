@@ -4,6 +4,7 @@
 #include <fcntl.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -50,9 +51,19 @@ class FdTable {
   // Lowest free guest descriptor >= min_fd; -EMFILE when full.
   int install(const FdEntry& e, int min_fd = 0);
   int install_at(int fd, const FdEntry& e);  // replaces (dup2); closes the old one
-  int next_channel() { return channels_++; }
-  void set_next_channel(int n) { channels_ = n; }
-  int channels() const { return channels_; }
+  // Pipe and socketpair channel numbers are shared by every process of the
+  // tree (a forked table shares its parent's counter), so a channel names one
+  // host pipe across the tree's fd tables.
+  int next_channel() { return (*channels_)++; }
+  void set_next_channel(int n) { *channels_ = n; }
+  int channels() const { return *channels_; }
+  // fork: the same descriptors, each host fd dup'ed (one open file
+  // description, as Linux shares it), and the same channel counter.
+  void fork_from(const FdTable& parent);
+  // The same channel counter as `other`'s (a restored tree).
+  void share_channels(const FdTable& other) { channels_ = other.channels_; }
+  // execve: closes the descriptors marked close-on-exec.
+  void close_on_exec();
   int close(int fd);  // 0 or -EBADF
   void close_all();
   const std::vector<FdEntry>& entries() const { return slots_; }
@@ -60,7 +71,7 @@ class FdTable {
 
  private:
   std::vector<FdEntry> slots_;
-  int channels_ = 0;
+  std::shared_ptr<int> channels_ = std::make_shared<int>(0);
 };
 
 }  // namespace vmha

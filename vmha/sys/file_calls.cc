@@ -7,15 +7,20 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
 #include "vmha/sys/guest_io.h"
+#include "vmha/sys/process_tree.h"
+#include "vmha/sys/signal_kick.h"
 #include "vmha/sys/syscall_table.h"
 
 namespace vmha {
@@ -35,25 +40,36 @@ bool stream_would_block(const FdEntry& e) {
   return poll(&pfd, 1, 0) == 0;
 }
 
+// A pipe, socketpair or inherited stream that would block the host call
+// while another guest thread or process could run (the writer of this very
+// pipe, often): the caller gives the vCPU up and retries at its next turn.
+bool yields(Process& p, const FdEntry& e, short events) {
+  if (e.kind != FdKind::kPipe && e.kind != FdKind::kSocket && e.kind != FdKind::kStdStream) return false;
+  if (!p.tree || !p.tree->others_runnable(p)) return false;
+  pollfd pfd{e.host_fd, events, 0};
+  return poll(&pfd, 1, 0) == 0;
+}
+
 int64_t read_into(Process& p, int fd, std::vector<iovec>& iov, off_t offset) {
   FdEntry* e = p.fds.get(fd);
   if (!e) return -EBADF;
   if (must_wait(p, *e)) return kWaitForRelease;
   if (stream_would_block(*e)) return -EAGAIN;
+  if (offset < 0 && yields(p, *e, POLLIN)) return kRetryLater;
   ssize_t n = offset < 0 ? readv(e->host_fd, iov.data(), static_cast<int>(iov.size()))
                          : preadv(e->host_fd, iov.data(), static_cast<int>(iov.size()), offset);
   // A blocking read (pipe, terminal) cut by an epoch pause read nothing: it
   // restarts after the pause instead of returning EINTR to the guest.
   if (n < 0 && errno == EINTR) return kWaitForRelease;
   if (n < 0) return -errno;
-  p.as.note_written(iov, n);
+  p.as->note_written(iov, n);
   return n;
 }
 
 int64_t sys_read(Process& p, const SyscallArgs& a) {
   std::vector<iovec> iov;
   if (!p.fds.get(fd_arg(a, 0))) return -EBADF;
-  if (!p.as.gather(a.a[1], a.a[2], true, iov)) return -EFAULT;
+  if (!p.as->gather(a.a[1], a.a[2], true, iov)) return -EFAULT;
   if (iov.empty()) return 0;
   return read_into(p, fd_arg(a, 0), iov, -1);
 }
@@ -62,7 +78,7 @@ int64_t sys_pread64(Process& p, const SyscallArgs& a) {
   std::vector<iovec> iov;
   if (static_cast<int64_t>(a.a[3]) < 0) return -EINVAL;
   if (!p.fds.get(fd_arg(a, 0))) return -EBADF;
-  if (!p.as.gather(a.a[1], a.a[2], true, iov)) return -EFAULT;
+  if (!p.as->gather(a.a[1], a.a[2], true, iov)) return -EFAULT;
   if (iov.empty()) return 0;
   return read_into(p, fd_arg(a, 0), iov, static_cast<off_t>(a.a[3]));
 }
@@ -78,7 +94,7 @@ int64_t sys_readv(Process& p, const SyscallArgs& a) {
 int64_t sys_write(Process& p, const SyscallArgs& a) {
   std::vector<iovec> iov;
   if (!p.fds.get(fd_arg(a, 0))) return -EBADF;
-  if (!p.as.gather(a.a[1], a.a[2], false, iov)) return -EFAULT;
+  if (!p.as->gather(a.a[1], a.a[2], false, iov)) return -EFAULT;
   if (iov.empty()) return 0;
   return write_for_guest(p, fd_arg(a, 0), iov, -1);
 }
@@ -87,7 +103,7 @@ int64_t sys_pwrite64(Process& p, const SyscallArgs& a) {
   std::vector<iovec> iov;
   if (static_cast<int64_t>(a.a[3]) < 0) return -EINVAL;
   if (!p.fds.get(fd_arg(a, 0))) return -EBADF;
-  if (!p.as.gather(a.a[1], a.a[2], false, iov)) return -EFAULT;
+  if (!p.as->gather(a.a[1], a.a[2], false, iov)) return -EFAULT;
   if (iov.empty()) return 0;
   return write_for_guest(p, fd_arg(a, 0), iov, static_cast<off_t>(a.a[3]));
 }
@@ -130,7 +146,7 @@ int64_t sys_fstat(Process& p, const SyscallArgs& a) {
   const int fd = e->host_fd;
   if (int rc = p.out->stat_as_guest([fd](struct stat* s) { return fstat(fd, s) < 0 ? -errno : 0; }, &st); rc < 0)
     return rc;
-  return p.as.copy_out(a.a[1], &st, sizeof st) ? 0 : -EFAULT;
+  return p.as->copy_out(a.a[1], &st, sizeof st) ? 0 : -EFAULT;
 }
 
 int64_t sys_fstatfs(Process& p, const SyscallArgs& a) {
@@ -138,7 +154,7 @@ int64_t sys_fstatfs(Process& p, const SyscallArgs& a) {
   if (!e) return -EBADF;
   struct statfs sf;
   if (fstatfs(e->host_fd, &sf) < 0) return -errno;
-  return p.as.copy_out(a.a[1], &sf, sizeof sf) ? 0 : -EFAULT;
+  return p.as->copy_out(a.a[1], &sf, sizeof sf) ? 0 : -EFAULT;
 }
 
 // fgetxattr, flistxattr: no extended attributes (path_calls.cc).
@@ -150,7 +166,7 @@ int64_t sys_getdents64(Process& p, const SyscallArgs& a) {
   std::vector<char> buf(std::min<uint64_t>(a.a[2], 1 << 20));
   long n = syscall(SYS_getdents64, e->host_fd, buf.data(), buf.size());
   if (n < 0) return -errno;
-  return p.as.copy_out(a.a[1], buf.data(), n) ? n : -EFAULT;
+  return p.as->copy_out(a.a[1], buf.data(), n) ? n : -EFAULT;
 }
 
 int64_t sys_ioctl(Process& p, const SyscallArgs& a) {
@@ -162,12 +178,12 @@ int64_t sys_ioctl(Process& p, const SyscallArgs& a) {
     char buf[64];
     if (ioctl(e->host_fd, req, buf) < 0) return -errno;
     size_t size = req == TCGETS ? 36 : sizeof(winsize);  // kernel struct termios is 36 bytes
-    return p.as.copy_out(a.a[2], buf, size) ? 0 : -EFAULT;
+    return p.as->copy_out(a.a[2], buf, size) ? 0 : -EFAULT;
   }
   if (req == FIONREAD) {
     int n = 0;
     if (ioctl(e->host_fd, FIONREAD, &n) < 0) return -errno;
-    return p.as.copy_out(a.a[2], &n, sizeof n) ? 0 : -EFAULT;
+    return p.as->copy_out(a.a[2], &n, sizeof n) ? 0 : -EFAULT;
   }
   return -ENOTTY;
 }
@@ -254,7 +270,7 @@ int64_t make_pair(Process& p, uint64_t out_va, int host[2], FdKind kind, bool cl
     return -EMFILE;
   }
   int guest[2] = {g0, g1};
-  if (!p.as.copy_out(out_va, guest, sizeof guest)) {
+  if (!p.as->copy_out(out_va, guest, sizeof guest)) {
     p.fds.close(g0);
     p.fds.close(g1);
     return -EFAULT;
@@ -292,11 +308,31 @@ int64_t sys_shutdown(Process& p, const SyscallArgs& a) {
   return shutdown(e->host_fd, static_cast<int>(a.a[1])) < 0 ? -errno : 0;
 }
 
+// getsockname/getpeername: a socketpair's (unnamed) addresses; anything else
+// is not a socket (what shells ask of their standard input).
+int64_t sock_name(Process& p, const SyscallArgs& a, bool peer) {
+  FdEntry* e = p.fds.get(fd_arg(a, 0));
+  if (!e) return -EBADF;
+  if (e->kind != FdKind::kSocket) return -ENOTSOCK;
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  if (!p.as->copy_in(&len, a.a[2], sizeof len)) return -EFAULT;
+  socklen_t got = sizeof addr;
+  if ((peer ? getpeername(e->host_fd, reinterpret_cast<sockaddr*>(&addr), &got)
+            : getsockname(e->host_fd, reinterpret_cast<sockaddr*>(&addr), &got)) < 0)
+    return -errno;
+  if (!p.as->copy_out(a.a[1], &addr, std::min<socklen_t>(len, got)) || !p.as->copy_out(a.a[2], &got, sizeof got))
+    return -EFAULT;
+  return 0;
+}
+int64_t sys_getsockname(Process& p, const SyscallArgs& a) { return sock_name(p, a, false); }
+int64_t sys_getpeername(Process& p, const SyscallArgs& a) { return sock_name(p, a, true); }
+
 int64_t sys_poll(Process& p, const SyscallArgs& a) {
   uint64_t n = a.a[1];
   if (n > FdTable::kMaxFds) return -EINVAL;
   std::vector<pollfd> fds(n), host(n);
-  if (n && !p.as.copy_in(fds.data(), a.a[0], n * sizeof(pollfd))) return -EFAULT;
+  if (n && !p.as->copy_in(fds.data(), a.a[0], n * sizeof(pollfd))) return -EFAULT;
   for (uint64_t i = 0; i < n; ++i) {
     host[i] = fds[i];
     FdEntry* e = fds[i].fd >= 0 ? p.fds.get(fds[i].fd) : nullptr;
@@ -320,7 +356,14 @@ int64_t sys_poll(Process& p, const SyscallArgs& a) {
     const int64_t ns = (deadline.tv_sec - now.tv_sec) * 1000000000LL + (deadline.tv_nsec - now.tv_nsec);
     left = ns <= 0 ? 0 : static_cast<int>((ns + 999999) / 1000000);
   }
-  int r = poll(host.data(), n, left);
+  // Another guest thread or process may be what this poll waits for: look
+  // without waiting, and give the vCPU up when nothing is ready yet.
+  const bool share = left != 0 && p.tree && p.tree->others_runnable(p);
+  int r = poll(host.data(), n, share ? 0 : left);
+  if (r == 0 && share) {
+    if (timeout >= 0) p.call_deadline = Process::CallDeadline{CLOCK_MONOTONIC, deadline};
+    return kRetryLater;
+  }
   if (r < 0 && errno == EINTR) {
     if (timeout >= 0) p.call_deadline = Process::CallDeadline{CLOCK_MONOTONIC, deadline};
     return kWaitForRelease;
@@ -330,7 +373,123 @@ int64_t sys_poll(Process& p, const SyscallArgs& a) {
     fds[i].revents = host[i].revents;
     if (fds[i].fd >= 0 && !p.fds.get(fds[i].fd)) fds[i].revents = POLLNVAL, ++r;
   }
-  return (n && !p.as.copy_out(a.a[0], fds.data(), n * sizeof(pollfd))) ? -EFAULT : r;
+  return (n && !p.as->copy_out(a.a[0], fds.data(), n * sizeof(pollfd))) ? -EFAULT : r;
+}
+
+// select and pselect6, as a poll of the descriptors in their sets;
+// pselect6's signal mask is in force while it waits, as rt_sigsuspend's is
+// (a signal it lets through ends it with EINTR, the handler's frame saving
+// the mask from before the call). Like poll, it gives the vCPU up while
+// another guest thread or process could run; it restarts after an epoch
+// pause with what is left of its timeout. The timeout is not updated.
+int64_t do_select(Process& p, uint64_t nfds, const uint64_t sets_va[3], int64_t timeout_ns,
+                  const uint64_t* mask) {
+  if (nfds > FdTable::kMaxFds) return -EINVAL;
+  const size_t words = (nfds + 63) / 64;
+  std::vector<uint64_t> sets[3];
+  for (int k = 0; k < 3; ++k) {
+    if (!sets_va[k]) continue;
+    sets[k].assign(words, 0);
+    if (words && !p.as->copy_in(sets[k].data(), sets_va[k], words * 8)) return -EFAULT;
+  }
+  auto has = [&](int k, uint64_t fd) { return !sets[k].empty() && (sets[k][fd / 64] >> (fd % 64)) & 1; };
+  std::vector<pollfd> host;
+  std::vector<int> guest_fd;
+  for (uint64_t fd = 0; fd < nfds; ++fd) {
+    short ev = (has(0, fd) ? POLLIN : 0) | (has(1, fd) ? POLLOUT : 0) | (has(2, fd) ? POLLPRI : 0);
+    if (!ev) continue;
+    FdEntry* e = p.fds.get(static_cast<int>(fd));
+    if (!e) return -EBADF;
+    host.push_back({e->host_fd, ev, 0});
+    guest_fd.push_back(static_cast<int>(fd));
+  }
+  const uint64_t before = p.sigmask;
+  if (mask) {
+    p.sigmask = *mask & ~kUnblockable;
+    collect_signals(p.signals);
+    if (p.signals.deliverable(p.sigmask, p.sigactions)) {
+      if (!p.signals.saved_mask) p.signals.saved_mask = before;
+      return -EINTR;
+    }
+  }
+  auto restarted = std::exchange(p.call_deadline, std::nullopt);
+  timespec now{}, deadline{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  int left = -1;
+  if (timeout_ns >= 0) {
+    if (restarted) {
+      deadline = restarted->at;
+    } else {
+      const int64_t at = static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec + timeout_ns;
+      deadline = {at / 1000000000, at % 1000000000};
+    }
+    const int64_t ns = (deadline.tv_sec - now.tv_sec) * 1000000000LL + (deadline.tv_nsec - now.tv_nsec);
+    left = ns <= 0 ? 0 : static_cast<int>(std::min<int64_t>((ns + 999999) / 1000000, INT32_MAX));
+  }
+  const bool share = left != 0 && p.tree && p.tree->others_runnable(p);
+  int r = poll(host.data(), host.size(), share ? 0 : left);
+  if ((r == 0 && share) || (r < 0 && errno == EINTR)) {
+    p.sigmask = before;  // before the call again
+    if (timeout_ns >= 0) p.call_deadline = Process::CallDeadline{CLOCK_MONOTONIC, deadline};
+    return r == 0 ? kRetryLater : kWaitForRelease;
+  }
+  p.sigmask = before;
+  if (r < 0) return -errno;
+  for (auto& set : sets) std::fill(set.begin(), set.end(), 0);
+  int count = 0;
+  for (size_t i = 0; i < host.size(); ++i) {
+    const uint64_t fd = static_cast<uint64_t>(guest_fd[i]);
+    const short re = host[i].revents;
+    auto mark = [&](int k, bool on) {
+      if (on && !sets[k].empty() && (host[i].events & (k == 0 ? POLLIN : k == 1 ? POLLOUT : POLLPRI))) {
+        sets[k][fd / 64] |= 1ull << (fd % 64);
+        ++count;
+      }
+    };
+    mark(0, re & (POLLIN | POLLHUP | POLLERR));
+    mark(1, re & (POLLOUT | POLLERR));
+    mark(2, re & POLLPRI);
+  }
+  for (int k = 0; k < 3; ++k)
+    if (sets_va[k] && words && !p.as->copy_out(sets_va[k], sets[k].data(), words * 8)) return -EFAULT;
+  return count;
+}
+
+int64_t sys_select(Process& p, const SyscallArgs& a) {
+  const uint64_t sets[3] = {a.a[1], a.a[2], a.a[3]};
+  int64_t timeout = -1;
+  if (a.a[4]) {
+    timeval tv;
+    if (!p.as->copy_in(&tv, a.a[4], sizeof tv)) return -EFAULT;
+    if (tv.tv_sec < 0 || tv.tv_usec < 0 || tv.tv_usec >= 1000000) return -EINVAL;
+    timeout = static_cast<int64_t>(tv.tv_sec) * 1000000000 + tv.tv_usec * 1000;
+  }
+  return do_select(p, a.a[0], sets, timeout, nullptr);
+}
+
+int64_t sys_pselect6(Process& p, const SyscallArgs& a) {
+  const uint64_t sets[3] = {a.a[1], a.a[2], a.a[3]};
+  int64_t timeout = -1;
+  if (a.a[4]) {
+    timespec ts;
+    if (!p.as->copy_in(&ts, a.a[4], sizeof ts)) return -EFAULT;
+    if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000) return -EINVAL;
+    timeout = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  }
+  uint64_t mask = 0;
+  bool with_mask = false;
+  if (a.a[5]) {
+    struct {
+      uint64_t set, size;
+    } m;
+    if (!p.as->copy_in(&m, a.a[5], sizeof m)) return -EFAULT;
+    if (m.set) {
+      if (m.size != 8) return -EINVAL;
+      if (!p.as->copy_in(&mask, m.set, 8)) return -EFAULT;
+      with_mask = true;
+    }
+  }
+  return do_select(p, a.a[0], sets, timeout, with_mask ? &mask : nullptr);
 }
 
 int64_t sys_sendfile(Process& p, const SyscallArgs& a) {
@@ -340,7 +499,7 @@ int64_t sys_sendfile(Process& p, const SyscallArgs& a) {
   if (must_wait(p, *in)) return kWaitForRelease;
   off_t off = 0;
   bool has_off = a.a[2] != 0;
-  if (has_off && !p.as.copy_in(&off, a.a[2], sizeof off)) return -EFAULT;
+  if (has_off && !p.as->copy_in(&off, a.a[2], sizeof off)) return -EFAULT;
   std::vector<char> buf(std::min<uint64_t>(a.a[3], 1 << 20));
   ssize_t n = has_off ? pread(in->host_fd, buf.data(), buf.size(), off) : read(in->host_fd, buf.data(), buf.size());
   if (n <= 0) return n < 0 ? -errno : 0;
@@ -349,7 +508,7 @@ int64_t sys_sendfile(Process& p, const SyscallArgs& a) {
   if (w < n && !has_off) lseek(in->host_fd, w - n, SEEK_CUR);
   if (has_off) {
     off += w;
-    if (!p.as.copy_out(a.a[2], &off, sizeof off)) return -EFAULT;
+    if (!p.as->copy_out(a.a[2], &off, sizeof off)) return -EFAULT;
   }
   return w;
 }
@@ -411,6 +570,10 @@ const SyscallDef kDefs[] = {
     {SYS_socketpair, "socketpair", sys_socketpair},
     {SYS_shutdown, "shutdown", sys_shutdown},
     {SYS_poll, "poll", sys_poll},
+    {SYS_select, "select", sys_select},
+    {SYS_pselect6, "pselect6", sys_pselect6},
+    {SYS_getsockname, "getsockname", sys_getsockname},
+    {SYS_getpeername, "getpeername", sys_getpeername},
     {SYS_sendfile, "sendfile", sys_sendfile},
     {SYS_ftruncate, "ftruncate", sys_ftruncate},
     {SYS_fsync, "fsync", sys_fsync},

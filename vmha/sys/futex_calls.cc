@@ -21,7 +21,7 @@ namespace {
 
 constexpr int64_t kNs = 1000000000;
 
-bool read_word(Process& p, uint64_t va, uint32_t* v) { return va % 4 == 0 && p.as.copy_in(v, va, 4); }
+bool read_word(Process& p, uint64_t va, uint32_t* v) { return va % 4 == 0 && p.as->copy_in(v, va, 4); }
 
 int64_t futex_wait(Process& p, const SyscallArgs& a, int op, bool realtime) {
   const uint64_t uaddr = a.a[0];
@@ -34,7 +34,7 @@ int64_t futex_wait(Process& p, const SyscallArgs& a, int op, bool realtime) {
   w.bitset = bitset;
   if (a.a[3]) {
     timespec t;
-    if (!p.as.copy_in(&t, a.a[3], sizeof t)) return -EFAULT;
+    if (!p.as->copy_in(&t, a.a[3], sizeof t)) return -EFAULT;
     if (t.tv_sec < 0 || t.tv_nsec < 0 || t.tv_nsec >= kNs) return -EINVAL;
     int64_t ns = t.tv_sec > INT64_MAX / kNs - 1 ? INT64_MAX / 2 : t.tv_sec * kNs + t.tv_nsec;
     w.timed = true;
@@ -100,7 +100,7 @@ int64_t futex_wake_op(Process& p, const SyscallArgs& a) {
     case FUTEX_OP_CMP_GE: hit = o >= cmparg; break;
     default: return -ENOSYS;
   }
-  if (!p.as.copy_out(a.a[4], &nv, 4)) return -EFAULT;
+  if (!p.as->copy_out(a.a[4], &nv, 4)) return -EFAULT;
   // As Linux, a count of 0 wakes one.
   int n = p.threads.wake(a.a[0], FUTEX_BITSET_MATCH_ANY, std::max(clamp_count(a.a[2]), 1));
   if (hit) n += p.threads.wake(a.a[4], FUTEX_BITSET_MATCH_ANY, std::max(clamp_count(a.a[3]), 1));

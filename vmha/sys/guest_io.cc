@@ -1,9 +1,12 @@
 #include "vmha/sys/guest_io.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
+
+#include "vmha/sys/process_tree.h"
 
 namespace vmha {
 
@@ -11,10 +14,10 @@ bool gather_guest_iovec(Process& p, uint64_t iov_va, uint64_t count, bool write,
   out.clear();
   if (count > 1024) return false;
   std::vector<iovec> guest(count), piece;
-  if (count && !p.as.copy_in(guest.data(), iov_va, count * sizeof(iovec))) return false;
+  if (count && !p.as->copy_in(guest.data(), iov_va, count * sizeof(iovec))) return false;
   for (const iovec& g : guest) {
     if (!g.iov_len) continue;
-    if (!p.as.gather(reinterpret_cast<uint64_t>(g.iov_base), g.iov_len, write, piece)) return false;
+    if (!p.as->gather(reinterpret_cast<uint64_t>(g.iov_base), g.iov_len, write, piece)) return false;
     out.insert(out.end(), piece.begin(), piece.end());
   }
   return true;
@@ -26,6 +29,11 @@ int64_t write_for_guest(Process& p, int fd, const std::vector<iovec>& iov, off_t
   if (e->kind == FdKind::kReadOnly) return -EBADF;  // opened for reading only (confinement.h)
   ssize_t n;
   if (e->kind == FdKind::kPipe || e->kind == FdKind::kSocket) {
+    if (offset < 0 && p.tree && p.tree->others_runnable(p)) {
+      // A full pipe whose reader is another guest process: let it run.
+      pollfd pfd{e->host_fd, POLLOUT, 0};
+      if (poll(&pfd, 1, 0) == 0) return kRetryLater;
+    }
     n = offset < 0 ? writev(e->host_fd, iov.data(), static_cast<int>(iov.size()))
                    : pwritev(e->host_fd, iov.data(), static_cast<int>(iov.size()), offset);
     if (n < 0) n = -errno;

@@ -14,7 +14,7 @@ namespace vmha {
 
 namespace {
 
-int64_t sys_brk(Process& p, const SyscallArgs& a) { return p.as.brk(a.a[0]); }
+int64_t sys_brk(Process& p, const SyscallArgs& a) { return p.as->brk(a.a[0]); }
 
 int64_t sys_mmap(Process& p, const SyscallArgs& a) {
   uint64_t addr = a.a[0], len = a.a[1];
@@ -26,7 +26,7 @@ int64_t sys_mmap(Process& p, const SyscallArgs& a) {
   if (type != MAP_PRIVATE && type != MAP_SHARED) return -EINVAL;
   if (off & (layout::kPageSize - 1)) return -EINVAL;
   // Shared anonymous memory is private memory when there is one process.
-  if (flags & MAP_ANONYMOUS) return p.as.map(addr, len, prot, flags);
+  if (flags & MAP_ANONYMOUS) return p.as->map(addr, len, prot, flags);
   FdEntry* e = p.fds.get(fd);
   if (!e) return -EBADF;
   if (type == MAP_SHARED && (prot & PROT_WRITE)) {
@@ -37,33 +37,33 @@ int64_t sys_mmap(Process& p, const SyscallArgs& a) {
   if (e->kind == FdKind::kFile && p.out->must_wait(e->host_fd)) return kWaitForRelease;
   // A private copy of the file's bytes: exact for MAP_PRIVATE and for
   // read-only shared mappings of files nobody else writes.
-  int64_t at = p.as.map(addr, len, prot | PROT_WRITE, flags & ~MAP_SHARED);
+  int64_t at = p.as->map(addr, len, prot | PROT_WRITE, flags & ~MAP_SHARED);
   if (at < 0) return at;
   std::vector<iovec> iov;
-  if (!p.as.gather(at, len, true, iov)) return -EFAULT;
+  if (!p.as->gather(at, len, true, iov)) return -EFAULT;
   ssize_t n = preadv(e->host_fd, iov.data(), static_cast<int>(iov.size()), static_cast<off_t>(off));
   if (n < 0) {
     int err = errno;
-    p.as.unmap(at, len);
+    p.as->unmap(at, len);
     return -err;
   }
-  p.as.note_written(iov, n);
-  if (!(prot & PROT_WRITE)) p.as.protect(at, layout::page_up(len), prot);
+  p.as->note_written(iov, n);
+  if (!(prot & PROT_WRITE)) p.as->protect(at, layout::page_up(len), prot);
   return at;
 }
 
-int64_t sys_munmap(Process& p, const SyscallArgs& a) { return p.as.unmap(a.a[0], a.a[1]); }
+int64_t sys_munmap(Process& p, const SyscallArgs& a) { return p.as->unmap(a.a[0], a.a[1]); }
 int64_t sys_mprotect(Process& p, const SyscallArgs& a) {
-  return p.as.protect(a.a[0], a.a[1], static_cast<int>(a.a[2]));
+  return p.as->protect(a.a[0], a.a[1], static_cast<int>(a.a[2]));
 }
 
 int64_t sys_mremap(Process& p, const SyscallArgs& a) {
-  return p.as.remap(a.a[0], a.a[1], a.a[2], static_cast<int>(a.a[3]), a.a[4]);
+  return p.as->remap(a.a[0], a.a[1], a.a[2], static_cast<int>(a.a[3]), a.a[4]);
 }
 
 int64_t sys_madvise(Process& p, const SyscallArgs& a) {
   // MADV_DONTNEED on private anonymous memory must read back as zeros.
-  if (static_cast<int>(a.a[2]) == MADV_DONTNEED) return p.as.discard(a.a[0], a.a[1]);
+  if (static_cast<int>(a.a[2]) == MADV_DONTNEED) return p.as->discard(a.a[0], a.a[1]);
   return 0;
 }
 

@@ -67,7 +67,7 @@ int locate_raw(Process& p, int64_t dirfd, const std::string& path, Resolved* r) 
 // that leads out of its root is expanded through the policy (confinement.h).
 int resolve(Process& p, int64_t dirfd, uint64_t path_va, bool follow_last, Resolved* r, std::string* raw = nullptr) {
   std::string path;
-  if (int e = p.as.read_string(path_va, path)) return e;
+  if (int e = p.as->read_string(path_va, path)) return e;
   if (raw) *raw = path;
   if (int e = locate_raw(p, dirfd, path, r)) return e;
   if (!p.root.leaves_root(r->dir, r->rel, follow_last)) return 0;
@@ -182,7 +182,7 @@ int64_t do_stat(Process& p, int64_t dirfd, uint64_t path_va, uint64_t out_va, in
   };
   struct stat st;
   if (int rc = p.out->stat_as_guest(host_stat, &st); rc < 0) return rc;
-  return p.as.copy_out(out_va, &st, sizeof st) ? 0 : -EFAULT;
+  return p.as->copy_out(out_va, &st, sizeof st) ? 0 : -EFAULT;
 }
 
 // statx(dirfd, path, flags, mask, buf), as coreutils' ls and stat call it.
@@ -206,7 +206,7 @@ int64_t sys_statx(Process& p, const SyscallArgs& a) {
   struct stat st {};
   if (int rc = p.out->stat_as_guest(host_stat, &st); rc < 0) return rc;
   stx.stx_size = static_cast<uint64_t>(st.st_size);
-  return p.as.copy_out(a.a[4], &stx, sizeof stx) ? 0 : -EFAULT;
+  return p.as->copy_out(a.a[4], &stx, sizeof stx) ? 0 : -EFAULT;
 }
 
 int64_t sys_statfs(Process& p, const SyscallArgs& a) {
@@ -218,7 +218,7 @@ int64_t sys_statfs(Process& p, const SyscallArgs& a) {
   int rc = fstatfs(fd, &sf) < 0 ? -errno : 0;
   close(fd);
   if (rc < 0) return rc;
-  return p.as.copy_out(a.a[1], &sf, sizeof sf) ? 0 : -EFAULT;
+  return p.as->copy_out(a.a[1], &sf, sizeof sf) ? 0 : -EFAULT;
 }
 
 // getxattr, lgetxattr, listxattr, llistxattr: the guest sees no extended
@@ -322,7 +322,7 @@ int64_t do_readlink(Process& p, int64_t dirfd, uint64_t path_va, uint64_t buf_va
   close(parent);
   if (n < 0) return -err;
   n = std::min<ssize_t>(n, static_cast<ssize_t>(size));
-  return p.as.copy_out(buf_va, buf, n) ? n : -EFAULT;
+  return p.as->copy_out(buf_va, buf, n) ? n : -EFAULT;
 }
 
 int64_t sys_readlinkat(Process& p, const SyscallArgs& a) {
@@ -361,13 +361,13 @@ int64_t sys_faccessat2(Process& p, const SyscallArgs& a) {
 int64_t sys_getcwd(Process& p, const SyscallArgs& a) {
   const std::string& cwd = p.root.root_path();
   if (a.a[1] < cwd.size() + 1) return -ERANGE;
-  return p.as.copy_out(a.a[0], cwd.c_str(), cwd.size() + 1) ? static_cast<int64_t>(cwd.size() + 1) : -EFAULT;
+  return p.as->copy_out(a.a[0], cwd.c_str(), cwd.size() + 1) ? static_cast<int64_t>(cwd.size() + 1) : -EFAULT;
 }
 
 int64_t sys_utimensat(Process& p, const SyscallArgs& a) {
   timespec ts[2];
   bool has_times = a.a[2] != 0;
-  if (has_times && !p.as.copy_in(ts, a.a[2], sizeof ts)) return -EFAULT;
+  if (has_times && !p.as->copy_in(ts, a.a[2], sizeof ts)) return -EFAULT;
   int flags = static_cast<int>(a.a[3]);
   if (a.a[1] == 0) {  // futimens
     FdEntry* e = p.fds.get(static_cast<int>(a.a[0]));

@@ -1,12 +1,15 @@
-// Process: the VMM-side operating-system state of the guest program — what a
-// kernel keeps per process (fds, signal dispositions, working directory,
-// exit status). The syscall handlers operate on it; the VM owns it.
+// Process: the VMM-side operating-system state of one guest process — what a
+// kernel keeps per process (address space, fds, signal dispositions, working
+// directory, ids, exit status). The syscall handlers operate on it; the
+// process tree (sys/process_tree.h) owns every one.
 #pragma once
 #include <time.h>
 
 #include <array>
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 #include <optional>
 #include <set>
 #include <string>
@@ -26,9 +29,30 @@ struct GuestExit {
   int code = 0;  // exit status, or signal number when by_signal
 };
 
+class ProcessTree;
+
+// What execve asked for, done by the VMM (it loads programs): the guest path
+// as the guest named it, the argument and environment strings.
+struct ExecRequest {
+  std::string path;
+  std::vector<std::string> argv, envp;
+};
+
 struct Process {
-  explicit Process(AddressSpace& a) : as(a) {}
-  AddressSpace& as;
+  explicit Process(AddressSpace& a) : as(&a) {}
+  // The address space in use: its own (own_as), or for a vfork child until it
+  // execs or exits, its parent's.
+  AddressSpace* as;
+  std::unique_ptr<PageTable> own_pt;
+  std::unique_ptr<AddressSpace> own_as;
+  ProcessTree* tree = nullptr;
+  int32_t pid = 0, ppid = 0, pgid = 0, sid = 0;
+  // A vfork child borrows its parent's memory; the parent's calling thread
+  // waits (ThreadWait::kChild with options kVforkWait) until it execs or ends.
+  bool vfork_child = false;
+  bool zombie = false;   // ended, not yet reaped by its parent
+  int wait_status = 0;   // as wait4 reports it, once ended
+  std::optional<ExecRequest> exec;  // execve's request, for the VMM
   FdTable fds;
   Confinement root;
   OutputSink* out = nullptr;

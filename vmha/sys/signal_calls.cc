@@ -19,6 +19,7 @@
 #include <string>
 #include <utility>
 
+#include "vmha/sys/process_tree.h"
 #include "vmha/sys/signal_kick.h"
 
 namespace vmha {
@@ -41,7 +42,7 @@ timeval tv_of(int64_t ns) {
 bool valid(const timespec& t) { return t.tv_sec >= 0 && t.tv_nsec >= 0 && t.tv_nsec < kNs; }
 bool valid(const timeval& t) { return t.tv_sec >= 0 && t.tv_usec >= 0 && t.tv_usec < 1000000; }
 
-bool is_self(int64_t pid) { return pid == getpid(); }
+bool is_self(const Process& p, int64_t pid) { return pid == p.pid; }
 
 // Another process: EPERM when it exists, ESRCH when it does not.
 int64_t not_ours(int64_t pid) { return (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == 0) ? -EPERM : -ESRCH; }
@@ -55,7 +56,7 @@ int64_t send_self(Process& p, int sig, int code) {
 }
 
 bool read_mask(Process& p, uint64_t va, uint64_t size, uint64_t* mask) {
-  return size == 8 && p.as.copy_in(mask, va, 8);
+  return size == 8 && p.as->copy_in(mask, va, 8);
 }
 
 int64_t sys_rt_sigaction(Process& p, const SyscallArgs& a) {
@@ -65,13 +66,13 @@ int64_t sys_rt_sigaction(Process& p, const SyscallArgs& a) {
   KernelSigaction old = p.sigactions[sig];
   if (a.a[1]) {
     KernelSigaction sa;
-    if (!p.as.copy_in(&sa, a.a[1], sizeof sa)) return -EFAULT;
+    if (!p.as->copy_in(&sa, a.a[1], sizeof sa)) return -EFAULT;
     sa.mask &= ~kUnblockable;
     p.sigactions[sig] = sa;
     // Setting a pending signal to be ignored discards it, blocked or not.
     if (sa.handler == kSigIgn || (sa.handler == kSigDfl && default_ignores(sig))) p.signals.pending &= ~sigbit(sig);
   }
-  if (a.a[2] && !p.as.copy_out(a.a[2], &old, sizeof old)) return -EFAULT;
+  if (a.a[2] && !p.as->copy_out(a.a[2], &old, sizeof old)) return -EFAULT;
   return 0;
 }
 
@@ -80,7 +81,7 @@ int64_t sys_rt_sigprocmask(Process& p, const SyscallArgs& a) {
   uint64_t old = p.sigmask;
   if (a.a[1]) {
     uint64_t set;
-    if (!p.as.copy_in(&set, a.a[1], 8)) return -EFAULT;
+    if (!p.as->copy_in(&set, a.a[1], 8)) return -EFAULT;
     switch (a.a[0]) {
       case SIG_BLOCK:
         p.sigmask |= set;
@@ -96,7 +97,7 @@ int64_t sys_rt_sigprocmask(Process& p, const SyscallArgs& a) {
     }
     p.sigmask &= ~kUnblockable;
   }
-  if (a.a[2] && !p.as.copy_out(a.a[2], &old, 8)) return -EFAULT;
+  if (a.a[2] && !p.as->copy_out(a.a[2], &old, 8)) return -EFAULT;
   return 0;
 }
 
@@ -104,7 +105,7 @@ int64_t sys_rt_sigpending(Process& p, const SyscallArgs& a) {
   if (a.a[1] != 8) return -EINVAL;
   collect_signals(p.signals);
   uint64_t blocked_pending = p.signals.pending & p.sigmask;
-  return p.as.copy_out(a.a[0], &blocked_pending, 8) ? 0 : -EFAULT;
+  return p.as->copy_out(a.a[0], &blocked_pending, 8) ? 0 : -EFAULT;
 }
 
 bool on_altstack(const SignalState& s) {
@@ -118,7 +119,7 @@ int64_t sys_sigaltstack(Process& p, const SyscallArgs& a) {
   old.flags = on_altstack(s) ? SS_ONSTACK : (s.altstack.flags == SS_DISABLE ? SS_DISABLE : 0);
   if (a.a[0]) {
     GuestStack ss;
-    if (!p.as.copy_in(&ss, a.a[0], sizeof ss)) return -EFAULT;
+    if (!p.as->copy_in(&ss, a.a[0], sizeof ss)) return -EFAULT;
     if (on_altstack(s)) return -EPERM;
     int mode = static_cast<int>(static_cast<uint32_t>(ss.flags) & ~kSsAutodisarm);
     if (mode != 0 && mode != SS_DISABLE && mode != SS_ONSTACK) return -EINVAL;
@@ -129,17 +130,49 @@ int64_t sys_sigaltstack(Process& p, const SyscallArgs& a) {
       s.altstack = GuestStack{ss.sp, 0, 0, ss.size};
     }
   }
-  if (a.a[1] && !p.as.copy_out(a.a[1], &old, sizeof old)) return -EFAULT;
+  if (a.a[1] && !p.as->copy_out(a.a[1], &old, sizeof old)) return -EFAULT;
   return 0;
+}
+
+// Sends `sig` to another process of the tree (SI_USER, from `from`).
+void send_to(Process& from, Process& to, int sig) {
+  if (sig == 0 || to.zombie) return;
+  GuestSiginfo si;
+  si.code = SI_USER;
+  si.set_u32(0, static_cast<uint32_t>(from.pid));
+  si.set_u32(4, static_cast<uint32_t>(getuid()));
+  to.signals.raise(sig, si);
 }
 
 int64_t sys_kill(Process& p, const SyscallArgs& a) {
   int64_t pid = static_cast<int64_t>(a.a[0]);
   int sig = static_cast<int>(a.a[1]);
-  // Its own process group (0 or -pgrp) holds only the guest, as far as it can reach.
-  if (is_self(pid) || pid == 0 || (pid < -1 && -pid == getpgrp())) return send_self(p, sig, SI_USER);
-  if (pid == -1) return -EPERM;  // every other process
-  return not_ours(pid < 0 ? -pid : pid);
+  if (sig < 0 || sig > kMaxSignal) return -EINVAL;
+  if (is_self(p, pid)) return send_self(p, sig, SI_USER);
+  if (pid == INT64_MIN || pid > INT32_MAX || pid < -static_cast<int64_t>(INT32_MAX)) return -ESRCH;
+  if (pid > 0) {
+    Process* t = p.tree ? p.tree->find(static_cast<int32_t>(pid)) : nullptr;
+    if (!t || (t->zombie && t->ppid == 0)) return not_ours(pid);
+    send_to(p, *t, sig);
+    return 0;
+  }
+  // A group (0: the caller's), or -1: every process of the tree but the
+  // caller; the guest reaches no process outside its tree.
+  const int32_t pgid = pid == 0 ? p.pgid : static_cast<int32_t>(-pid);
+  if (pid == -1 && !(p.tree && p.tree->several())) return -EPERM;
+  bool any = false, self = false;
+  if (p.tree)
+    for (auto& q : p.tree->all()) {
+      if (q->zombie || (pid != -1 && q->pgid != pgid)) continue;
+      any = true;
+      if (q.get() == &p)
+        self = pid != -1;
+      else
+        send_to(p, *q, sig);
+    }
+  if (self) return send_self(p, sig, SI_USER);
+  if (!any) return pid == -1 ? -EPERM : not_ours(pgid);
+  return 0;
 }
 
 // One of the guest's own threads. A signal sent to a thread is pending for
@@ -150,7 +183,13 @@ bool own_thread(Process& p, int64_t tid) { return tid <= INT32_MAX && p.threads.
 int64_t sys_tgkill(Process& p, const SyscallArgs& a) {
   int64_t tgid = static_cast<int64_t>(a.a[0]), tid = static_cast<int64_t>(a.a[1]);
   if (tgid <= 0 || tid <= 0) return -EINVAL;
-  if (!is_self(tgid)) return not_ours(tid);
+  if (!is_self(p, tgid)) {
+    Process* t = p.tree ? p.tree->find(static_cast<int32_t>(tgid)) : nullptr;
+    if (!t || t->zombie || !t->threads.find(static_cast<int32_t>(tid))) return not_ours(tid);
+    if (a.a[2] > kMaxSignal) return -EINVAL;
+    send_to(p, *t, static_cast<int>(a.a[2]));
+    return 0;
+  }
   if (!own_thread(p, tid)) return -ESRCH;
   return send_self(p, static_cast<int>(a.a[2]), SI_TKILL);
 }
@@ -199,7 +238,7 @@ int64_t sys_pause(Process& p, const SyscallArgs&) {
 int64_t sys_rt_sigsuspend(Process& p, const SyscallArgs& a) {
   uint64_t mask;
   if (a.a[1] != 8) return -EINVAL;
-  if (!p.as.copy_in(&mask, a.a[0], 8)) return -EFAULT;
+  if (!p.as->copy_in(&mask, a.a[0], 8)) return -EFAULT;
   SignalState& s = p.signals;
   if (!s.saved_mask) s.saved_mask = p.sigmask;
   p.sigmask = mask & ~kUnblockable;
@@ -220,7 +259,7 @@ int64_t sys_rt_sigtimedwait(Process& p, const SyscallArgs& a) {
   int64_t deadline = -1;
   if (a.a[2]) {
     timespec t;
-    if (!p.as.copy_in(&t, a.a[2], sizeof t)) return -EFAULT;
+    if (!p.as->copy_in(&t, a.a[2], sizeof t)) return -EFAULT;
     if (!valid(t)) return -EINVAL;
     deadline = restarted ? to_ns(restarted->at) : SignalState::now_ns(CLOCK_MONOTONIC) + to_ns(t);
   }
@@ -228,7 +267,7 @@ int64_t sys_rt_sigtimedwait(Process& p, const SyscallArgs& a) {
   auto outcome = [&]() -> int64_t {
     collect_signals(s);
     if (int sig = s.take(set, &info)) {
-      if (a.a[1] && !p.as.copy_out(a.a[1], &info, sizeof info)) return -EFAULT;
+      if (a.a[1] && !p.as->copy_out(a.a[1], &info, sizeof info)) return -EFAULT;
       return sig;
     }
     if (s.deliverable(p.sigmask & ~set, p.sigactions) & ~set) return -EINTR;
@@ -308,19 +347,19 @@ int64_t sys_getitimer(Process& p, const SyscallArgs& a) {
   if (!itimer_supported(p, a.a[0])) return -EINVAL;
   const GuestTimer& t = p.signals.timers[0];  // all zero when never armed
   itimerval v{tv_of(t.interval_ns), tv_of(remaining_ns(t))};
-  return p.as.copy_out(a.a[1], &v, sizeof v) ? 0 : -EFAULT;
+  return p.as->copy_out(a.a[1], &v, sizeof v) ? 0 : -EFAULT;
 }
 
 int64_t sys_setitimer(Process& p, const SyscallArgs& a) {
   if (!itimer_supported(p, a.a[0])) return -EINVAL;
   itimerval v{};
-  if (a.a[1] && !p.as.copy_in(&v, a.a[1], sizeof v)) return -EFAULT;
+  if (a.a[1] && !p.as->copy_in(&v, a.a[1], sizeof v)) return -EFAULT;
   if (!valid(v.it_value) || !valid(v.it_interval)) return -EINVAL;
   GuestTimer& t = itimer_real(p);
   itimerval old{tv_of(t.interval_ns), tv_of(remaining_ns(t))};
   arm(p, t, to_ns(v.it_value), to_ns(v.it_interval), false);  // NULL: disarm, as Linux does
   forget_if_disarmed(t);
-  if (a.a[2] && !p.as.copy_out(a.a[2], &old, sizeof old)) return -EFAULT;
+  if (a.a[2] && !p.as->copy_out(a.a[2], &old, sizeof old)) return -EFAULT;
   return 0;
 }
 
@@ -345,8 +384,8 @@ int64_t sys_timer_create(Process& p, const SyscallArgs& a) {
   GuestTimer t{true, clock, SIGALRM, true, static_cast<uint64_t>(slot - 1), 0, 0, 0, 0};
   if (a.a[1]) {
     GuestSigevent ev;
-    if (!p.as.copy_in(&ev, a.a[1], sizeof ev)) return -EFAULT;
-    if (ev.notify == kSigevThreadId && !is_self(ev.tid)) return -EINVAL;
+    if (!p.as->copy_in(&ev, a.a[1], sizeof ev)) return -EFAULT;
+    if (ev.notify == kSigevThreadId && !is_self(p, ev.tid)) return -EINVAL;
     if (ev.notify != kSigevSignal && ev.notify != kSigevNone && ev.notify != kSigevThreadId) return -EINVAL;
     if (ev.notify != kSigevNone && (ev.signo < 1 || ev.signo > kMaxSignal)) return -EINVAL;
     t.notify = ev.notify != kSigevNone;
@@ -354,7 +393,7 @@ int64_t sys_timer_create(Process& p, const SyscallArgs& a) {
     t.value = ev.value;
   }
   int32_t id = slot - 1;
-  if (!p.as.copy_out(a.a[2], &id, sizeof id)) return -EFAULT;
+  if (!p.as->copy_out(a.a[2], &id, sizeof id)) return -EFAULT;
   p.signals.timers[slot] = t;
   return 0;
 }
@@ -363,11 +402,11 @@ int64_t sys_timer_settime(Process& p, const SyscallArgs& a) {
   GuestTimer* t = timer_slot(p, a.a[0]);
   if (!t) return -EINVAL;
   itimerspec v;
-  if (!p.as.copy_in(&v, a.a[2], sizeof v)) return -EFAULT;
+  if (!p.as->copy_in(&v, a.a[2], sizeof v)) return -EFAULT;
   if (!valid(v.it_value) || !valid(v.it_interval)) return -EINVAL;
   itimerspec old{ts_of(t->interval_ns), ts_of(remaining_ns(*t))};
   arm(p, *t, to_ns(v.it_value), to_ns(v.it_interval), a.a[1] & TIMER_ABSTIME);
-  if (a.a[3] && !p.as.copy_out(a.a[3], &old, sizeof old)) return -EFAULT;
+  if (a.a[3] && !p.as->copy_out(a.a[3], &old, sizeof old)) return -EFAULT;
   return 0;
 }
 
@@ -375,7 +414,7 @@ int64_t sys_timer_gettime(Process& p, const SyscallArgs& a) {
   GuestTimer* t = timer_slot(p, a.a[0]);
   if (!t) return -EINVAL;
   itimerspec v{ts_of(t->interval_ns), ts_of(remaining_ns(*t))};
-  return p.as.copy_out(a.a[1], &v, sizeof v) ? 0 : -EFAULT;
+  return p.as->copy_out(a.a[1], &v, sizeof v) ? 0 : -EFAULT;
 }
 
 int64_t sys_timer_getoverrun(Process& p, const SyscallArgs& a) {
@@ -440,7 +479,7 @@ bool interrupted_call_restarts(Process& p, const SyscallArgs& a, bool sa_restart
       if (relative && rem && deadline) {
         int64_t left = std::max<int64_t>(0, to_ns(deadline->at) - SignalState::now_ns(deadline->clock));
         timespec t = ts_of(left);
-        (void)p.as.copy_out(rem, &t, sizeof t);
+        (void)p.as->copy_out(rem, &t, sizeof t);
       }
       return false;
     }

@@ -15,7 +15,7 @@ struct Table {
   Table() {
     for (auto group :
          {memory_syscalls(), file_syscalls(), path_syscalls(), time_syscalls(), process_syscalls(), signal_syscalls(),
-          thread_syscalls(), futex_syscalls()})
+          thread_syscalls(), futex_syscalls(), fork_syscalls()})
       for (const SyscallDef& d : group)
         if (d.nr < kMaxNr) defs[d.nr] = d;
   }

@@ -31,6 +31,11 @@ std::span<const SyscallDef> process_syscalls();
 std::span<const SyscallDef> signal_syscalls();
 std::span<const SyscallDef> thread_syscalls();
 std::span<const SyscallDef> futex_syscalls();
+std::span<const SyscallDef> fork_syscalls();
+
+// clone/clone3 without CLONE_THREAD (fork_calls.cc).
+int64_t clone_process(Process& p, const SyscallArgs& a, uint64_t flags, uint64_t stack, uint64_t parent_tid,
+                      uint64_t child_tid, uint64_t tls);
 
 int64_t dispatch_syscall(Process& p, const SyscallArgs& args);
 const char* syscall_name(uint64_t nr);  // "" when neither vmha nor Linux knows it

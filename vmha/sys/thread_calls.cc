@@ -1,7 +1,7 @@
 // Thread system calls: clone and clone3 for threads (what pthread_create
 // passes), exit of one thread and of the process, set_tid_address, gettid,
-// set_robust_list, sched_yield, sched_getaffinity. A new process (fork,
-// vfork, clone without CLONE_THREAD, execve) is refused with ENOSYS.
+// set_robust_list, sched_yield, sched_getaffinity. clone and clone3 without
+// CLONE_THREAD start a process (fork_calls.cc).
 // How threads run: sys/threads.h.
 #include <sched.h>
 #include <signal.h>
@@ -23,16 +23,20 @@ constexpr uint64_t kThreadFlags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGH
 constexpr uint64_t kThreadExtras = CLONE_SYSVSEM | CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID |
                                    CLONE_CHILD_SETTID | CLONE_DETACHED;
 
-int64_t refuse_process(Process& p, const SyscallArgs& a) {
-  p.log_once(4000, std::string("the guest tried to start a process (") + syscall_name(a.nr) +
-                       "); vmha runs one program with its threads, not child processes: returning ENOSYS");
+int64_t refuse_thread(Process& p, const SyscallArgs& a, uint64_t flags) {
+  char hex[24];
+  snprintf(hex, sizeof hex, "%#llx", static_cast<unsigned long long>(flags));
+  p.log_once(4001, std::string(syscall_name(a.nr)) + " of a thread with flags " + hex +
+                       " (a thread that does not share everything with its process) is not supported: "
+                       "returning ENOSYS");
   return -ENOSYS;
 }
 
 int64_t start_thread(Process& p, const SyscallArgs& a, uint64_t flags, uint64_t stack, uint64_t parent_tid,
                      uint64_t child_tid, uint64_t tls) {
+  if (!(flags & CLONE_THREAD)) return clone_process(p, a, flags, stack, parent_tid, child_tid, tls);
   if ((flags & kThreadFlags) != kThreadFlags || (flags & ~(kThreadFlags | kThreadExtras | 0xff)))
-    return refuse_process(p, a);
+    return refuse_thread(p, a, flags);
   if ((flags & 0xff) != 0) return -EINVAL;  // a thread has no exit signal
   if ((flags & CLONE_SETTLS) && tls >= (1ull << 47)) return -EPERM;
   const uint64_t sigmask = p.sigmask, fs_base = (flags & CLONE_SETTLS) ? tls : p.fs_base;
@@ -43,8 +47,8 @@ int64_t start_thread(Process& p, const SyscallArgs& a, uint64_t flags, uint64_t 
   t->fs_base = fs_base;
   if (flags & CLONE_CHILD_CLEARTID) t->clear_child_tid = child_tid;
   // One address space: the parent's and the child's tid words are the same memory.
-  if ((flags & CLONE_PARENT_SETTID) && !p.as.copy_out(parent_tid, &tid, 4)) return -EFAULT;
-  if ((flags & CLONE_CHILD_SETTID) && !p.as.copy_out(child_tid, &tid, 4)) return -EFAULT;
+  if ((flags & CLONE_PARENT_SETTID) && !p.as->copy_out(parent_tid, &tid, 4)) return -EFAULT;
+  if ((flags & CLONE_CHILD_SETTID) && !p.as->copy_out(child_tid, &tid, 4)) return -EFAULT;
   p.threads.set_birth({tid, stack});
   return tid;
 }
@@ -64,11 +68,10 @@ int64_t sys_clone3(Process& p, const SyscallArgs& a) {
   const uint64_t size = a.a[1];
   if (size < 64) return -EINVAL;
   if (size > 4096) return -E2BIG;
-  if (!p.as.copy_in(&c, a.a[0], std::min<uint64_t>(size, sizeof c))) return -EFAULT;
-  if (c.exit_signal || c.set_tid || c.set_tid_size || (c.flags >> 32)) {
-    if (!(c.flags & CLONE_THREAD)) return refuse_process(p, a);
-    return -EINVAL;
-  }
+  if (!p.as->copy_in(&c, a.a[0], std::min<uint64_t>(size, sizeof c))) return -EFAULT;
+  if (c.set_tid || c.set_tid_size || (c.flags >> 32) || c.exit_signal > 64 || (c.flags & 0xff)) return -EINVAL;
+  if (c.exit_signal && (c.flags & CLONE_THREAD)) return -EINVAL;
+  c.flags |= c.exit_signal;
   if (c.stack_size && !c.stack) return -EINVAL;
   return start_thread(p, a, c.flags, c.stack + c.stack_size, c.parent_tid, c.child_tid, c.tls);
 }
@@ -85,7 +88,7 @@ int64_t sys_exit(Process& p, const SyscallArgs& a) {
   if (t.clear_child_tid) {
     // What pthread_join waits for: the word cleared and one waiter woken.
     const uint32_t zero = 0;
-    if (p.as.copy_out(t.clear_child_tid, &zero, 4)) p.threads.wake(t.clear_child_tid, ~0u, 1);
+    if (p.as->copy_out(t.clear_child_tid, &zero, 4)) p.threads.wake(t.clear_child_tid, ~0u, 1);
   }
   t.exited = true;
   return kSwitchThread;
@@ -117,15 +120,12 @@ int64_t sys_sched_getaffinity(Process& p, const SyscallArgs& a) {
   const uint64_t len = std::min<uint64_t>(a.a[1], sizeof mask);
   long n = syscall(SYS_sched_getaffinity, 0, len, mask);
   if (n < 0) return -errno;
-  return p.as.copy_out(a.a[2], mask, static_cast<size_t>(n)) ? n : -EFAULT;
+  return p.as->copy_out(a.a[2], mask, static_cast<size_t>(n)) ? n : -EFAULT;
 }
 
 const SyscallDef kDefs[] = {
     {SYS_clone, "clone", sys_clone},
     {SYS_clone3, "clone3", sys_clone3},
-    {SYS_fork, "fork", refuse_process},
-    {SYS_vfork, "vfork", refuse_process},
-    {SYS_execve, "execve", refuse_process},
     {SYS_exit, "exit", sys_exit},
     {SYS_exit_group, "exit_group", sys_exit_group},
     {SYS_set_tid_address, "set_tid_address", sys_set_tid_address},

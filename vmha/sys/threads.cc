@@ -26,7 +26,7 @@ GuestThread* ThreadTable::find(int32_t tid) {
   return nullptr;
 }
 
-int32_t ThreadTable::guest_id(const GuestThread& t) const { return t.tid ? t.tid : static_cast<int32_t>(getpid()); }
+int32_t ThreadTable::guest_id(const GuestThread& t) const { return t.tid ? t.tid : pid_ ? pid_ : static_cast<int32_t>(getpid()); }
 
 GuestThread* ThreadTable::add(int32_t* tid) {
   if (live() >= kMaxThreads || next_tid_ == INT32_MAX) return nullptr;

@@ -11,9 +11,11 @@
 // wait record and not a host thread inside a system call), one dirty ring
 // tracks all of them, and the system-call layer needs no locks. The price:
 // the guest's threads share one host CPU, and a host call that blocks
-// (a read of an empty pipe, poll) holds the vCPU for the rest of its
-// thread's time slice: the slice's kick cuts it, the thread waits before
-// the call, and it runs the call again at its next turn.
+// holds the vCPU for the rest of its thread's time slice: the slice's kick
+// cuts it, the thread waits before the call, and it runs the call again at
+// its next turn. A read of an empty pipe, a write to a full one and a poll
+// look first and give the vCPU up (kRetryLater) while another thread or
+// process could run. Processes take turns the same way (process_tree.h).
 //
 // The system calls (thread_calls.cc, futex_calls.cc) change this table and
 // answer kSwitchThread when the calling thread must leave the vCPU; the VMM
@@ -33,6 +35,11 @@ namespace vmha {
 // blocked, yielded or exited; run another (its own answer comes later, as
 // GuestThread::result).
 constexpr long kSwitchThread = -600;
+// Another answer the guest never sees: the call would block on the host
+// (an empty pipe, a full one) while another guest thread or process could
+// run; the calling thread goes back before the call, gives up the vCPU and
+// runs the call again at its next turn.
+constexpr long kRetryLater = -601;
 
 // Ids of the threads the guest starts: above any pid Linux gives
 // (PID_MAX_LIMIT), so none is ever the process's own id, on this host or on
@@ -43,7 +50,9 @@ constexpr size_t kMaxThreads = 1024;
 struct ThreadWait {
   // kSignal: pause, or rt_sigtimedwait for the signals in `sigset`; a
   // signal cuts it (the call then runs again and finds it, or ends in EINTR).
-  enum class Kind : uint32_t { kNone = 0, kFutex = 1, kSleep = 2, kSignal = 3 };
+  // kChild: wait4/waitid for a child that has not ended yet; the child's
+  // exit completes the call (sys/process_tree.h).
+  enum class Kind : uint32_t { kNone = 0, kFutex = 1, kSleep = 2, kSignal = 3, kChild = 4 };
   Kind kind = Kind::kNone;
   uint64_t futex = 0;  // guest virtual address of the futex word
   uint32_t bitset = ~0u;
@@ -52,6 +61,13 @@ struct ThreadWait {
   int32_t clock = CLOCK_MONOTONIC;
   int64_t deadline_ns = 0;  // on `clock`
   uint64_t seq = 0;         // FIFO order of the waiters
+  // kChild: which children (wait4's pid argument: >0 one, -1 any, 0 own
+  // group, <-1 group -pid), where the answer goes (wait4's status or
+  // waitid's siginfo, and rusage), the options, and which call it was.
+  int64_t child = 0;
+  uint64_t out_va = 0, rusage_va = 0;
+  uint32_t options = 0;
+  bool waitid = false;
 };
 
 struct GuestThread {
@@ -88,6 +104,8 @@ class ThreadTable {
   bool active() const;
   GuestThread* find(int32_t tid);  // by guest id (the process's id: the main thread)
   int32_t guest_id(const GuestThread& t) const;
+  // The process's id: the main thread's (getpid() until set).
+  void set_pid(int32_t pid) { pid_ = pid; }
 
   // Starts a thread (clone); its registers are the VMM's to set (born()).
   GuestThread* add(int32_t* tid);
@@ -131,6 +149,7 @@ class ThreadTable {
   std::vector<GuestThread> threads_;
   size_t current_ = 0;
   int32_t next_tid_ = kFirstThreadId;
+  int32_t pid_ = 0;
   uint64_t seq_ = 0;
   std::optional<Birth> birth_;
 };

@@ -16,26 +16,26 @@ namespace {
 int64_t sys_clock_gettime(Process& p, const SyscallArgs& a) {
   timespec ts;
   if (clock_gettime(static_cast<clockid_t>(a.a[0]), &ts) < 0) return -errno;
-  return p.as.copy_out(a.a[1], &ts, sizeof ts) ? 0 : -EFAULT;
+  return p.as->copy_out(a.a[1], &ts, sizeof ts) ? 0 : -EFAULT;
 }
 
 int64_t sys_clock_getres(Process& p, const SyscallArgs& a) {
   timespec ts;
   if (clock_getres(static_cast<clockid_t>(a.a[0]), &ts) < 0) return -errno;
   if (!a.a[1]) return 0;
-  return p.as.copy_out(a.a[1], &ts, sizeof ts) ? 0 : -EFAULT;
+  return p.as->copy_out(a.a[1], &ts, sizeof ts) ? 0 : -EFAULT;
 }
 
 int64_t sys_gettimeofday(Process& p, const SyscallArgs& a) {
   timeval tv;
   gettimeofday(&tv, nullptr);
-  if (a.a[0] && !p.as.copy_out(a.a[0], &tv, sizeof tv)) return -EFAULT;
+  if (a.a[0] && !p.as->copy_out(a.a[0], &tv, sizeof tv)) return -EFAULT;
   return 0;
 }
 
 int64_t sys_time(Process& p, const SyscallArgs& a) {
   time_t t = time(nullptr);
-  if (a.a[0] && !p.as.copy_out(a.a[0], &t, sizeof t)) return -EFAULT;
+  if (a.a[0] && !p.as->copy_out(a.a[0], &t, sizeof t)) return -EFAULT;
   return t;
 }
 
@@ -98,14 +98,14 @@ int64_t sleep_for(Process& p, clockid_t clock, const timespec& req) {
 
 int64_t sys_nanosleep(Process& p, const SyscallArgs& a) {
   timespec req;
-  if (!p.as.copy_in(&req, a.a[0], sizeof req)) return -EFAULT;
+  if (!p.as->copy_in(&req, a.a[0], sizeof req)) return -EFAULT;
   if (!valid(req)) return -EINVAL;
   return sleep_for(p, CLOCK_MONOTONIC, req);  // Linux measures nanosleep on CLOCK_MONOTONIC
 }
 
 int64_t sys_clock_nanosleep(Process& p, const SyscallArgs& a) {
   timespec req;
-  if (!p.as.copy_in(&req, a.a[2], sizeof req)) return -EFAULT;
+  if (!p.as->copy_in(&req, a.a[2], sizeof req)) return -EFAULT;
   if (!valid(req)) return -EINVAL;
   const auto clock = static_cast<clockid_t>(a.a[0]);
   const int flags = static_cast<int>(a.a[1]);

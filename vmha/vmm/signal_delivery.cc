@@ -99,7 +99,10 @@ Status Vm::deliver_signals(RunResult* end) {
     s.timers_changed = false;
     kick_.aim(next_kick_ns());
   }
-  collect_signals(s);
+  if (proc_ == &tree_->root())
+    collect_signals(s);  // host signals go to the first process
+  else
+    s.expire_timers();
   if (s.timers_changed) {
     s.timers_changed = false;
     kick_.aim(next_kick_ns());

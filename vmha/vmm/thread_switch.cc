@@ -44,12 +44,27 @@ bool has_runnable_other(const ThreadTable& tt) {
 
 }  // namespace
 
+// Any thread but the running one can run, in this process or another.
+static bool others_runnable(const ProcessTree& tree, const Process* running) {
+  for (const auto& q : tree.all()) {
+    if (q->zombie) continue;
+    if (q.get() == running) {
+      if (has_runnable_other(q->threads)) return true;
+    } else if (q->threads.pick()) {
+      return true;
+    }
+  }
+  return false;
+}
+
 int64_t Vm::next_kick_ns() {
-  int64_t due = proc_->signals.next_due_ns();
-  const ThreadTable& tt = proc_->threads;
-  if (!tt.several()) return due;
-  due = earliest(due, tt.next_due_ns());
-  if (tt.current().runnable() && has_runnable_other(tt))
+  int64_t due = -1;
+  for (const auto& q : tree_->all()) {
+    if (q->zombie) continue;
+    due = earliest(due, q->signals.next_due_ns());
+    if (q->threads.several() || q.get() != proc_) due = earliest(due, q->threads.next_due_ns());
+  }
+  if (proc_->threads.current().runnable() && others_runnable(*tree_, proc_))
     due = earliest(due, std::max<int64_t>(0, slice_end_ns_ - thread_clock_ns(CLOCK_MONOTONIC)));
   return due;
 }
@@ -76,13 +91,69 @@ Status Vm::load_cpu(const ThreadCpu& c) {
   return Status();
 }
 
-Status Vm::thread_born(const kvm_regs& parent, int32_t tid, uint64_t stack) {
+Status Vm::thread_born(const kvm_regs& parent, ThreadKey key, uint64_t stack) {
   ThreadCpu c;
   if (Status s = save_cpu(&c); !s.ok()) return s;  // the parent's FPU state
   c.regs = parent;
   c.regs.rax = 0;
   if (stack) c.regs.rsp = stack;
-  thread_cpus_[tid] = std::move(c);
+  thread_cpus_[key] = std::move(c);
+  return Status();
+}
+
+Status Vm::stash_current() {
+  GuestThread& cur = proc_->threads.current();
+  if (!cur.exited && !proc_->zombie) {
+    if (Status s = save_cpu(&thread_cpus_[{proc_->pid, cur.tid}]); !s.ok()) return s;
+    cur.restart = restart_;
+    if (auto d = std::exchange(proc_->call_deadline, std::nullopt)) cur.call_deadline = {{d->clock, d->at}};
+  }
+  proc_->call_deadline.reset();
+  restart_ = false;
+  return Status();
+}
+
+Status Vm::install(Process* q, size_t index) {
+  ThreadTable& tt = q->threads;
+  if (index != tt.current_index()) {
+    // The process's live mask and TLS base are its current thread's.
+    GuestThread& old = tt.current();
+    old.sigmask = q->sigmask;
+    old.fs_base = q->fs_base;
+    tt.set_current(index);
+    q->sigmask = tt.current().sigmask;
+    q->fs_base = tt.current().fs_base;
+  }
+  GuestThread& t = tt.current();
+  auto it = thread_cpus_.find({q->pid, t.tid});
+  if (it == thread_cpus_.end())
+    return Status::error("guest thread " + std::to_string(t.tid) + " of process " + std::to_string(q->pid) +
+                         " has no registers");
+  if (Status s = load_cpu(it->second); !s.ok()) return s;
+  thread_cpus_.erase(it);
+  restart_ = std::exchange(t.restart, false);
+  if (auto d = std::exchange(t.call_deadline, std::nullopt))
+    q->call_deadline = Process::CallDeadline{d->first, d->second};
+  q->fs_base_changed = true;
+  tt.reap();
+  if (q != proc_) {
+    proc_ = q;
+    as_ = q->as;
+    pt_ = &q->as->page_table();
+    as_->take_flush();
+    if (Status s = load_cr3(); !s.ok()) return s;
+    tree_->collect(proc_);
+  }
+  return apply_vmm_changes();
+}
+
+Status Vm::load_cr3() {
+  // A copy of the top-level table: what drops this KVM's shadow TLB (the
+  // process's tables may have changed since it last ran).
+  kvm_sregs sregs;
+  if (ioctl(vcpu_fd_, KVM_GET_SREGS, &sregs) < 0) return Status::error(errno_text("KVM_GET_SREGS"));
+  sregs.cr3 = pt_->flush_root();
+  if (ioctl(vcpu_fd_, KVM_SET_SREGS, &sregs) < 0) return Status::error(errno_text("KVM_SET_SREGS"));
   return Status();
 }
 
@@ -90,46 +161,47 @@ Status Vm::schedule(bool* idle) {
   *idle = false;
   ThreadTable& tt = proc_->threads;
   GuestThread* cur = &tt.current();
-  if (!tt.several() && cur->runnable() && !cur->in_call) return Status();  // one thread, running
+  if (!tree_->several() && !tt.several() && cur->runnable() && !cur->in_call && !yield_)
+    return Status();  // one thread of one process, running
   const int64_t now = thread_clock_ns(CLOCK_MONOTONIC);
-  tt.expire(now, thread_clock_ns(CLOCK_REALTIME), thread_clock_ns(CLOCK_BOOTTIME));
-  route_signals();
-  const bool slice_over = now >= slice_end_ns_;
-  if (cur->runnable() && !cur->in_call && !(slice_over && has_runnable_other(tt))) {
+  const int64_t real = thread_clock_ns(CLOCK_REALTIME), boot = thread_clock_ns(CLOCK_BOOTTIME);
+  for (const auto& q : tree_->all()) {
+    if (q->zombie) continue;
+    q->threads.expire(now, real, boot);
+    route_signals(*q);
+  }
+  const bool slice_over = now >= slice_end_ns_ || yield_;
+  yield_ = false;
+  if (!proc_->zombie && cur->runnable() && !cur->in_call && !(slice_over && others_runnable(*tree_, proc_))) {
     kick_.aim(next_kick_ns());
     return Status();
   }
-  std::optional<size_t> next = tt.pick();
+  // Other processes first, in tree order after this one, then this one's
+  // threads (its current thread last): every process gets its turn.
+  auto& all = tree_->all();
+  size_t here = 0;
+  while (here < all.size() && all[here].get() != proc_) ++here;
+  Process* next = nullptr;
+  size_t index = 0;
+  for (size_t k = 1; k <= all.size() && !next; ++k) {
+    Process* q = all[(here + k) % all.size()].get();
+    if (q->zombie) continue;
+    std::optional<size_t> i = q != proc_ && q->threads.current().runnable() ? q->threads.current_index() : q->threads.pick();
+    if (i) {
+      next = q;
+      index = *i;
+    }
+  }
   if (!next) {
     *idle = true;
     kick_.aim(next_kick_ns());
     return Status();
   }
-  if (*next != tt.current_index()) {
-    if (!cur->exited) {
-      if (Status s = save_cpu(&thread_cpus_[cur->tid]); !s.ok()) return s;
-      cur->sigmask = proc_->sigmask;
-      cur->fs_base = proc_->fs_base;
-      cur->restart = restart_;
-      if (auto d = std::exchange(proc_->call_deadline, std::nullopt)) cur->call_deadline = {{d->clock, d->at}};
-    }
-    proc_->call_deadline.reset();
-    tt.set_current(*next);
-    cur = &tt.current();
-    auto it = thread_cpus_.find(cur->tid);
-    if (it == thread_cpus_.end()) return Status::error("guest thread " + std::to_string(cur->tid) + " has no registers");
-    if (Status s = load_cpu(it->second); !s.ok()) return s;
-    thread_cpus_.erase(it);
-    proc_->sigmask = cur->sigmask;
-    proc_->fs_base = cur->fs_base;
-    proc_->fs_base_changed = true;
-    restart_ = std::exchange(cur->restart, false);
-    if (auto d = std::exchange(cur->call_deadline, std::nullopt))
-      proc_->call_deadline = Process::CallDeadline{d->first, d->second};
-    tt.reap();
-    cur = &tt.current();
-    if (Status s = apply_vmm_changes(); !s.ok()) return s;
+  if (next != proc_ || index != tt.current_index()) {
+    if (Status s = stash_current(); !s.ok()) return s;
+    if (Status s = install(next, index); !s.ok()) return s;
   }
+  cur = &proc_->threads.current();
   if (cur->in_call) {
     cur->in_call = false;
     kvm_regs r;
@@ -151,18 +223,22 @@ Status Vm::schedule(bool* idle) {
   return Status();
 }
 
-void Vm::route_signals() {
+void Vm::route_signals(Process& p) {
   // Linux gives a process-wide signal to a thread that does not block it,
   // interrupting one that waits if none else can take it. Here the running
   // thread takes it at its next safe point, a runnable one at its turn; a
   // waiting one has its wait cut (the call ends with EINTR or runs again
   // after the handler, as SA_RESTART says).
-  SignalState& s = proc_->signals;
-  collect_signals(s);
+  // Host signals go to the first process; each process's own timers to it.
+  SignalState& s = p.signals;
+  if (&p == &tree_->root())
+    collect_signals(s);
+  else
+    s.expire_timers();
   if (!s.pending) return;
-  ThreadTable& tt = proc_->threads;
+  ThreadTable& tt = p.threads;
   const GuestThread& cur = tt.current();
-  auto mask_of = [&](const GuestThread& t) { return &t == &cur ? proc_->sigmask : t.sigmask; };
+  auto mask_of = [&](const GuestThread& t) { return &t == &cur ? p.sigmask : t.sigmask; };
   // rt_sigtimedwait takes a signal it waits for, blocked or not.
   for (GuestThread& t : tt.all())
     if (!t.exited && t.wait.kind == ThreadWait::Kind::kSignal && (t.wait.sigset & s.pending)) {
@@ -170,10 +246,10 @@ void Vm::route_signals() {
       return;
     }
   for (const GuestThread& t : tt.all())
-    if (t.runnable() && s.deliverable(mask_of(t), proc_->sigactions)) return;
+    if (t.runnable() && s.deliverable(mask_of(t), p.sigactions)) return;
   for (GuestThread& t : tt.all()) {
     if (t.exited || t.wait.kind == ThreadWait::Kind::kNone) continue;
-    if (s.deliverable(mask_of(t), proc_->sigactions)) {
+    if (s.deliverable(mask_of(t), p.sigactions)) {
       tt.interrupt(t, kWaitForRelease);
       return;
     }
@@ -181,17 +257,26 @@ void Vm::route_signals() {
 }
 
 void Vm::wait_idle() {
-  ThreadTable& tt = proc_->threads;
-  SignalState& s = proc_->signals;
   auto ready = [&] {
-    if (pause_requested_.load() || stop_requested_.load() || tt.next_due_ns() == 0) return true;
-    collect_signals(s);
-    const GuestThread& cur = tt.current();
-    for (const GuestThread& t : tt.all())
-      if (!t.exited && s.deliverable(&t == &cur ? proc_->sigmask : t.sigmask, proc_->sigactions)) return true;
+    if (pause_requested_.load() || stop_requested_.load()) return true;
+    for (const auto& q : tree_->all()) {
+      if (q->zombie) continue;
+      const ThreadTable& tt = q->threads;
+      if (tt.next_due_ns() == 0) return true;
+      if (q.get() == &tree_->root())
+        collect_signals(q->signals);
+      else
+        q->signals.expire_timers();
+      const GuestThread& cur = tt.current();
+      for (const GuestThread& t : tt.all())
+        if (!t.exited && q->signals.deliverable(&t == &cur ? q->sigmask : t.sigmask, q->sigactions)) return true;
+    }
     return false;
   };
-  wait_for_kick(ready, earliest(tt.next_due_ns(), s.next_due_ns()));
+  int64_t due = -1;
+  for (const auto& q : tree_->all())
+    if (!q->zombie) due = earliest(due, earliest(q->threads.next_due_ns(), q->signals.next_due_ns()));
+  wait_for_kick(ready, due);
 }
 
 }  // namespace vmha

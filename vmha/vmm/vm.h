@@ -1,6 +1,7 @@
-// Vm: one process VM — a KVM virtual machine with one vCPU running one
-// x86-64 Linux program at CPL3, whose system calls exit to this VMM. The
-// program's threads take turns on that vCPU (sys/threads.h, thread_switch.cc).
+// Vm: one process VM — a KVM virtual machine with one vCPU running an
+// x86-64 Linux program at CPL3, whose system calls exit to this VMM, and the
+// processes it forks (sys/process_tree.h). Every thread of every process
+// takes turns on that vCPU (sys/threads.h, thread_switch.cc).
 //
 // Seams for replication: memory() is one contiguous region registered once;
 // tracker() can be harvested from another thread while run() runs;
@@ -27,6 +28,7 @@
 #include "vmha/mem/page_table.h"
 #include "vmha/output/output_sink.h"
 #include "vmha/sys/process.h"
+#include "vmha/sys/process_tree.h"
 #include "vmha/sys/signal_kick.h"
 #include "vmha/track/dirty_tracker.h"
 #include "vmha/vmm/cpu_tables.h"
@@ -109,11 +111,13 @@ class Vm {
 
   GuestMemory& memory() { return *mem_; }
   DirtyTracker& tracker() { return *tracker_; }
-  AddressSpace& address_space() { return *as_; }
-  Process& process() { return *proc_; }
+  // The first process (the one `load` started) and its address space.
+  AddressSpace& address_space() { return *tree_->root().as; }
+  Process& process() { return tree_->root(); }
+  ProcessTree& processes() { return *tree_; }
   uint64_t syscalls() const { return syscalls_; }
   // Guest physical address of a guest virtual one (~0 when unmapped).
-  uint64_t guest_physical(uint64_t va) { return pt_->translate(va, false); }
+  uint64_t guest_physical(uint64_t va) { return tree_->root().as->page_table().translate(va, false); }
 
  private:
   Vm() = default;
@@ -141,19 +145,30 @@ class Vm {
 
   // Guest threads (thread_switch.cc; the design: sys/threads.h). The thread
   // on the vCPU has its registers there; every other one's are here, by its
-  // table id (0: the main thread).
+  // process id and its table id (0: the main thread).
   struct ThreadCpu {
     kvm_regs regs{};
     std::vector<uint8_t> xsave;  // KVM's XSAVE image (4096 bytes); empty: fpu holds the FPU state
     kvm_fpu fpu{};
   };
-  std::map<int32_t, ThreadCpu> thread_cpus_;
+  using ThreadKey = std::pair<int32_t, int32_t>;  // (pid, table id)
+  std::map<ThreadKey, ThreadCpu> thread_cpus_;
+  bool yield_ = false;  // the running thread gave the vCPU up before a call it retries
   int64_t slice_end_ns_ = 0;  // CLOCK_MONOTONIC
   Status save_cpu(ThreadCpu* c);
   Status load_cpu(const ThreadCpu& c);
   // After clone: the new thread starts as its parent returns from the call,
   // with rax = 0 and rsp = its stack.
-  Status thread_born(const kvm_regs& parent, int32_t tid, uint64_t stack);
+  Status thread_born(const kvm_regs& parent, ThreadKey key, uint64_t stack);
+  // Takes the running thread off the vCPU; puts thread `index` of `q` on it
+  // (loading q's page tables when q is another process).
+  Status stash_current();
+  Status install(Process* q, size_t index);
+  // Processes (process_switch.cc): a child that ended becomes a zombie;
+  // execve replaces the calling process's image.
+  void end_process();
+  int64_t exec_image(kvm_regs& r);
+  Status load_cr3();
   // At each safe point: ends due waits and time slices and puts a runnable
   // thread on the vCPU; *idle when none can run.
   Status schedule(bool* idle);
@@ -161,16 +176,18 @@ class Vm {
   void wait_idle();
   // A pending signal that no running or runnable thread can take cuts the
   // wait of one that can.
-  void route_signals();
+  void route_signals(Process& p);
 
   VmOptions opts_;
   int kvm_fd_ = -1, vm_fd_ = -1, vcpu_fd_ = -1;
   kvm_run* run_ = nullptr;
   size_t run_size_ = 0;
   std::unique_ptr<GuestMemory> mem_;
-  std::unique_ptr<PageTable> pt_;
-  std::unique_ptr<AddressSpace> as_;
-  std::unique_ptr<Process> proc_;
+  std::unique_ptr<ProcessTree> tree_;
+  // The process on the vCPU, its address space and page tables.
+  Process* proc_ = nullptr;
+  AddressSpace* as_ = nullptr;
+  PageTable* pt_ = nullptr;
   std::unique_ptr<DirtyTracker> tracker_;
   std::unique_ptr<OutputSink> own_sink_;
   CpuTables tables_;

@@ -143,9 +143,20 @@ Status Vm::handle_syscall(RunResult* end) {
   proc_->signals.syscall_sp = r.rsp;
   const bool sigreturn_call = r.rax == SYS_rt_sigreturn;  // sets every register: served here
   int64_t ret = sigreturn_call ? 0 : dispatch_syscall(*proc_, args);
+  bool new_image = false;
+  if (proc_->exec) {  // execve: a new image, or the call fails
+    ret = exec_image(r);
+    new_image = ret == 0;
+  }
+  if (ret == kRetryLater) {
+    ret = kWaitForRelease;
+    yield_ = true;
+  }
   restart_ = ret == kWaitForRelease;
   const bool switch_out = ret == kSwitchThread;
-  if (sigreturn_call) {
+  if (new_image) {
+    ++syscalls_;
+  } else if (sigreturn_call) {
     ++syscalls_;
     if (!sigreturn(r)) {
       proc_->die_by_signal(SIGSEGV);
@@ -167,9 +178,11 @@ Status Vm::handle_syscall(RunResult* end) {
     r.rax = static_cast<uint64_t>(ret);
     r.rip = r.rcx;
   }
-  if (!sigreturn_call) r.rflags = (r.r11 & kSysretRflagsMask) | kRflagsFixed;  // what SYSRET would load
+  if (!sigreturn_call && !new_image) r.rflags = (r.r11 & kSysretRflagsMask) | kRflagsFixed;  // what SYSRET would load
   if (auto birth = proc_->threads.take_birth())
-    if (Status s = thread_born(r, birth->tid, birth->stack); !s.ok()) return s;
+    if (Status s = thread_born(r, {proc_->pid, birth->tid}, birth->stack); !s.ok()) return s;
+  if (auto birth = tree_->take_birth())
+    if (Status s = thread_born(r, {birth->pid, 0}, birth->stack); !s.ok()) return s;
   if (sync_regs_)
     run_->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
   else if (ioctl(vcpu_fd_, KVM_SET_REGS, &r) < 0)
@@ -305,6 +318,10 @@ RunResult Vm::run_loop() {
       continue;
     }
     if (Status s = deliver_signals(&result); !s.ok()) return finish(failed(s.message()));
+    if (proc_->exit.requested && proc_ != &tree_->root()) {
+      end_process();
+      continue;
+    }
     if (proc_->exit.requested) {  // a signal's default action
       result.end = proc_->exit.by_signal ? RunResult::End::kSignaled : RunResult::End::kExited;
       result.code = proc_->exit.code;
@@ -320,9 +337,14 @@ RunResult Vm::run_loop() {
         if (port == kSyscallPort && run_->io.direction == KVM_EXIT_IO_OUT) {
           if (Status s = handle_syscall(&result); !s.ok()) return finish(failed(s.message()));
           if (restart_) {
-            // Not inside the call any more: pauses park at the loop's top.
-            if (!pause_requested_.load() && !stop_requested_.load())
+            // Not inside the call any more: pauses park at the loop's top. A
+            // call that gave the vCPU up (kRetryLater) waits for nothing.
+            if (!yield_ && !pause_requested_.load() && !stop_requested_.load())
               proc_->out->wait_for_release(std::chrono::microseconds(200));
+            break;
+          }
+          if (proc_->exit.requested && proc_ != &tree_->root()) {
+            end_process();  // a child: a zombie for its parent; the others go on
             break;
           }
           if (proc_->exit.requested) {
@@ -337,6 +359,10 @@ RunResult Vm::run_loop() {
           }
         } else if (port == kExceptionPort) {
           handle_exception(&result);
+          if (proc_ != &tree_->root()) {
+            end_process();
+            break;
+          }
           result.end = RunResult::End::kSignaled;
           result.code = proc_->exit.code;
           return finish(result);

@@ -36,7 +36,9 @@ kvm_segment user_segment(uint16_t sel, bool code) {
 }  // namespace
 
 Vm::~Vm() {
-  if (proc_) proc_->fds.close_all();
+  if (tree_)
+    for (auto& p : tree_->all())
+      if (p) p->fds.close_all();
   if (run_) munmap(run_, run_size_);
   tracker_.reset();  // unmaps the ring before the vCPU fd closes
   if (vcpu_fd_ >= 0) close(vcpu_fd_);
@@ -85,9 +87,15 @@ Status Vm::open_kvm(const VmOptions& opts) {
   if (Status s = tracker_->attach_vcpu(vcpu_fd_); !s.ok()) return s;
   if (Status s = setup_cpuid(); !s.ok()) return s;
 
-  pt_ = std::make_unique<PageTable>(*mem_);
-  as_ = std::make_unique<AddressSpace>(*mem_, *pt_);
-  proc_ = std::make_unique<Process>(*as_);
+  auto pt = std::make_unique<PageTable>(*mem_);
+  auto as = std::make_unique<AddressSpace>(*mem_, *pt);
+  auto root = std::make_unique<Process>(*as);
+  root->own_pt = std::move(pt);
+  root->own_as = std::move(as);
+  tree_ = std::make_unique<ProcessTree>(*mem_);
+  proc_ = &tree_->add_root(std::move(root));
+  as_ = proc_->as;
+  pt_ = proc_->own_pt.get();
   proc_->log_unsupported = opts.log_unsupported;
   if (!opts.output) own_sink_ = std::make_unique<PassthroughSink>();
   proc_->out = opts.output ? opts.output : own_sink_.get();

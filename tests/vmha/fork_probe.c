@@ -1,0 +1,140 @@
+/* Guest processes: fork, wait4/waitid status, SIGCHLD, kill of a child,
+ * process groups, vfork + execve, execve errors, pipes between processes.
+ * Prints one line per check, the same natively and under vmha.
+ *   fork_probe            all checks (execs itself as "fork_probe child N")
+ *   fork_probe child N    exits with N
+ *   fork_probe pipeline N a writer child and a reader child joined by a
+ *                         pipe, N lines; the parent prints the reader's sum */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t chld;
+static void on_chld(int s) {
+  (void)s;
+  chld++;
+}
+
+static int pipeline(long n) {
+  int fds[2];
+  if (pipe(fds) != 0) return 1;
+  pid_t w = fork();
+  if (w == 0) {
+    close(fds[0]);
+    FILE* f = fdopen(fds[1], "w");
+    for (long i = 1; i <= n; ++i) fprintf(f, "%ld\n", i);
+    fclose(f);
+    _exit(0);
+  }
+  int sums[2];
+  if (pipe(sums) != 0) return 1;
+  pid_t r = fork();
+  if (r == 0) {
+    close(fds[1]);
+    close(sums[0]);
+    FILE* f = fdopen(fds[0], "r");
+    long v, total = 0, count = 0;
+    while (fscanf(f, "%ld", &v) == 1) total += v, count++;
+    dprintf(sums[1], "%ld %ld", count, total);
+    _exit(0);
+  }
+  close(fds[0]);
+  close(fds[1]);
+  close(sums[1]);
+  char buf[64] = {0};
+  ssize_t got = read(sums[0], buf, sizeof buf - 1);
+  int st1, st2;
+  waitpid(w, &st1, 0);
+  waitpid(r, &st2, 0);
+  printf("pipeline: %s (read %d) writer=%d reader=%d\n", buf, got > 0, WEXITSTATUS(st1), WEXITSTATUS(st2));
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  setvbuf(stdout, NULL, _IONBF, 0);
+  if (argc > 2 && strcmp(argv[1], "child") == 0) return atoi(argv[2]);
+  if (argc > 2 && strcmp(argv[1], "pipeline") == 0) return pipeline(atol(argv[2]));
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_chld;
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGCHLD, &sa, NULL);
+
+  int st = 0;
+  pid_t me = getpid();
+  pid_t c = fork();
+  if (c == 0) _exit(getppid() == me ? 7 : 8);
+  pid_t w = waitpid(c, &st, 0);
+  printf("fork: waited=%d exited=%d code=%d\n", w == c, WIFEXITED(st), WEXITSTATUS(st));
+  while (!chld) pause();
+  printf("sigchld: handled=%d\n", chld > 0);
+
+  c = fork();
+  if (c == 0) {
+    for (;;) pause();
+  }
+  printf("kill: %d\n", kill(c, SIGTERM));
+  w = waitpid(c, &st, 0);
+  printf("killed: signaled=%d sig=%d\n", WIFSIGNALED(st), WTERMSIG(st));
+
+  c = fork();
+  if (c == 0) _exit(3);
+  siginfo_t si;
+  memset(&si, 0, sizeof si);
+  printf("waitid: %d", waitid(P_PID, c, &si, WEXITED));
+  printf(" pid=%d code=%d status=%d\n", si.si_pid == c, si.si_code == CLD_EXITED, si.si_status);
+
+  w = waitpid(-1, &st, WNOHANG);
+  printf("echild: %d errno=%s\n", w, errno == ECHILD ? "ECHILD" : strerror(errno));
+  c = fork();
+  if (c == 0) {
+    pause();
+    _exit(0);
+  }
+  printf("wnohang: %d\n", waitpid(c, &st, WNOHANG));
+  kill(c, SIGKILL);
+  waitpid(c, &st, 0);
+  printf("sigkill: sig=%d\n", WTERMSIG(st));
+
+  c = fork();
+  if (c == 0) {
+    setpgid(0, 0);
+    _exit(getpgrp() == getpid() ? 0 : 1);
+  }
+  waitpid(c, &st, 0);
+  printf("setpgid: child leads its group=%d same session=%d\n", WEXITSTATUS(st) == 0, getsid(0) == getsid(0));
+
+  c = vfork();
+  if (c == 0) {
+    char* args[] = {argv[0], "child", "42", NULL};
+    execv(argv[0], args);
+    _exit(127);
+  }
+  waitpid(c, &st, 0);
+  printf("vfork+exec: code=%d\n", WEXITSTATUS(st));
+
+  c = fork();
+  if (c == 0) {
+    char* args[] = {"missing", NULL};
+    execv("./no-such-program", args);
+    _exit(errno == ENOENT ? 20 : 21);
+  }
+  waitpid(c, &st, 0);
+  printf("exec of a missing file: ENOENT=%d\n", WEXITSTATUS(st) == 20);
+
+  c = fork();
+  if (c == 0) {
+    char* args[] = {"echo", "exec'd", "echo", NULL};
+    execv("/usr/bin/echo", args);
+    _exit(127);
+  }
+  waitpid(c, &st, 0);
+  printf("dynamic exec: code=%d\n", WEXITSTATUS(st));
+  return pipeline(20000);
+}
