@@ -7,10 +7,11 @@
 #     (SLURM_* variables and the working directory reach it), one protected
 #     task (AdminComment tasks=1), slurmd logs the batch step under vmha-task;
 #  2. the primary vmha killed -9 once its backup acknowledged a random
-#     checkpoint in the first two thirds of the script's (any point: the
-#     pipeline or the Python step), and 3. once a random line of the Python
-#     step was out: COMPLETED 0:0, every line exactly once (output equal to
-#     native), failovers=1, the takeover's cause in slurmd's log;
+#     checkpoint of those the undisturbed run had taken before md5sum's line
+#     was out (the pipeline's: seq, sort and md5sum running, sort spilling
+#     to TMPDIR), and 3. once a random line of the Python step was out:
+#     COMPLETED 0:0, every line exactly once (output equal to native),
+#     failovers=1, the takeover's cause in slurmd's log;
 #  4. `sbatch --ha --wrap` without srun is accepted and protected (it was
 #     refused before), and a script that starts srun stays a plain shell:
 #     its step's tasks run under vmha, and the job's output says so once.
@@ -40,17 +41,29 @@ SLURM_JOB_NUM_NODES=2 SLURM_JOB_NAME=job.sh SLURM_JOB_ID=1 ./job.sh > native.out
 
 batch_dir() { echo "$HA_DIR/state/job$1/batch.task0"; }
 
-# same_as_native NAME JID: the job's output file NAME.out is native.out.
+# same_as_native NAME JID: the job's output file NAME.out is native.out,
+# and the script's TMPDIR (sort spilled there) is gone with the job.
 same_as_native() {
+  [ ! -e ".vmha-tmp.$2" ] || fail "$1: job $2 left its TMPDIR .vmha-tmp.$2 behind"
   cmp -s "$1.out" native.out && return 0
   diff native.out "$1.out" | head -n 8
   ha_dump "$2"
   fail "$1: job $2's output differs from the native run ($(grep -c '^line ' "$1.out") of $LINES Python lines)"
 }
 
-# 1. Undisturbed.
+MD5_LINE='^[0-9a-f]\{32\}  -$'
+
+# 1. Undisturbed; PIPE_CKPT: the checkpoints the backup held once md5sum's
+# line was out (the output is out only after its epoch's acknowledgement).
 t0=$(date +%s.%N)
 jid=$(sbatch --parsable --ha -N2 -o clean.out job.sh)
+PIPE_CKPT=""
+for _ in $(seq 12000); do
+  ha_read_progress "$(batch_dir "$jid")/primary.stats"
+  [ "$HA_RUNNING" = 0 ] && break
+  grep -q "$MD5_LINE" clean.out 2>/dev/null && { PIPE_CKPT=${HA_CHECKPOINT:-1}; break; }
+  sleep 0.005
+done
 st=$(ha_wait_end 120 "$jid")
 t1=$(date +%s.%N)
 [ "$st" = COMPLETED ] || { tail -n 5 clean.out; ha_dump "$jid"; fail "job $jid ended $st"; }
@@ -59,18 +72,18 @@ acct=$(ha_wait_accounting 20 "$jid")
 case "$acct" in "COMPLETED|0:0|vmha: tasks=1 epochs="*" failovers=0") ;; *) ha_dump "$jid"; fail "accounting: '$acct'" ;; esac
 grep -q "job $jid step batch task 0 .*runs under .*vmha-task" "$CLUSTER_DIR"/log/slurmd-node*.log \
   || fail "no 'step batch ... runs under vmha-task' line for job $jid in the slurmd logs"
-epochs=$(sed -n 's/.*epochs=\([0-9]*\).*/\1/p' <<< "$acct")
-MAX_CKPT=$(( epochs * 2 / 3 ))
+[ -n "$PIPE_CKPT" ] || fail "job $jid: md5sum's line was never seen while the script ran"
+MAX_CKPT=$(( PIPE_CKPT * 2 / 3 ))
 [ "$MAX_CKPT" -ge 1 ] || MAX_CKPT=1
-note "job $jid COMPLETED in $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s, output equal to native; sacct: $acct"
+note "job $jid COMPLETED in $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s, output equal to native, md5sum's line out at checkpoint $PIPE_CKPT; sacct: $acct"
 
-# kill_at_checkpoint JID MAX: kills the batch script's primary vmha (kill
+# kill_at_checkpoint JID OUT MAX: kills the batch script's primary vmha (kill
 # -9, by its PID) once its backup acknowledged a random checkpoint K
 # (1 <= K <= MAX) of the running script (ha_kill_primary_at_checkpoint, for
 # the batch task's directory). Returns 1 when the script had ended first.
 kill_at_checkpoint() {
-  local jid=$1 k victim="" stats
-  k=$(( 1 + $(od -An -N2 -tu2 /dev/urandom) % $2 ))
+  local jid=$1 out=$2 max=$3 k victim="" stats
+  k=$(( 1 + $(od -An -N2 -tu2 /dev/urandom) % max ))
   stats="$(batch_dir "$jid")/primary.stats"
   for _ in $(seq 12000); do
     ha_read_progress "$stats"
@@ -84,7 +97,7 @@ kill_at_checkpoint() {
   done
   [ -n "$victim" ] || return 1
   kill -9 "$victim" 2>/dev/null || return 1
-  note "job $jid: killed the batch script's primary vmha (pid $victim) once its backup held checkpoint $HA_CHECKPOINT (wanted $k of 1..$2)"
+  note "job $jid: killed the batch script's primary vmha (pid $victim) once its backup held checkpoint $HA_CHECKPOINT (wanted $k of 1..$max); md5sum's line $(grep -q "$MD5_LINE" "$out" && echo was || echo was not) out"
 }
 
 # kill_at_line JID OUT: kills it once OUT shows the Python step past a random
@@ -108,21 +121,20 @@ kill_at_line() {
   note "job $jid: killed the batch script's primary vmha (pid $victim) once Python's line $k of $LINES was out"
 }
 
-# failover_round NAME KILL ARG: job.sh with its primary killed by `KILL JID
-# ARG`; a kill that came after the script had ended is tried again (3
+# failover_round NAME KILL [MAX]: job.sh with its primary killed by `KILL
+# JID NAME.out MAX`; a kill that came after the script had ended is tried again (3
 # attempts). COMPLETED 0:0, output equal to native, failovers=1, and the
 # takeover's cause in slurmd's log.
 failover_round() {
-  local name=$1 kill_fn=$2 arg=$3 jid st acct try
+  local name=$1 kill_fn=$2 max=${3:-} jid st acct try
   for try in 1 2 3; do
     jid=$(sbatch --parsable --ha -N2 -o "$name.out" job.sh)
-    [ "$kill_fn" = kill_at_line ] && arg="$name.out"
-    if ! "$kill_fn" "$jid" "$arg"; then
+    if ! "$kill_fn" "$jid" "$name.out" "$max"; then
       st=$(ha_wait_end 120 "$jid")
       [ "$st" = COMPLETED ] || { ha_dump "$jid"; fail "$name: job $jid ended $st before the kill"; }
       same_as_native "$name" "$jid"
       note "$name: job $jid's script ended before the kill; again"
-      [ "$kill_fn" = kill_at_checkpoint ] && arg=$(( arg > 4 ? arg / 4 : 1 ))
+      [ -n "$max" ] && max=$(( max > 4 ? max / 4 : 1 ))
       continue
     fi
     st=$(ha_wait_end 120 "$jid")
@@ -145,7 +157,7 @@ failover_round() {
 
 # 2. and 3. The primary killed mid-run.
 failover_round kill_ckpt kill_at_checkpoint "$MAX_CKPT"
-failover_round kill_line kill_at_line ""
+failover_round kill_line kill_at_line
 
 # 4. --wrap without srun runs protected; a script that starts srun does not.
 jid=$(sbatch --parsable --ha -N2 -o wrap.out --wrap 'echo "wrapped in $SLURM_JOB_NUM_NODES"') \

@@ -5,8 +5,9 @@
 //
 // The batch step (SLURM_BATCH_SCRIPT) of an --ha job is protected like an
 // srun step's task when its script starts no srun (batch_step.h's word
-// check on the script's text, read here as root from slurmd's spool before
-// any task runs: the decision must be this process's, where task_exit runs).
+// check on the script's text, read here from slurmd's spool, as the job's
+// user, before any task runs: the decision must be this process's, where
+// task_exit runs).
 // A script that starts srun stays a plain shell (srun needs Slurm's network,
 // which a guest has not); its steps are protected, and task_init says so on
 // the job's stderr. vmha-task learns that it runs the batch step from
@@ -59,7 +60,8 @@ bool may_protect(uint32_t step) {
 // Slurm caps a batch script well below this (max_script_size, 4 MiB by default).
 constexpr size_t kMaxScriptBytes = 64 << 20;
 
-// The batch script's text from slurmd's spool (argv[0] of the batch step).
+// The batch script's text from slurmd's spool (argv[0] of the batch step),
+// read as its owner: root reads nothing the user could not.
 bool read_batch_script(spank_t sp, std::string* text, std::string* error) {
   int argc = 0;
   char** argv = nullptr;
@@ -67,9 +69,20 @@ bool read_batch_script(spank_t sp, std::string* text, std::string* error) {
     *error = "the batch step has no script";
     return false;
   }
-  int fd = open(argv[0], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  int fd = -1, open_errno = 0;
+  {
+    AsFileUser as(g_step.uid, g_step.gid);
+    fd = open(argv[0], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    open_errno = errno;
+  }
+  struct stat st;
+  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+    close(fd);
+    fd = -1;
+    open_errno = EINVAL;
+  }
   if (fd < 0) {
-    *error = std::string(argv[0]) + ": " + std::strerror(errno);
+    *error = std::string(argv[0]) + ": " + std::strerror(open_errno);
     return false;
   }
   char buf[65536];
