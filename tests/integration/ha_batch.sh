@@ -7,9 +7,11 @@
 #     (SLURM_* variables and the working directory reach it), one protected
 #     task (AdminComment tasks=1), slurmd logs the batch step under vmha-task;
 #  2. the primary vmha killed -9 once its backup acknowledged a random
-#     checkpoint of those the undisturbed run had taken before md5sum's line
-#     was out (the pipeline's: seq, sort and md5sum running, sort spilling
-#     to TMPDIR), and 3. once a random line of the Python step was out:
+#     checkpoint K >= 2 (1 is before the script's first instruction) of
+#     those the undisturbed run had taken before md5sum's line was out, and
+#     before it is out in this run (the pipeline's: seq, sort and md5sum
+#     running, sort spilling to TMPDIR), and 3. once a random line of the
+#     Python step was out:
 #     COMPLETED 0:0, every line exactly once (output equal to native),
 #     failovers=1, the takeover's cause in slurmd's log;
 #  4. `sbatch --ha --wrap` without srun is accepted and protected (it was
@@ -73,17 +75,17 @@ case "$acct" in "COMPLETED|0:0|vmha: tasks=1 epochs="*" failovers=0") ;; *) ha_d
 grep -q "job $jid step batch task 0 .*runs under .*vmha-task" "$CLUSTER_DIR"/log/slurmd-node*.log \
   || fail "no 'step batch ... runs under vmha-task' line for job $jid in the slurmd logs"
 [ -n "$PIPE_CKPT" ] || fail "job $jid: md5sum's line was never seen while the script ran"
-MAX_CKPT=$(( PIPE_CKPT * 2 / 3 ))
-[ "$MAX_CKPT" -ge 1 ] || MAX_CKPT=1
+MAX_CKPT=$PIPE_CKPT
 note "job $jid COMPLETED in $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s, output equal to native, md5sum's line out at checkpoint $PIPE_CKPT; sacct: $acct"
 
 # kill_at_checkpoint JID OUT MAX: kills the batch script's primary vmha (kill
 # -9, by its PID) once its backup acknowledged a random checkpoint K
-# (1 <= K <= MAX) of the running script (ha_kill_primary_at_checkpoint, for
-# the batch task's directory). Returns 1 when the script had ended first.
+# (2 <= K <= MAX; 1 when MAX is 1) of the running script, while md5sum's line
+# is not in OUT yet (ha_kill_primary_at_checkpoint, for the batch task's
+# directory). Returns 1, killing nothing, when the pipeline ended first.
 kill_at_checkpoint() {
-  local jid=$1 out=$2 max=$3 k victim="" stats
-  k=$(( 1 + $(od -An -N2 -tu2 /dev/urandom) % max ))
+  local jid=$1 out=$2 max=$3 k=1 victim="" stats
+  [ "$max" -ge 2 ] && k=$(( 2 + $(od -An -N2 -tu2 /dev/urandom) % (max - 1) ))
   stats="$(batch_dir "$jid")/primary.stats"
   for _ in $(seq 12000); do
     ha_read_progress "$stats"
@@ -92,12 +94,13 @@ kill_at_checkpoint() {
       [ -n "$victim" ] || return 1
     fi
     [ "$HA_RUNNING" = 0 ] && return 1
+    grep -q "$MD5_LINE" "$out" 2>/dev/null && return 1
     [ "$HA_RUNNING" = 1 ] && [ "${HA_CHECKPOINT:-0}" -ge "$k" ] && break
     sleep 0.005
   done
   [ -n "$victim" ] || return 1
   kill -9 "$victim" 2>/dev/null || return 1
-  note "job $jid: killed the batch script's primary vmha (pid $victim) once its backup held checkpoint $HA_CHECKPOINT (wanted $k of 1..$max); md5sum's line $(grep -q "$MD5_LINE" "$out" && echo was || echo was not) out"
+  note "job $jid: killed the batch script's primary vmha (pid $victim) in its pipeline, once its backup held checkpoint $HA_CHECKPOINT (wanted $k of ..$max)"
 }
 
 # kill_at_line JID OUT: kills it once OUT shows the Python step past a random
@@ -133,7 +136,7 @@ failover_round() {
       st=$(ha_wait_end 120 "$jid")
       [ "$st" = COMPLETED ] || { ha_dump "$jid"; fail "$name: job $jid ended $st before the kill"; }
       same_as_native "$name" "$jid"
-      note "$name: job $jid's script ended before the kill; again"
+      note "$name: job $jid's script got past the kill's point first; again"
       [ -n "$max" ] && max=$(( max > 4 ? max / 4 : 1 ))
       continue
     fi
@@ -179,4 +182,4 @@ grep -q "job $jid step batch " "$CLUSTER_DIR"/log/slurmd-node*.log && fail "job 
 acct=$(ha_wait_accounting 20 "$jid")
 case "$acct" in "COMPLETED|0:0|vmha: tasks=2 "*) ;; *) fail "job $jid with srun: accounting '$acct'" ;; esac
 note "--wrap without srun: protected ($(cat wrap.out)); a script with srun: a plain shell, its step's 2 tasks protected"
-echo "ok: sbatch --ha job.sh (a pipeline and a Python step) COMPLETED with the native output in vmha, and after its primary was killed at a random checkpoint and at a random line, every line once, failovers=1"
+echo "ok: sbatch --ha job.sh (a pipeline and a Python step) COMPLETED with the native output in vmha, and after its primary was killed in its pipeline and at a random line of its Python step, every line once, failovers=1"
