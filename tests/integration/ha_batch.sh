@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # vmha SPANK plugin, the batch script itself protected: `sbatch --ha -N2
-# job.sh`, where job.sh (no srun in it) runs a pipeline (seq | sort -n |
-# md5sum) and a Python step printing numbered lines, runs the script in vmha
-# on the batch host with its backup on the other node.
+# job.sh`, where job.sh (no srun in it) runs a pipeline (seq 1 200000 |
+# sort -n | md5sum, 5 times: a window wide enough to kill in) and a Python
+# step printing numbered lines, runs the script in vmha on the batch host
+# with its backup on the other node.
 #  1. undisturbed: COMPLETED 0:0, output equal to the script run natively
 #     (SLURM_* variables and the working directory reach it), one protected
 #     task (AdminComment tasks=1), slurmd logs the batch step under vmha-task;
 #  2. the primary vmha killed -9 once its backup acknowledged a random
 #     checkpoint K >= 2 (1 is before the script's first instruction) of
-#     those the undisturbed run had taken before md5sum's line was out, and
-#     before it is out in this run (the pipeline's: seq, sort and md5sum
-#     running, sort spilling to TMPDIR), and 3. once a random line of the
+#     those the undisturbed run had taken before the last md5sum line was
+#     out, and before it is out in this run (the pipelines': seq, sort and
+#     md5sum running, sort spilling to TMPDIR), and 3. once a random line of the
 #     Python step was out:
 #     COMPLETED 0:0, every line exactly once (output equal to native),
 #     failovers=1, the takeover's cause in slurmd's log;
@@ -24,13 +25,13 @@ for p in /bin/bash /usr/bin/seq /usr/bin/sort /usr/bin/md5sum /usr/bin/python3; 
 done
 ha_setup --kvm epoch=20
 
-LINES=300
+LINES=300 PIPELINES=5
 # The job's script: its text must not name Slurm's step launcher, or it
 # would stay a plain shell (4.).
 cat > job.sh <<EOF
 #!/bin/bash
 echo "job of \$SLURM_JOB_NUM_NODES nodes, named \$SLURM_JOB_NAME, in \$PWD, id \${SLURM_JOB_ID:+set}"
-seq 1 200000 | sort -n | md5sum
+for i in \$(seq $PIPELINES); do seq 1 200000 | sort -n | md5sum; done
 python3 -c 'import sys, time
 for i in range(1, int(sys.argv[1]) + 1):
     print("line", i, flush=True)
@@ -54,16 +55,18 @@ same_as_native() {
 }
 
 MD5_LINE='^[0-9a-f]\{32\}  -$'
+# pipelines_done OUT: all md5sum lines are in OUT
+pipelines_done() { [ "$(grep -c "$MD5_LINE" "$1" 2>/dev/null || true)" -ge "$PIPELINES" ]; }
 
-# 1. Undisturbed; PIPE_CKPT: the checkpoints the backup held once md5sum's
-# line was out (the output is out only after its epoch's acknowledgement).
+# 1. Undisturbed; PIPE_CKPT: the checkpoints the backup held once the last
+# md5sum line was out (output is out only after its epoch's acknowledgement).
 t0=$(date +%s.%N)
 jid=$(sbatch --parsable --ha -N2 -o clean.out job.sh)
 PIPE_CKPT=""
 for _ in $(seq 12000); do
   ha_read_progress "$(batch_dir "$jid")/primary.stats"
   [ "$HA_RUNNING" = 0 ] && break
-  grep -q "$MD5_LINE" clean.out 2>/dev/null && { PIPE_CKPT=${HA_CHECKPOINT:-1}; break; }
+  pipelines_done clean.out && { PIPE_CKPT=${HA_CHECKPOINT:-1}; break; }
   sleep 0.005
 done
 st=$(ha_wait_end 120 "$jid")
@@ -74,15 +77,15 @@ acct=$(ha_wait_accounting 20 "$jid")
 case "$acct" in "COMPLETED|0:0|vmha: tasks=1 epochs="*" failovers=0") ;; *) ha_dump "$jid"; fail "accounting: '$acct'" ;; esac
 grep -q "job $jid step batch task 0 .*runs under .*vmha-task" "$CLUSTER_DIR"/log/slurmd-node*.log \
   || fail "no 'step batch ... runs under vmha-task' line for job $jid in the slurmd logs"
-[ -n "$PIPE_CKPT" ] || fail "job $jid: md5sum's line was never seen while the script ran"
+[ -n "$PIPE_CKPT" ] || fail "job $jid: the md5sum lines were never seen while the script ran"
 MAX_CKPT=$PIPE_CKPT
-note "job $jid COMPLETED in $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s, output equal to native, md5sum's line out at checkpoint $PIPE_CKPT; sacct: $acct"
+note "job $jid COMPLETED in $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s, output equal to native, the last md5sum line out at checkpoint $PIPE_CKPT; sacct: $acct"
 
 # kill_at_checkpoint JID OUT MAX: kills the batch script's primary vmha (kill
 # -9, by its PID) once its backup acknowledged a random checkpoint K
-# (2 <= K <= MAX; 1 when MAX is 1) of the running script, while md5sum's line
-# is not in OUT yet (ha_kill_primary_at_checkpoint, for the batch task's
-# directory). Returns 1, killing nothing, when the pipeline ended first.
+# (2 <= K <= MAX; 1 when MAX is 1) of the running script, while the last
+# md5sum line is not in OUT yet (ha_kill_primary_at_checkpoint, for the batch
+# task's directory). Returns 1, killing nothing, when the pipelines ended first.
 kill_at_checkpoint() {
   local jid=$1 out=$2 max=$3 k=1 victim="" stats
   [ "$max" -ge 2 ] && k=$(( 2 + $(od -An -N2 -tu2 /dev/urandom) % (max - 1) ))
@@ -94,13 +97,13 @@ kill_at_checkpoint() {
       [ -n "$victim" ] || return 1
     fi
     [ "$HA_RUNNING" = 0 ] && return 1
-    grep -q "$MD5_LINE" "$out" 2>/dev/null && return 1
+    pipelines_done "$out" && return 1
     [ "$HA_RUNNING" = 1 ] && [ "${HA_CHECKPOINT:-0}" -ge "$k" ] && break
     sleep 0.005
   done
   [ -n "$victim" ] || return 1
   kill -9 "$victim" 2>/dev/null || return 1
-  note "job $jid: killed the batch script's primary vmha (pid $victim) in its pipeline, once its backup held checkpoint $HA_CHECKPOINT (wanted $k of ..$max)"
+  note "job $jid: killed the batch script's primary vmha (pid $victim) in its pipelines, once its backup held checkpoint $HA_CHECKPOINT (wanted $k of ..$max; $(grep -c "$MD5_LINE" "$out" || true) of $PIPELINES md5sum lines out)"
 }
 
 # kill_at_line JID OUT: kills it once OUT shows the Python step past a random
@@ -131,6 +134,7 @@ kill_at_line() {
 failover_round() {
   local name=$1 kill_fn=$2 max=${3:-} jid st acct try
   for try in 1 2 3; do
+    rm -f "$name.out"  # an earlier attempt's lines would read as this one's
     jid=$(sbatch --parsable --ha -N2 -o "$name.out" job.sh)
     if ! "$kill_fn" "$jid" "$name.out" "$max"; then
       st=$(ha_wait_end 120 "$jid")
