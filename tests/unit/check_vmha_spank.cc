@@ -1,6 +1,7 @@
 // vmha SPANK plugin, Slurm-free part: --ha values, plugstack.conf arguments,
 // the settings' trip through the task environment, host lists, the choice
-// of the backup node, task results and the job's AdminComment text.
+// of the backup node, task results and the job's AdminComment text, and
+// the batch step's pieces (its srun check, its directory, its script's copy).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,10 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "plugins/spank/lib/batch_step.h"
 #include "plugins/spank/lib/ha_accounting.h"
 #include "plugins/spank/lib/ha_settings.h"
 #include "plugins/spank/lib/hostlist.h"
 #include "plugins/spank/lib/state_dir.h"
+#include "plugins/spank/task/batch_script.h"
 #include "plugins/spank/task/fence.h"
 
 #include <check.h>  // last: it defines a fail() macro
@@ -389,6 +392,72 @@ START_TEST(test_fence_reads_slurm) {
 }
 END_TEST
 
+// sbatch --ha: a batch script that starts srun stays a plain shell; any
+// other runs in vmha. The check errs towards srun: a miss would run srun in
+// a guest that cannot reach Slurm.
+START_TEST(test_batch_script_srun_check) {
+  ck_assert(starts_srun("srun ./prog"));
+  ck_assert(starts_srun("#!/bin/sh\necho start; /usr/bin/srun ./prog\n"));
+  ck_assert(starts_srun("#!/bin/bash\nfor i in 1 2; do srun -n1 hostname & done\nwait\n"));
+  ck_assert(starts_srun("x=$(srun hostname)"));
+  ck_assert(starts_srun("bash -c 'srun hostname'"));
+  ck_assert(starts_srun("{ srun true; }"));
+  ck_assert(starts_srun("S=srun\n$S true\n"));
+  ck_assert(starts_srun("#!/bin/sh\nsrun\r\n"));
+  ck_assert(starts_srun("# srun it later\n./prog\n"));  // a comment counts: unprotected, never broken
+  ck_assert(!starts_srun("#!/bin/sh\n./prog\n"));
+  ck_assert(!starts_srun("#!/bin/bash\nseq 1 10 | sort -n | md5sum\npython3 -c 'print(1)'\n"));
+  ck_assert(!starts_srun("./srun_wrapper; echo sruns; mysrun"));
+  ck_assert(!starts_srun(""));
+}
+END_TEST
+
+START_TEST(test_batch_task_dir) {
+  ck_assert(task_dir_name("0", "1") == std::string("step0.task1"));
+  ck_assert(task_dir_name("12", "0") == std::string("step12.task0"));
+  ck_assert(task_dir_name(kBatchStep, "0") == std::string("batch.task0"));
+}
+END_TEST
+
+// vmha-task runs a copy of the batch script from the task's directory: same
+// bytes, read-only, replacing a requeued job's earlier copy.
+START_TEST(test_batch_script_copy) {
+  std::string base = temp_dir(), err;
+  std::string script(200000, 'x');
+  script.replace(0, 10, "#!/bin/sh\n");
+  std::ofstream(base + "/slurm_script") << script;
+  std::ofstream(base + "/script") << "an earlier copy\n";
+  ck_assert_int_eq(chmod((base + "/script").c_str(), 0500), 0);
+  ck_assert_msg(vmha_task::copy_batch_script(base + "/slurm_script", base + "/script", &err), "%s", err.c_str());
+  std::ifstream in(base + "/script");
+  std::string copied((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ck_assert(copied == script);
+  struct stat st;
+  ck_assert_int_eq(stat((base + "/script").c_str(), &st), 0);
+  ck_assert_int_eq(st.st_mode & 07777, 0500);
+  ck_assert_int_eq(access((base + "/script.tmp").c_str(), F_OK), -1);
+  ck_assert(!vmha_task::copy_batch_script(base + "/missing", base + "/script2", &err));
+  ck_assert_msg(err.find("missing") != std::string::npos, "%s", err.c_str());
+  ck_assert_int_eq(access((base + "/script2").c_str(), F_OK), -1);
+  ck_assert_int_eq(std::system(("rm -rf " + base).c_str()), 0);
+}
+END_TEST
+
+// The guest's TMPDIR: Slurm's /tmp (or none) lies outside the policy, so a
+// directory below the working directory; one already below it is kept.
+START_TEST(test_batch_tmpdir) {
+  using vmha_task::batch_tmpdir;
+  ck_assert(batch_tmpdir("/home/u/run", "/tmp", "12") == std::string("/home/u/run/.vmha-tmp.12"));
+  ck_assert(batch_tmpdir("/home/u/run", nullptr, "12") == std::string("/home/u/run/.vmha-tmp.12"));
+  ck_assert(batch_tmpdir("/home/u/run", "", "12") == std::string("/home/u/run/.vmha-tmp.12"));
+  ck_assert(batch_tmpdir("/home/u/run", "tmp", "12") == std::string("/home/u/run/.vmha-tmp.12"));
+  ck_assert(batch_tmpdir("/home/u/run", "/home/u/running", "12") == std::string("/home/u/run/.vmha-tmp.12"));
+  ck_assert(batch_tmpdir("/home/u/run", "/home/u/run/tmp", "12") == std::string(""));
+  ck_assert(batch_tmpdir("/home/u/run", "/home/u/run/", "12") == std::string(""));
+  ck_assert(batch_tmpdir("/", "/tmp", "3") == std::string("/.vmha-tmp.3"));
+}
+END_TEST
+
 int main() {
   Suite* s = suite_create("vmha_spank");
   TCase* tc = tcase_create("core");
@@ -404,6 +473,10 @@ int main() {
   tcase_add_test(tc, test_job_dir_planted);
   tcase_add_test(tc, test_job_dir_removal);
   tcase_add_test(tc, test_fence_reads_slurm);
+  tcase_add_test(tc, test_batch_script_srun_check);
+  tcase_add_test(tc, test_batch_task_dir);
+  tcase_add_test(tc, test_batch_script_copy);
+  tcase_add_test(tc, test_batch_tmpdir);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);
 }

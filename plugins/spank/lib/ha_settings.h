@@ -63,6 +63,7 @@ inline constexpr const char* kEnvHa = "SLURM_HA";                               
 inline constexpr const char* kEnvSpankHa = "SPANK__SLURM_SPANK_OPTION_vmha_ha";  // sbatch --ha, in the job
 inline constexpr const char* kEnvRole = "VMHA_HA_ROLE";                          // "backup": a backup step, untouched
 inline constexpr const char* kEnvArgv0 = "VMHA_TASK_ARGV0";                      // the task's own program
+inline constexpr const char* kEnvStep = "VMHA_TASK_STEP";                        // "batch": the batch step's task
 inline constexpr const char* kEnvPrefix = "VMHA_TASK_";
 
 }  // namespace vmha_spank

@@ -116,7 +116,7 @@ bool start_backup_step(const TaskEnv& t, const std::string& self, BackupStep* b,
                "--stdout", t.file("out"), "--stderr", t.file("err"), "--lease-ms", std::to_string(t.settings.lease_ms),
                "--accept-timeout", "60", "--log", t.file("backup.log"), "--fence-cmd", fence_cmd});
   // The resumed guest keeps the primary's confinement policy.
-  std::vector<std::string> ro = vmha_spank::read_only_options(t.settings);
+  std::vector<std::string> ro = t.read_only_options();
   argv.insert(argv.end(), ro.begin(), ro.end());
   std::vector<std::string> add = {std::string(vmha_spank::kEnvRole) + "=backup",
                                   "UCX_LOG_FILE=" + t.file("ucx-backup.log")};

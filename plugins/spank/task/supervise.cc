@@ -18,6 +18,7 @@
 
 #include "plugins/spank/lib/ha_accounting.h"
 #include "plugins/spank/task/backup_step.h"
+#include "plugins/spank/task/batch_script.h"
 #include "plugins/spank/task/output_relay.h"
 #include "plugins/spank/task/spawn.h"
 
@@ -204,12 +205,13 @@ pid_t spawn_primary(const TaskEnv& t, const std::string& address, std::string* e
                                    "--workdir",     t.cwd,
                                    "--log",         t.file("primary.log"),
                                    "--stats-file",  t.file("primary.stats")};
-  std::vector<std::string> ro = vmha_spank::read_only_options(t.settings);
+  std::vector<std::string> ro = t.read_only_options();
   argv.insert(argv.end(), ro.begin(), ro.end());
-  argv.insert(argv.end(), {"--", t.program});
+  argv.insert(argv.end(), {"--", t.guest_program()});
   argv.insert(argv.end(), t.args.begin(), t.args.end());
   std::vector<std::string> add = {"UCX_LOG_FILE=" + t.file("ucx-primary.log")};
   if (!t.settings.transports.empty()) add.push_back("UCX_TLS=" + t.settings.transports);
+  if (!t.tmpdir.empty()) add.push_back("TMPDIR=" + t.tmpdir);  // the guest's (batch_script.h)
   SpawnFiles files;
   files.out = t.file("out");
   files.err = t.file("err");
@@ -335,23 +337,28 @@ int task_status(const TaskEnv& t, const Ending& e) {
 
 }  // namespace
 
-int supervise(const TaskEnv& t, const std::string& self) {
+int supervise(const TaskEnv& task, const std::string& self) {
   catch_signals();
   std::string error;
-  if (!prepare_step_dir(t, &error)) return fail(error);
+  if (!prepare_step_dir(task, &error)) return fail(error);
+  TaskEnv t = task;
+  if (t.batch && !prepare_batch_task(&t, &error)) return fail(error);
 
   BackupStep backup;
   if (!start_backup_step(t, self, &backup, &error) || !wait_backup_address(t, &backup, 60000, &error)) {
     if (backup.srun > 0) kill(backup.srun, SIGTERM);
+    remove_batch_tmpdir(t);
     return fail(error);
   }
   pid_t primary = spawn_primary(t, backup.address, &error);
   if (primary < 0) {
     kill(backup.srun, SIGTERM);
+    remove_batch_tmpdir(t);
     return fail(error);
   }
 
   const Ending e = watch(t, primary, backup);
+  remove_batch_tmpdir(t);
   const int status = task_status(t, e);
   if (e.cancelled) {
     const int sig = g_ending;

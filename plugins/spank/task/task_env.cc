@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "plugins/spank/lib/batch_step.h"
 #include "plugins/spank/lib/hostlist.h"
 
 extern char** environ;
@@ -55,8 +56,12 @@ bool resolve_program(const std::string& name, std::string* path) {
 
 bool read_task_env(int argc, char** argv, TaskEnv* t, std::string* error) {
   std::string argv0, nodelist;
+  // Slurm gives the batch step no SLURM_STEP_ID; the plugin names it.
+  const char* step = std::getenv(vmha_spank::kEnvStep);
+  t->batch = step && std::string(step) == vmha_spank::kBatchStep;
+  if (t->batch) t->step = vmha_spank::kBatchStep;
   if (!need(vmha_spank::kEnvArgv0, &argv0, error) || !need("SLURM_JOB_ID", &t->job, error) ||
-      !need("SLURM_STEP_ID", &t->step, error) || !need("SLURM_PROCID", &t->rank, error) ||
+      (!t->batch && !need("SLURM_STEP_ID", &t->step, error)) || !need("SLURM_PROCID", &t->rank, error) ||
       !need("SLURMD_NODENAME", &t->node, error) || !need("SLURM_JOB_NODELIST", &nodelist, error))
     return false;
   if (!vmha_spank::settings_from_environment([](const char* n) { return std::getenv(n); }, &t->settings, error))
@@ -76,8 +81,14 @@ bool read_task_env(int argc, char** argv, TaskEnv* t, std::string* error) {
     return false;
   }
   t->cwd = buf;
-  t->dir = t->settings.statedir + "/job" + t->job + "/step" + t->step + ".task" + t->rank;
+  t->dir = t->settings.statedir + "/job" + t->job + "/" + vmha_spank::task_dir_name(t->step, t->rank);
   return true;
+}
+
+std::vector<std::string> TaskEnv::read_only_options() const {
+  std::vector<std::string> ro = vmha_spank::read_only_options(settings);
+  if (!script.empty()) ro.insert(ro.end(), {"--ro", script});
+  return ro;
 }
 
 std::vector<std::string> child_environment(const std::vector<std::string>& drop, const std::vector<std::string>& add) {

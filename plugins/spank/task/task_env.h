@@ -16,9 +16,19 @@ struct TaskEnv {
   std::vector<std::string> args;   // its arguments (argv[1..])
   std::string cwd;
   vmha_spank::HaSettings settings;
-  std::string dir;  // statedir/job<J>/step<S>.task<R>
+  std::string dir;  // statedir/job<J>/step<S>.task<R>, or .../batch.task0
+  // The batch step (VMHA_TASK_STEP=batch): the guest runs a copy of the
+  // script, DIR/script, instead of `program`, with TMPDIR `tmpdir` when
+  // not empty (batch_script.h).
+  bool batch = false;
+  std::string script, tmpdir;
 
   std::string file(const char* name) const { return dir + "/" + name; }
+  // What the guest runs: `program`, or the batch script's copy.
+  const std::string& guest_program() const { return script.empty() ? program : script; }
+  // The guest's read-only paths, the same for `vmha run` and `vmha backup`:
+  // the plugin's ro= list, plus the batch script's copy.
+  std::vector<std::string> read_only_options() const;
 };
 
 // False with *error saying what is missing or wrong.

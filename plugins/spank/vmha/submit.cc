@@ -34,16 +34,6 @@ unsigned nodes_from_option_table() {
   return option_text("nodes", &v) ? static_cast<unsigned>(std::strtoul(v.c_str(), nullptr, 10)) : 0;
 }
 
-// Does a shell command start an srun step? (a word `srun`, possibly a path)
-bool starts_srun(const std::string& command) {
-  for (size_t at = command.find("srun"); at != std::string::npos; at = command.find("srun", at + 1)) {
-    bool word_start = at == 0 || std::string(" \t\n;&|(`/").find(command[at - 1]) != std::string::npos;
-    bool word_end = at + 4 == command.size() || std::string(" \t\n;&|)`").find(command[at + 4]) != std::string::npos;
-    if (word_start && word_end) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 unsigned requested_min_nodes() {
@@ -66,16 +56,8 @@ int check_and_export(const HaRequest& req, const char* command) {
         command, nodes);
     return -1;
   }
-  // vmha protects srun steps; the batch script itself is a shell and runs
-  // as usual (vmha_spank(8)). A --wrap without srun would run unprotected.
-  std::string wrap;
-  if (std::string(command) == "sbatch" && option_text("wrap", &wrap) && !wrap.empty() && !starts_srun(wrap)) {
-    slurm_error(
-        "vmha: sbatch --ha protects the job's srun steps, and --wrap '%s' starts none: the batch script itself "
-        "runs unprotected. Run the program through srun (--wrap 'srun PROGRAM ...'), or leave out --ha",
-        wrap.c_str());
-    return -1;
-  }
+  // No check of the batch script here: sbatch --ha runs it in vmha unless it
+  // starts srun steps, which slurmstepd decides (stepd.cc, vmha_spank(8)).
   // The job's steps (srun inside sbatch/salloc) read SLURM_HA.
   std::string value = req.epoch_ms ? std::to_string(req.epoch_ms) : "yes";
   if (setenv(kEnvHa, value.c_str(), 1) != 0) {
