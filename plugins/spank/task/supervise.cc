@@ -97,6 +97,16 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
+// The last n lines of text (all of it when shorter), ending in a newline.
+std::string last_lines(const std::string& text, int n) {
+  if (text.empty()) return "(nothing)\n";
+  size_t at = text.size() - (text.back() == '\n' ? 1 : 0);
+  while (n-- > 0 && at != std::string::npos && at > 0) at = text.rfind('\n', at - 1);
+  std::string tail = (at == std::string::npos || at == 0) ? text : text.substr(at + 1);
+  if (tail.back() != '\n') tail += '\n';
+  return tail;
+}
+
 bool write_key(const std::string& path) {
   unsigned char key[32];
   int r = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
@@ -326,10 +336,13 @@ int task_status(const TaskEnv& t, const Ending& e) {
     if (WIFEXITED(e.backup_status) && WEXITSTATUS(e.backup_status) < 125) {
       status = e.backup_status;  // the backup finished the program
     } else if (!same_signal) {   // same_signal: the program itself died by it
+      // The job's epilog removes the task directory: the backup's own words
+      // go to the task's stderr, where the user (and a test) still has them.
       std::fprintf(stderr,
-                   "vmha-task: the primary vmha ended (%s) and the backup could not finish the program; see %s\n",
+                   "vmha-task: the primary vmha ended (%s) and the backup could not finish the program; "
+                   "the backup said:\n%s",
                    WIFSIGNALED(e.primary_status) ? strsignal(WTERMSIG(e.primary_status)) : "status 125",
-                   t.file("backup.log").c_str());
+                   last_lines(read_file(t.file("backup.log")), 20).c_str());
     }
   }
   return status;
