@@ -17,6 +17,7 @@
 #include "policy/model/cluster_model.h"
 #include "policy/model/gavel.h"
 #include "tests/unit/test_data.h"
+#include "tests/unit/train_fixtures.h"
 
 // Last: check.h defines a fail() macro that breaks <ios>.
 #include <check.h>
@@ -24,26 +25,11 @@
 
 using namespace duet;
 using namespace duet::learn;
-using test_support::source_path;
-
-// 40 jobs on 8 GPUs: long 4-GPU jobs and short 1-GPU jobs of two users
-// arrive together, so order matters; history makes durations predictable.
-static Trace tiny_trace() {
-  std::ostringstream t;
-  t << "job_id,submit,duration,num_gpus,user\n";
-  for (int i = 0; i < 40; ++i) {
-    const bool big = i % 4 == 0;
-    t << i + 1 << "," << i * 60 << "," << (big ? 7200 : 300 + 10 * (i % 7)) << "," << (big ? 4 : 1) << ","
-      << (big ? "bob" : "ann") << "\n";
-  }
-  std::istringstream in(t.str());
-  return read_trace(in, "tiny");
-}
+using namespace test_support;
 
 START_TEST(training_improves_over_untrained_start) {
-  ThroughputTable table = read_gavel(source_path("data/gavel/simulation_throughputs.json"));
-  std::istringstream cs("machine,gpu_type,num_gpus,rack\nm0,V100,4,r0\nm1,V100,4,r0\n");
-  ClusterModel cluster = build_cluster(read_cluster(cs, "cluster"), table);
+  const ThroughputTable& table = gavel_table();
+  const ClusterModel cluster = tiny_cluster();
   Trace trace = tiny_trace();
   const auto dir = std::filesystem::temp_directory_path() / ("duet-train-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
@@ -83,9 +69,8 @@ static bool same_prefix(const Model& a, const Model& b, const std::string& prefi
 }
 
 START_TEST(one_agent_trains_the_other_stays_fixed) {
-  ThroughputTable table = read_gavel(source_path("data/gavel/simulation_throughputs.json"));
-  std::istringstream cs("machine,gpu_type,num_gpus,rack\nm0,V100,4,r0\nm1,V100,4,r0\n");
-  ClusterModel cluster = build_cluster(read_cluster(cs, "cluster"), table);
+  const ThroughputTable& table = gavel_table();
+  const ClusterModel cluster = tiny_cluster();
   Trace trace = tiny_trace();
   const auto dir = std::filesystem::temp_directory_path() / ("duet-train-agents-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
@@ -123,9 +108,8 @@ END_TEST
 // --init: training starts from the given model (fine-tuning), so the fixed
 // agent keeps that model's weights, not the seeded initial ones.
 START_TEST(init_starts_from_the_given_model) {
-  ThroughputTable table = read_gavel(source_path("data/gavel/simulation_throughputs.json"));
-  std::istringstream cs("machine,gpu_type,num_gpus,rack\nm0,V100,4,r0\nm1,V100,4,r0\n");
-  ClusterModel cluster = build_cluster(read_cluster(cs, "cluster"), table);
+  const ThroughputTable& table = gavel_table();
+  const ClusterModel cluster = tiny_cluster();
   const auto dir = std::filesystem::temp_directory_path() / ("duet-train-init-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const Model base = make_initial_model(NetConfig{}, GpHyper{}, 9);
@@ -152,9 +136,8 @@ END_TEST
 // rollouts preempt as the simulator's agent does (the same prior and rule),
 // and PPO moves the gate that blends the two priors.
 START_TEST(preemptive_model_trains_its_gate) {
-  ThroughputTable table = read_gavel(source_path("data/gavel/simulation_throughputs.json"));
-  std::istringstream cs("machine,gpu_type,num_gpus,rack\nm0,V100,4,r0\nm1,V100,4,r0\n");
-  ClusterModel cluster = build_cluster(read_cluster(cs, "cluster"), table);
+  const ThroughputTable& table = gavel_table();
+  const ClusterModel cluster = tiny_cluster();
   const auto dir = std::filesystem::temp_directory_path() / ("duet-train-pre-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   TrainOptions o;
@@ -180,9 +163,8 @@ END_TEST
 // them (the same model as no cap); a small cap learns from a random subset
 // of each epoch's passes (another model, still a valid one).
 START_TEST(update_passes_cap_samples_passes) {
-  ThroughputTable table = read_gavel(source_path("data/gavel/simulation_throughputs.json"));
-  std::istringstream cs("machine,gpu_type,num_gpus,rack\nm0,V100,4,r0\nm1,V100,4,r0\n");
-  ClusterModel cluster = build_cluster(read_cluster(cs, "cluster"), table);
+  const ThroughputTable& table = gavel_table();
+  const ClusterModel cluster = tiny_cluster();
   const auto dir = std::filesystem::temp_directory_path() / ("duet-train-cap-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   auto run = [&](int cap) {

@@ -23,6 +23,7 @@
 #include "policy/model/cluster_model.h"
 #include "policy/model/gavel.h"
 #include "tests/unit/test_data.h"
+#include "tests/unit/train_fixtures.h"
 
 // Last: check.h defines a fail() macro that breaks <ios>.
 #include <check.h>
@@ -30,7 +31,7 @@
 
 using namespace duet;
 using namespace duet::learn;
-using test_support::source_path;
+using namespace test_support;
 
 // ck_assert belongs to the test's main thread: the workers' threads throw.
 static void expect(bool ok, const std::string& what) {
@@ -159,28 +160,9 @@ START_TEST(bad_places_are_refused) {
 }
 END_TEST
 
-// 40 jobs on 8 GPUs (as check_learn_train's tiny trace).
-static Trace tiny_trace() {
-  std::ostringstream t;
-  t << "job_id,submit,duration,num_gpus,user\n";
-  for (int i = 0; i < 40; ++i) {
-    const bool big = i % 4 == 0;
-    t << i + 1 << "," << i * 60 << "," << (big ? 7200 : 300 + 10 * (i % 7)) << "," << (big ? 4 : 1) << ","
-      << (big ? "bob" : "ann") << "\n";
-  }
-  std::istringstream in(t.str());
-  return read_trace(in, "tiny");
-}
-
-static std::string file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 START_TEST(two_workers_train_the_same_model_twice) {
-  ThroughputTable table = read_gavel(source_path("data/gavel/simulation_throughputs.json"));
-  std::istringstream cs("machine,gpu_type,num_gpus,rack\nm0,V100,4,r0\nm1,V100,4,r0\n");
-  ClusterModel cluster = build_cluster(read_cluster(cs, "cluster"), table);
+  const ThroughputTable& table = gavel_table();
+  const ClusterModel cluster = tiny_cluster();
   Trace trace = tiny_trace();
   const auto dir = std::filesystem::temp_directory_path() / ("duet-workers-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
