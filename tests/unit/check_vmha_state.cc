@@ -301,6 +301,79 @@ START_TEST(read_only_descriptor_is_reopened_through_the_policy) {
 }
 END_TEST
 
+// A file the guest unlinked while open (sort's spill files): a checkpoint
+// from before the unlink or between the unlink and the close restores into a
+// fresh VM in the working directory where the first one went on to the end
+// (the file unlinked, a new one of that name made and removed) and the
+// program finishes as it would have: the descriptor reaches the held file
+// (vmha/sys/removed_files.h).
+START_TEST(unlinked_open_file_restores_where_the_run_went_on) {
+  if (!have_kvm()) {
+    std::printf("(no /dev/kvm: unlink restore not run)\n");
+    return;
+  }
+  std::string dir = vmha_test::make_temp_dir();
+  std::string prog = vmha_test::builddir() + "/tests/vmha/unlink_probe";
+  ElfImage img;
+  ck_assert(read_elf_file(prog, &img).ok());
+  VmOptions o;
+  o.memory_bytes = 64 << 20;
+  o.workdir = dir;
+  // Runs vm (holding removed files, as under a backup) until its next
+  // getppid (stop) or to the end.
+  auto run = [&](Vm& vm, bool stop) {
+    vm.processes().removed().keep(true, vm.process().root.root_fd());
+    vm.set_syscall_hook([stop](Vm&, uint64_t nr, uint64_t) {
+      return stop && nr == SYS_getppid ? HookAction::kStop : HookAction::kContinue;
+    });
+    return vm.run();
+  };
+  // The restored guest's output goes to `out` (kept open while it runs).
+  int out_fd = -1;
+  auto restore = [&](const std::vector<uint8_t>& state, const std::string& out, std::unique_ptr<Vm>* vm) {
+    if (out_fd >= 0) close(out_fd);
+    VmOptions r = o;
+    r.std_fds[1] = out_fd = open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    Status s = Vm::restore(r, state, vm);
+    ck_assert_msg(s.ok(), "%s", s.message().c_str());
+  };
+  const std::string expected =
+      "stat after unlink: No such file or directory\nnew file of that name: ok\n"
+      "listing: 1 spill.tmp, 0 hidden entries\nfstat size: 8\ncontents: one\ntwo\nremoved again: ok\n";
+
+  // The primary: a checkpoint before the unlink (a), one after it (b), on to the end.
+  std::vector<uint8_t> a, b;
+  std::unique_ptr<Vm> vm;
+  ck_assert(Vm::create(o, &vm).ok());
+  ck_assert(vm->load(img, prog, {prog}, {}).ok());
+  ck_assert(run(*vm, true).end == RunResult::End::kStopped);
+  ck_assert(vm->save(&a).ok());
+  vm.reset();
+  restore(a, dir + "/primary.out", &vm);
+  ck_assert(run(*vm, true).end == RunResult::End::kStopped);
+  ck_assert(vm->save(&b).ok());
+  vm.reset();
+  restore(b, dir + "/primary.out", &vm);
+  RunResult r = run(*vm, false);
+  vm.reset();
+  ck_assert_msg(r.end == RunResult::End::kExited && r.code == 0, "%s", r.message.c_str());
+  std::string got = vmha_test::slurp(dir + "/primary.out");
+  ck_assert_str_eq(got.c_str(), expected.c_str());
+
+  // Backups that take over from either checkpoint, after the primary went on.
+  for (const auto* state : {&b, &a}) {
+    std::string out = dir + (state == &a ? "/from_a.out" : "/from_b.out");
+    restore(*state, out, &vm);
+    r = run(*vm, false);
+    vm.reset();
+    ck_assert_msg(r.end == RunResult::End::kExited && r.code == 0, "%s: %s", out.c_str(), r.message.c_str());
+    got = vmha_test::slurp(out);
+    ck_assert_str_eq(got.c_str(), expected.c_str());
+  }
+  close(out_fd);
+}
+END_TEST
+
 int main() {
   Suite* s = suite_create("vmha_state");
   TCase* tc = tcase_create("format");
@@ -313,6 +386,7 @@ int main() {
   tcase_add_test(tc, version_1_state_restores_and_saves_unchanged);
   tcase_add_test(tc, version_1_state_cut_in_any_section_is_refused);
   tcase_add_test(tc, pause_save_resume_from_another_thread);
+  tcase_add_test(tc, unlinked_open_file_restores_where_the_run_went_on);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);
 }

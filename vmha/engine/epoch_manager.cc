@@ -68,6 +68,8 @@ class Primary {
     tx_.set_heartbeat_every(std::chrono::milliseconds(std::max(1, eo_.lease_ms / 2)));
     streams_[1] = describe_stream(1);
     streams_[2] = describe_stream(2);
+    // A checkpoint may name a file the guest removes later: keep it (sys/removed_files.h).
+    vm_.processes().removed().keep(true, root_fd());
   }
 
   RunResult run() {
@@ -268,6 +270,8 @@ class Primary {
       st.end_code = result.code;
     } else if (Status s = capture_paused(&st, &staged, paused_at, &t_state); !s.ok()) {
       return resume_with(s, finished);
+    } else {
+      vm_.processes().removed().checkpointed(vm_.processes(), epoch);
     }
     st.held = sink_.take();
     if (!staged.empty()) {  // the rest needs no pause
@@ -295,6 +299,7 @@ class Primary {
       return s;
     }
     release(st.held);
+    vm_.processes().removed().acknowledged(epoch, finished, root_fd());
     if (eo_.on_acknowledged) eo_.on_acknowledged(epoch, finished);
     return Status();
   }
@@ -425,7 +430,10 @@ class Primary {
     if (!eo_.quiet) std::fprintf(stderr, "vmha: backup lost (%s); continuing unprotected\n", why.message().c_str());
     release(held_after_loss_);
     held_after_loss_.clear();
+    vm_.processes().removed().keep(false, root_fd());  // no backup will resume
   }
+
+  int root_fd() { return vm_.process().root.root_fd(); }
 
   const EngineOptions& eo_;
   Vm& vm_;

@@ -2,18 +2,24 @@
 // kind, path, flags, offset and the bytes in flight in its pipe or socket,
 // then the channel count. Restore reopens files by path and recreates pipes
 // and socketpairs per channel, refilled with the bytes that were in flight.
+// A file's record carries its inode number after the path and a NUL (a
+// reader from before ends the path there): a file the guest removed after
+// the checkpoint is found where the primary held it (sys/removed_files.h).
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
 
 #include "vmha/state/vm_state_codec.h"
+#include "vmha/sys/removed_files.h"
 
 namespace vmha {
 
@@ -50,12 +56,44 @@ struct SavedFd {
   FdEntry e;
   uint64_t offset = 0;
   std::string pending;  // bytes in flight (pipe read end, socket)
+  uint64_t ino = 0;     // kFile: the file's inode (0: not recorded)
 };
+
+// A file of the working directory, as the checkpoint had it open: at its
+// path, unless another file (or none) is there now and the primary held the
+// one it had (removed after the checkpoint). A host fd or -errno.
+int reopen_file(Process& p, SavedFd& s) {
+  FdEntry& e = s.e;
+  int flags = e.open_flags & ~(O_CREAT | O_TRUNC | O_EXCL);
+  int fd = p.root.open_beneath(p.root.root_fd(), e.path, flags, 0);
+  struct stat st;
+  if (s.ino == 0 || (fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == s.ino)) return fd;
+  int held = p.root.open_beneath(p.root.root_fd(), held_path(static_cast<ino_t>(s.ino)), flags, 0);
+  if (held < 0) return fd;
+  if (fd >= 0) {
+    close(fd);
+    e.path = held_path(static_cast<ino_t>(s.ino));
+    return held;
+  }
+  // The name is free: give it back, as the checkpoint's file system had it
+  // (the guest may remove it again).
+  std::string base;
+  int parent = p.root.open_parent(p.root.root_fd(), e.path, &base);
+  bool named = parent >= 0 && linkat(p.root.root_fd(), held_path(static_cast<ino_t>(s.ino)).c_str(), parent,
+                                     base.c_str(), 0) == 0;
+  if (parent >= 0) close(parent);
+  if (!named) e.path = held_path(static_cast<ino_t>(s.ino));
+  return held;
+}
 
 Status encode_fd(ByteWriter& w, int fd, const FdEntry& e) {
   w.u32(static_cast<uint32_t>(fd));
   w.u32(static_cast<uint32_t>(e.kind));
-  w.str(e.path);
+  struct stat st;
+  if (e.kind == FdKind::kFile && fstat(e.host_fd, &st) == 0)
+    w.str(e.path + '\0' + std::to_string(st.st_ino));
+  else
+    w.str(e.path);
   int flags = e.open_flags;
   if (e.kind == FdKind::kPipe || e.kind == FdKind::kSocket) flags = fcntl(e.host_fd, F_GETFL);
   w.u32(static_cast<uint32_t>(flags));
@@ -79,6 +117,10 @@ bool decode_fd(ByteReader& r, SavedFd* s) {
   FdEntry& e = s->e;
   e.kind = static_cast<FdKind>(r.u32("fd kind"));
   e.path = r.str("fd path");
+  if (size_t nul = e.path.find('\0'); nul != std::string::npos) {
+    s->ino = std::strtoull(e.path.c_str() + nul + 1, nullptr, 10);
+    e.path.resize(nul);
+  }
   e.open_flags = static_cast<int>(r.u32("fd flags"));
   e.cloexec = r.u32("fd cloexec");
   e.stream = static_cast<int>(r.u32("fd stream"));
@@ -109,7 +151,7 @@ std::string reopen_fd(ByteReader& r, const VmOptions& opts, Process& p, std::map
       e.host_fd = fcntl(opts.std_fds[e.stream], F_DUPFD_CLOEXEC, 0);
       break;
     case FdKind::kFile:
-      e.host_fd = p.root.open_beneath(p.root.root_fd(), e.path, e.open_flags & ~(O_CREAT | O_TRUNC | O_EXCL), 0);
+      e.host_fd = reopen_file(p, s);
       if (e.host_fd < 0)
         problem = "cannot reopen guest fd " + std::to_string(s.fd) + " (" + e.path + "): " + std::strerror(-e.host_fd);
       else

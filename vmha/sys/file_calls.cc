@@ -1,5 +1,6 @@
 // File-descriptor system calls: read/write and friends, seek, stat and
 // statfs of an fd, directory listing, fcntl/dup, pipes and socketpairs inside the VM, poll.
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/ioctl.h>
@@ -15,11 +16,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <utility>
 #include <vector>
 
 #include "vmha/sys/guest_io.h"
 #include "vmha/sys/process_tree.h"
+#include "vmha/sys/removed_files.h"
 #include "vmha/sys/signal_kick.h"
 #include "vmha/sys/syscall_table.h"
 
@@ -160,12 +163,38 @@ int64_t sys_fstatfs(Process& p, const SyscallArgs& a) {
 // fgetxattr, flistxattr: no extended attributes (path_calls.cc).
 int64_t sys_fgetxattr(Process& p, const SyscallArgs& a) { return p.fds.get(fd_arg(a, 0)) ? -EOPNOTSUPP : -EBADF; }
 
+// Drops the holding directory of removed files (removed_files.h) from a
+// listing of the working directory. Returns the new length.
+long without_holding_dir(Process& p, int host_fd, char* buf, long n) {
+  if (!memmem(buf, static_cast<size_t>(n), kHoldingDir, std::strlen(kHoldingDir))) return n;
+  struct stat dir, root;
+  if (fstat(host_fd, &dir) != 0 || fstat(p.root.root_fd(), &root) != 0 || dir.st_ino != root.st_ino ||
+      dir.st_dev != root.st_dev)
+    return n;
+  for (long at = 0; at < n;) {
+    auto* d = reinterpret_cast<dirent64*>(buf + at);
+    if (std::strcmp(d->d_name, kHoldingDir) != 0) {
+      at += d->d_reclen;
+      continue;
+    }
+    long len = d->d_reclen;
+    std::memmove(buf + at, buf + at + len, static_cast<size_t>(n - at - len));
+    n -= len;
+  }
+  return n;
+}
+
 int64_t sys_getdents64(Process& p, const SyscallArgs& a) {
   FdEntry* e = p.fds.get(fd_arg(a, 0));
   if (!e) return -EBADF;
   std::vector<char> buf(std::min<uint64_t>(a.a[2], 1 << 20));
-  long n = syscall(SYS_getdents64, e->host_fd, buf.data(), buf.size());
-  if (n < 0) return -errno;
+  long n;
+  do {  // a batch of only the hidden entry is not the end of the directory
+    n = syscall(SYS_getdents64, e->host_fd, buf.data(), buf.size());
+    if (n < 0) return -errno;
+    if (n == 0) break;
+    n = without_holding_dir(p, e->host_fd, buf.data(), n);
+  } while (n == 0);
   return p.as->copy_out(a.a[1], buf.data(), n) ? n : -EFAULT;
 }
 

@@ -11,9 +11,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <functional>
 #include <string>
 
+#include "vmha/sys/process_tree.h"
+#include "vmha/sys/removed_files.h"
 #include "vmha/sys/syscall_table.h"
 
 namespace vmha {
@@ -62,6 +65,10 @@ int locate_raw(Process& p, int64_t dirfd, const std::string& path, Resolved* r) 
   return 0;
 }
 
+// The holding directory of removed files (removed_files.h) is outside the
+// policy, as unreachable as a path outside every root.
+int hidden(const Resolved& r) { return !r.read_only && in_holding_dir(r.recorded) ? -EACCES : 0; }
+
 // follow_last: the call follows a symlink in the last component (open
 // without O_NOFOLLOW, stat); unlink, rename, readlink, lstat do not. A link
 // that leads out of its root is expanded through the policy (confinement.h).
@@ -70,11 +77,11 @@ int resolve(Process& p, int64_t dirfd, uint64_t path_va, bool follow_last, Resol
   if (int e = p.as->read_string(path_va, path)) return e;
   if (raw) *raw = path;
   if (int e = locate_raw(p, dirfd, path, r)) return e;
-  if (!p.root.leaves_root(r->dir, r->rel, follow_last)) return 0;
+  if (!p.root.leaves_root(r->dir, r->rel, follow_last)) return hidden(*r);
   Located l{r->dir, r->rel, r->read_only, r->recorded};
   if (int e = p.root.locate_following(p.root.absolute(l), follow_last, &l)) return e;
   *r = Resolved{l.dir, l.rel, l.recorded, l.read_only};
-  return 0;
+  return hidden(*r);
 }
 
 // -EROFS for a change under a read-only root, after what Linux checks first
@@ -243,40 +250,50 @@ int64_t sys_lstat(Process& p, const SyscallArgs& a) {
   return do_stat(p, kAtFdcwd, a.a[0], a.a[1], AT_SYMLINK_NOFOLLOW);
 }
 
-long op_unlink(int parent, const char* base, uint64_t flags) {
-  return unlinkat(parent, base, static_cast<int>(flags)) < 0 ? -errno : 0;
-}
 long op_mkdir(int parent, const char* base, uint64_t mode) {
   return mkdirat(parent, base, static_cast<mode_t>(mode)) < 0 ? -errno : 0;
 }
 
 // Calls that change a directory entry go through the output layer.
 int64_t in_parent(Process& p, int64_t dirfd, uint64_t path_va, const char* what,
-                  long (*op)(int parent, const char* base, uint64_t arg), uint64_t arg) {
+                  const std::function<long(int parent, const std::string& base)>& op, bool creates) {
   Resolved r;
   if (int e = resolve(p, dirfd, path_va, false, &r)) return e;
-  if (r.read_only) return read_only_change(p, r, op == op_mkdir, false);
+  if (r.read_only) return read_only_change(p, r, creates, false);
   std::string base;
   int parent = p.root.open_parent(r.dir, r.rel, &base);
   if (parent < 0) return parent;
-  long rc = p.out->change(std::string(what) + " " + r.recorded, [&] { return op(parent, base.c_str(), arg); });
+  long rc = p.out->change(std::string(what) + " " + r.recorded, [&] { return op(parent, base); });
   close(parent);
   return rc;
 }
 
+// A file is unlinked through the tree's RemovedFiles: held while a backup
+// may resume from a checkpoint that has it open. Directories are removed.
+int64_t do_unlink(Process& p, int64_t dirfd, uint64_t path_va, int flags) {
+  return in_parent(p, dirfd, path_va, (flags & AT_REMOVEDIR) ? "rmdir" : "unlink",
+                   [&](int parent, const std::string& base) -> long {
+                     if ((flags & AT_REMOVEDIR) || !p.tree)
+                       return unlinkat(parent, base.c_str(), flags) < 0 ? -errno : 0;
+                     return p.tree->removed().unlink(*p.tree, p.root.root_fd(), parent, base);
+                   }, false);
+}
+
 int64_t sys_unlinkat(Process& p, const SyscallArgs& a) {
   if (a.a[2] & ~uint64_t(AT_REMOVEDIR)) return -EINVAL;
-  return in_parent(p, static_cast<int64_t>(a.a[0]), a.a[1], "unlink", op_unlink, a.a[2]);
+  return do_unlink(p, static_cast<int64_t>(a.a[0]), a.a[1], static_cast<int>(a.a[2]));
 }
-int64_t sys_unlink(Process& p, const SyscallArgs& a) { return in_parent(p, kAtFdcwd, a.a[0], "unlink", op_unlink, 0); }
-int64_t sys_rmdir(Process& p, const SyscallArgs& a) {
-  return in_parent(p, kAtFdcwd, a.a[0], "rmdir", op_unlink, AT_REMOVEDIR);
-}
+int64_t sys_unlink(Process& p, const SyscallArgs& a) { return do_unlink(p, kAtFdcwd, a.a[0], 0); }
+int64_t sys_rmdir(Process& p, const SyscallArgs& a) { return do_unlink(p, kAtFdcwd, a.a[0], AT_REMOVEDIR); }
 int64_t sys_mkdirat(Process& p, const SyscallArgs& a) {
-  return in_parent(p, static_cast<int64_t>(a.a[0]), a.a[1], "mkdir", op_mkdir, a.a[2]);
+  uint64_t mode = a.a[2];
+  return in_parent(p, static_cast<int64_t>(a.a[0]), a.a[1], "mkdir",
+                   [&](int parent, const std::string& base) { return op_mkdir(parent, base.c_str(), mode); }, true);
 }
 int64_t sys_mkdir(Process& p, const SyscallArgs& a) {
-  return in_parent(p, kAtFdcwd, a.a[0], "mkdir", op_mkdir, a.a[1]);
+  uint64_t mode = a.a[1];
+  return in_parent(p, kAtFdcwd, a.a[0], "mkdir",
+                   [&](int parent, const std::string& base) { return op_mkdir(parent, base.c_str(), mode); }, true);
 }
 
 int64_t do_rename(Process& p, int64_t olddir, uint64_t oldpath, int64_t newdir, uint64_t newpath, unsigned flags) {
@@ -294,6 +311,9 @@ int64_t do_rename(Process& p, int64_t olddir, uint64_t oldpath, int64_t newdir, 
     return tp;
   }
   long rc = p.out->change("rename " + from.recorded + " " + to.recorded, [&] {
+    // The file a rename replaces is held like an unlinked one (removed_files.h).
+    if (p.tree && !(flags & (RENAME_NOREPLACE | RENAME_EXCHANGE)))
+      if (long held = p.tree->removed().hold_target(*p.tree, p.root.root_fd(), tp, to_base); held < 0) return held;
     return syscall(SYS_renameat2, fp, from_base.c_str(), tp, to_base.c_str(), flags) < 0 ? -errno : 0L;
   });
   close(fp);

@@ -32,6 +32,7 @@
 
 #include "vmha/mem/guest_memory.h"
 #include "vmha/sys/process.h"
+#include "vmha/sys/removed_files.h"
 
 namespace vmha {
 
@@ -99,6 +100,9 @@ class ProcessTree {
   const std::vector<std::unique_ptr<PageTable>>& spare_tables() const { return spare_; }
   void add_spare_tables(std::unique_ptr<PageTable> pt) { spare_.push_back(std::move(pt)); }
 
+  // Files the guest removed that a backup may still need (removed_files.h).
+  RemovedFiles& removed() { return removed_; }
+
   int32_t next_pid() const { return next_pid_; }
   // For restore.
   void replace(std::vector<std::unique_ptr<Process>> procs, int32_t next_pid);
@@ -116,6 +120,7 @@ class ProcessTree {
   int32_t next_pid_ = kFirstChildPid;
   std::optional<Birth> birth_;
   std::vector<std::unique_ptr<PageTable>> spare_;
+  RemovedFiles removed_;
 };
 
 }  // namespace vmha

@@ -1,0 +1,90 @@
+// RemovedFiles: files the guest removed while a backup may still resume from
+// a checkpoint that has them open.
+//
+// A checkpoint names an open file by its path (state/fd_codec.cc reopens it
+// there). Output commit holds the guest's writes until their epoch is
+// acknowledged, but file-system changes happen at once: a program that
+// creates a temporary file, keeps it open and unlinks it (sort's spill
+// files, tmpfile()) leaves the backup a checkpoint whose descriptor names a
+// path that is gone, and the takeover cannot reopen it.
+//
+// So while a backup protects the run, unlink (and rename over an existing
+// file) does not free the file: its name moves into a holding directory,
+// kHoldingDir at the top of the working directory, under the name of its
+// inode number. The guest sees Linux's semantics: the name is gone at once
+// (stat fails, the name can be created anew, listings do not show it), the
+// open descriptors still work. The holding directory is outside the guest's
+// policy: no path reaches it, listings of the working directory omit it.
+// The tree's descriptors of the file now name the held path, so later
+// checkpoints and their held writes refer to it; a checkpoint from before
+// the unlink still names the old path, and records the inode with it: a
+// restore that finds another file (or none) there opens the held one.
+//
+// A held file is deleted once no checkpoint the backup could resume from
+// refers to it: when a checkpoint finds no descriptor of the tree on it,
+// that checkpoint's acknowledgement deletes it (the backup resumes from
+// that checkpoint or a later one, none of which can name the file again).
+// A backup that takes over deletes the holding directory once it has
+// reopened its checkpoint's descriptors and re-applied the held writes:
+// it runs without a backup, and open descriptors keep the files alive. A
+// run without a backup deletes at once, as before.
+//
+// Not held: rmdir (an open directory that is removed cannot be reopened by
+// a takeover; it fails as before), and a name the guest removes that
+// another hard link still keeps (it is held all the same, harmless).
+#pragma once
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace vmha {
+
+class ProcessTree;
+
+// Reserved name at the top of the working directory.
+inline constexpr const char* kHoldingDir = ".vmha-removed";
+
+// Whether a working-directory-relative path lies in the holding directory
+// (lexically: `.` and `..` components are resolved).
+bool in_holding_dir(const std::string& recorded);
+// The held path of inode `ino` (working-directory-relative).
+std::string held_path(ino_t ino);
+
+class RemovedFiles {
+ public:
+  // Whether removed files are held (a backup protects the run). Turning it
+  // off deletes what is held: nothing will resume from a checkpoint.
+  void keep(bool on, int root_fd);
+  bool keeping() const;
+  // unlinkat(parent, base, 0) for the guest of `tree`: 0 or -errno.
+  long unlink(ProcessTree& tree, int root_fd, int parent, const std::string& base);
+  // Before a rename over parent/base: the file there (a regular file the
+  // guest may have open) is linked into the holding directory first. 0, or
+  // -errno when it could not be (the rename then fails with it).
+  long hold_target(ProcessTree& tree, int root_fd, int parent, const std::string& base);
+  // A checkpoint of `tree` (the guest paused): held files no descriptor
+  // refers to are deleted when it is acknowledged.
+  void checkpointed(const ProcessTree& tree, uint64_t epoch);
+  // The backup acknowledged `epoch`; `finished`: the guest had ended.
+  void acknowledged(uint64_t epoch, bool finished, int root_fd);
+
+ private:
+  // Links parent/base into the holding directory; 0 or -errno (-ENOENT etc.
+  // as the host says; 1 when base is not a regular file: nothing to hold).
+  long hold(ProcessTree& tree, int root_fd, int parent, const std::string& base);
+  void delete_held(int root_fd, ino_t ino);
+
+  mutable std::mutex mu_;
+  bool keep_ = false;
+  // Held inodes -> the checkpoint after which nothing refers to them (0: not yet).
+  std::map<ino_t, uint64_t> held_;
+};
+
+// After a takeover restored its tree and re-applied its held writes: the
+// holding directory goes (the restored descriptors keep their files).
+void delete_holding_dir(int root_fd);
+
+}  // namespace vmha
