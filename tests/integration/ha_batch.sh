@@ -84,32 +84,19 @@ note "job $jid COMPLETED in $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s, outpu
 # kill_at_checkpoint JID OUT MAX: kills the batch script's primary vmha (kill
 # -9, by its PID) once its backup acknowledged a random checkpoint K
 # (2 <= K <= MAX; 1 when MAX is 1) of the running script, while the last
-# md5sum line is not in OUT yet (ha_kill_primary_at_checkpoint, for the batch
+# md5sum line is not in OUT yet (ha_kill_at_checkpoint, on the batch
 # task's directory). Returns 1, killing nothing, when the pipelines ended first.
 kill_at_checkpoint() {
-  local jid=$1 out=$2 max=$3 k=1 victim="" stats
+  local jid=$1 out=$2 max=$3 k=1
   [ "$max" -ge 2 ] && k=$(( 2 + $(od -An -N2 -tu2 /dev/urandom) % (max - 1) ))
-  stats="$(batch_dir "$jid")/primary.stats"
-  for _ in $(seq 12000); do
-    ha_read_progress "$stats"
-    if [ -n "$HA_RUNNING" ] && [ -z "$victim" ]; then
-      victim=$(pgrep -f -- "/vmha run --backup .*--stats-file ${stats//./\\.}" | head -n1 || true)
-      [ -n "$victim" ] || return 1
-    fi
-    [ "$HA_RUNNING" = 0 ] && return 1
-    pipelines_done "$out" && return 1
-    [ "$HA_RUNNING" = 1 ] && [ "${HA_CHECKPOINT:-0}" -ge "$k" ] && break
-    sleep 0.005
-  done
-  [ -n "$victim" ] || return 1
-  kill -9 "$victim" 2>/dev/null || return 1
-  note "job $jid: killed the batch script's primary vmha (pid $victim) in its pipelines, once its backup held checkpoint $HA_CHECKPOINT (wanted $k of ..$max; $(grep -c "$MD5_LINE" "$out" || true) of $PIPELINES md5sum lines out)"
+  ha_kill_at_checkpoint "$(batch_dir "$jid")/primary.stats" "$k" pipelines_done "$out" || return 1
+  note "job $jid: killed the batch script's primary vmha (pid $HA_VICTIM) in its pipelines, once its backup held checkpoint $HA_CHECKPOINT (wanted $k of ..$max; $(grep -c "$MD5_LINE" "$out" || true) of $PIPELINES md5sum lines out)"
 }
 
 # kill_at_line JID OUT: kills it once OUT shows the Python step past a random
 # line K (2 <= K <= LINES/3; out only once its epoch was acknowledged).
 kill_at_line() {
-  local jid=$1 out=$2 k victim="" n
+  local jid=$1 out=$2 k victim=""
   for _ in $(seq 1200); do
     victim=$(pgrep -f -- "/vmha run --backup .*--stats-file $(batch_dir "$jid")/primary\.stats" | head -n1 || true)
     [ -n "$victim" ] && break
@@ -117,13 +104,7 @@ kill_at_line() {
   done
   [ -n "$victim" ] || { ha_dump "$jid"; fail "job $jid: the batch script's primary vmha never appeared"; }
   k=$(( 2 + $(od -An -N2 -tu2 /dev/urandom) % (LINES / 3 - 1) ))
-  for _ in $(seq 6000); do
-    n=$(grep -c '^line ' "$out" 2>/dev/null || true)
-    [ "${n:-0}" -ge "$k" ] && break
-    kill -0 "$victim" 2>/dev/null || return 1
-    sleep 0.02
-  done
-  kill -9 "$victim" 2>/dev/null || return 1
+  ha_kill_after_lines "$victim" "$out" '^line ' "$k" || return 1
   note "job $jid: killed the batch script's primary vmha (pid $victim) once Python's line $k of $LINES was out"
 }
 

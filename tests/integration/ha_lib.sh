@@ -243,39 +243,66 @@ ha_read_progress() {
   done < "$1" 2>/dev/null || true
 }
 
-# ha_kill_primary_at_checkpoint JID RANK MAX: kills task RANK's primary
-# vmha (kill -9, by its PID) once its backup acknowledged a random
-# checkpoint K (1 <= K <= MAX) of the running program: for programs that
-# print only at their end. The primary is the one whose --stats-file is
-# that task's (its path names the job and the task), found as soon as the
-# file exists. Returns 1 when the primary or its program had ended first.
-ha_kill_primary_at_checkpoint() {
-  local jid=$1 rank=$2 max=$3 k f victim=""
-  k=$(( 1 + $(od -An -N2 -tu2 /dev/urandom) % max ))
+# ha_kill_at_checkpoint STATS K [STOP...]: kills (kill -9, by its PID) the
+# primary vmha whose --stats-file is STATS (a path, or a glob that becomes
+# one once the file exists) once its backup acknowledged checkpoint K of the
+# running program; sets HA_VICTIM. Returns 1, killing nothing, when the
+# primary or its program ended first, or when the command STOP... succeeds
+# (the point the caller wanted to kill before has passed).
+ha_kill_at_checkpoint() {
+  local glob=$1 k=$2 f victim=""
+  shift 2
   for _ in $(seq 12000); do
-    for f in "$HA_DIR/state/job$jid"/step*.task"$rank"/primary.stats; do :; done
+    for f in $glob; do :; done
     ha_read_progress "$f"
     if [ -n "$HA_RUNNING" ] && [ -z "$victim" ]; then
-      victim=$(pgrep -f -- "/vmha run --backup .*--stats-file $HA_DIR/state/job$jid/step[0-9]*\.task$rank/primary\.stats" | head -n1 || true)
+      victim=$(pgrep -f -- "/vmha run --backup .*--stats-file ${f//./\\.}" | head -n1 || true)
       [ -n "$victim" ] || return 1
     fi
     [ "$HA_RUNNING" = 0 ] && return 1
+    [ $# -gt 0 ] && "$@" && return 1
     [ "$HA_RUNNING" = 1 ] && [ "${HA_CHECKPOINT:-0}" -ge "$k" ] && break
     sleep 0.005
   done
   [ -n "$victim" ] || return 1
   kill -9 "$victim" 2>/dev/null || return 1   # this process only, by its PID
-  note "job $jid: killed the primary vmha of task $rank (pid $victim) once its backup held checkpoint $HA_CHECKPOINT (wanted $k of 1..$max)"
+  HA_VICTIM=$victim
+}
+
+# ha_kill_after_lines VICTIM OUT PATTERN K: kills VICTIM (kill -9) once OUT
+# holds K lines matching PATTERN (seen, not guessed from time). Returns 1
+# when VICTIM ended first.
+ha_kill_after_lines() {
+  local victim=$1 out=$2 pattern=$3 k=$4 n
+  for _ in $(seq 6000); do
+    n=$(grep -c -- "$pattern" "$out" 2>/dev/null || true)
+    [ "${n:-0}" -ge "$k" ] && break
+    kill -0 "$victim" 2>/dev/null || return 1
+    sleep 0.02
+  done
+  kill -9 "$victim" 2>/dev/null || return 1   # this process only, by its PID
+}
+
+# ha_kill_primary_at_checkpoint JID RANK MAX: kills task RANK's primary
+# vmha once its backup acknowledged a random checkpoint K (1 <= K <= MAX)
+# of the running program (ha_kill_at_checkpoint): for programs that print
+# only at their end. The primary is the one whose --stats-file is that
+# task's (its path names the job and the task). Returns 1 when the primary
+# or its program had ended first.
+ha_kill_primary_at_checkpoint() {
+  local jid=$1 rank=$2 max=$3 k
+  k=$(( 1 + $(od -An -N2 -tu2 /dev/urandom) % max ))
+  ha_kill_at_checkpoint "$HA_DIR/state/job$jid/step*.task$rank/primary.stats" "$k" || return 1
+  note "job $jid: killed the primary vmha of task $rank (pid $HA_VICTIM) once its backup held checkpoint $HA_CHECKPOINT (wanted $k of 1..$max)"
 }
 
 # ha_kill_primary_mid_run JID OUT RANK TOTAL: once the primary vmha of task
-# RANK runs and OUT shows that task past a random line K (2 <= K <= TOTAL/3,
-# seen, not guessed from time), kills it (kill -9, by its PID); with
-# HA_KILL_ON=checkpoints, once its backup acknowledged checkpoint 1..TOTAL
-# of the running program instead (ha_kill_primary_at_checkpoint). Returns 1
-# when the primary had ended first.
+# RANK runs and OUT shows that task past a random line K (2 <= K <= TOTAL/3),
+# kills it (ha_kill_after_lines); with HA_KILL_ON=checkpoints, once its
+# backup acknowledged checkpoint 1..TOTAL of the running program instead
+# (ha_kill_primary_at_checkpoint). Returns 1 when the primary had ended first.
 ha_kill_primary_mid_run() {
-  local jid=$1 out=$2 rank=$3 total=$4 victim="" k n
+  local jid=$1 out=$2 rank=$3 total=$4 victim="" k
   if [ "${HA_KILL_ON:-lines}" = checkpoints ]; then
     ha_kill_primary_at_checkpoint "$jid" "$rank" "$total"
     return
@@ -287,13 +314,7 @@ ha_kill_primary_mid_run() {
   done
   [ -n "$victim" ] || { ha_dump "$jid"; fail "job $jid: the primary vmha of task $rank never appeared"; }
   k=$(( 2 + $(od -An -N2 -tu2 /dev/urandom) % (total / 3 - 1) ))
-  for _ in $(seq 6000); do
-    n=$(grep -c "^ *$rank: step" "$out" 2>/dev/null || true)
-    [ "${n:-0}" -ge "$k" ] && break
-    kill -0 "$victim" 2>/dev/null || return 1
-    sleep 0.02
-  done
-  kill -9 "$victim" 2>/dev/null || return 1   # this process only, by its PID
+  ha_kill_after_lines "$victim" "$out" "^ *$rank: step" "$k" || return 1
   note "job $jid: killed the primary vmha of task $rank (pid $victim) once line $k of $total was out; $(grep -c "^ *$rank: step" "$out" || true) of its lines were out"
 }
 
