@@ -115,7 +115,7 @@ std::vector<size_t> epoch_passes(size_t n, int cap, Rng& rng) {
 }  // namespace
 
 double bc_update(Nets& n, torch::optim::Optimizer& opt, const Episode& e, const NetConfig& nc,
-                 const TrainOptions& o, std::uint64_t seed) {
+                 const TrainOptions& o, int max_passes, std::uint64_t seed) {
   const TrainAgents agents = o.agents;
   const bool messages = o.messages;
   const std::vector<torch::Tensor> params = n.params(agents);
@@ -125,7 +125,7 @@ double bc_update(Nets& n, torch::optim::Optimizer& opt, const Episode& e, const 
     opt.zero_grad();
     torch::Tensor loss = torch::zeros({});
     int terms = 0;
-    for (size_t pi : epoch_passes(e.passes.size(), o.max_update_passes, rng)) {
+    for (size_t pi : epoch_passes(e.passes.size(), max_passes, rng)) {
       const Pass& p = e.passes[pi];
       const std::int64_t njobs = p.jobs.size(0);
       const bool order_term = njobs >= 2 && trains_order(agents);
@@ -159,7 +159,7 @@ double bc_update(Nets& n, torch::optim::Optimizer& opt, const Episode& e, const 
 }
 
 double ppo_update(Nets& n, torch::optim::Optimizer& opt, Episode& e, const NetConfig& nc, const TrainOptions& o,
-                  double& ret_scale, std::uint64_t seed) {
+                  int max_passes, double& ret_scale, std::uint64_t seed) {
   auto& P = e.passes;
   WorkerGroup* g = o.workers;
   const bool shared = g != nullptr && g->size() > 1;
@@ -184,7 +184,7 @@ double ppo_update(Nets& n, torch::optim::Optimizer& opt, Episode& e, const NetCo
     torch::Tensor loss;
     if (!P.empty()) {
       PpoLoss l;
-      const std::vector<size_t> use = epoch_passes(P.size(), o.max_update_passes, rng);
+      const std::vector<size_t> use = epoch_passes(P.size(), max_passes, rng);
       for (size_t pi : use) add_pass_loss(n, P[pi], e, nc, o, (P[pi].adv - mean) / sd, ret_scale, l);
       loss = (l.pol + o.value_coef * l.val - o.entropy * l.ent) / static_cast<double>(use.size());
       loss.backward();

@@ -16,18 +16,18 @@ namespace duet::learn {
 
 // Gradient passes towards the heuristic's labels on the recorded states:
 // shortest predicted remaining GPU-time first, best-fit placement. Each
-// epoch uses at most o.max_update_passes passes, drawn with `seed`.
+// epoch uses at most max_passes passes (0: all), drawn with `seed`.
 // Returns the last loss.
 double bc_update(Nets& n, torch::optim::Optimizer& opt, const Episode& e, const NetConfig& nc,
-                 const TrainOptions& o, std::uint64_t seed);
+                 const TrainOptions& o, int max_passes, std::uint64_t seed);
 
 // o.ppo_epochs clipped PPO passes over episode e (its advantages and
 // returns are filled in from all of its passes; each epoch's loss uses at
-// most o.max_update_passes of them, drawn with `seed`). ret_scale: the
+// most max_passes of them (0: all), drawn with `seed`). ret_scale: the
 // critic's return scale, set from the first episode (<= 0: not yet; with
 // workers, their mean).
 // Returns the last loss.
 double ppo_update(Nets& n, torch::optim::Optimizer& opt, Episode& e, const NetConfig& nc, const TrainOptions& o,
-                  double& ret_scale, std::uint64_t seed);
+                  int max_passes, double& ret_scale, std::uint64_t seed);
 
 }  // namespace duet::learn

@@ -91,10 +91,10 @@ std::string provenance(const TrainOptions& o) {
          (o.max_update_passes >= 0 ? " --update-passes " + std::to_string(o.max_update_passes) : "");
 }
 
-TrainOptions resolve_update_passes(const TrainOptions& o, const Model& start) {
-  TrainOptions r = o;
-  if (r.max_update_passes < 0) r.max_update_passes = start.nets.ordering.preemptive ? kPreemptiveUpdatePasses : 0;
-  return r;
+// --update-passes, -1 resolved for the start model (0: every pass).
+int update_passes(const TrainOptions& o, const Model& start) {
+  if (o.max_update_passes >= 0) return o.max_update_passes;
+  return start.nets.ordering.preemptive ? kPreemptiveUpdatePasses : 0;
 }
 
 // One training run: the networks, the optimiser, the curve and the state
@@ -111,7 +111,7 @@ class TrainRun {
         csv_(o.curve_csv.empty() ? o.out + ".csv" : o.curve_csv),
         state_path_(o.out + ".state"),
         base_(start_model()),
-        uo_(resolve_update_passes(o, base_)),
+        update_passes_(update_passes(o, base_)),
         nets_(base_),
         opt_(nets_.params(o.agents), torch::optim::AdamOptions(o.lr)),
         eval_(window(trace, 0, o.window_jobs)),
@@ -169,7 +169,7 @@ class TrainRun {
       Trace w = pick_window();
       Episode e = rollout(nets_, base_, w, cluster_, table_, prices_, worker_seed(o_.seed + 1000 + b, rank_), o_.ideal,
                           true, o_.messages);
-      const double loss = bc_update(nets_, opt_, e, base_.nets, uo_,
+      const double loss = bc_update(nets_, opt_, e, base_.nets, o_, update_passes_,
                                     worker_seed(mix_seed(o_.seed, 0xbc, static_cast<std::uint64_t>(b)), rank_));
       checkpoint("bc", b, e.jct, loss);
       episode_done();
@@ -184,7 +184,7 @@ class TrainRun {
       Episode e = rollout(nets_, base_, w, cluster_, table_, prices_,
                           worker_seed(o_.seed + 17 * static_cast<std::uint64_t>(ep), rank_), o_.ideal, true,
                           o_.messages);
-      const double loss = ppo_update(nets_, opt_, e, base_.nets, uo_, ret_scale,
+      const double loss = ppo_update(nets_, opt_, e, base_.nets, o_, update_passes_, ret_scale,
                                      worker_seed(mix_seed(o_.seed, 0x990, static_cast<std::uint64_t>(ep)), rank_));
       st_.episodes = ep + 1;
       if ((ep + 1) % std::max(1, o_.eval_every) == 0 || ep + 1 == end) checkpoint("ppo", ep, e.jct, loss);
@@ -238,7 +238,7 @@ class TrainRun {
   const std::string csv_, state_path_;
   State st_;
   Model base_;
-  const TrainOptions uo_;  // o_ with max_update_passes resolved for base_ (what the updates read)
+  const int update_passes_;  // per update epoch, at most (0: all)
   Nets nets_;
   torch::optim::Adam opt_;
   const Trace eval_;  // the first window of the trace, evaluated with a fixed seed
