@@ -47,11 +47,10 @@ for plugin in site_factor/duet select/duet; do
 done
 
 # and at start, where slurmctld loads select/duet and then reconfigures it at once
-before=$(wc -l < "$CTLD_LOG")
-"$TESTCLUSTER" restart-ctld --dir "$CLUSTER_DIR" 2>/dev/null || fail "slurmctld did not restart"
-wait_log_after "$before" 'site_factor/duet: scorer ' 30
+restart_ctld
+wait_log_after "$CTLD_MARK" 'site_factor/duet: scorer ' 30
 for plugin in site_factor/duet select/duet; do
-  n=$(tail -n +"$((before + 1))" "$CTLD_LOG" | grep -cF "$plugin: $DUET_CONF:$line:") || true
+  n=$(tail -n +"$((CTLD_MARK + 1))" "$CTLD_LOG" | grep -cF "$plugin: $DUET_CONF:$line:") || true
   [ "$n" = 1 ] || fail "$plugin logged the bad Ranker line $n times at start"
 done
 echo "PASS: check-config passes on the documented setup, names the broken line; slurmctld logs it once per plugin"

@@ -51,13 +51,11 @@ note "GP after one job: $before"
 [[ "$before" == "1 observations in the window "* ]] || fail "GP not updated by $j: '$before'"
 grep -q "^obs [0-9]* .* $best\$" "$CLUSTER_DIR/state/duet_select_state" || fail "no observation of $best in the state file"
 
-mark=$(wc -l < "$CTLD_LOG")
-"$TESTCLUSTER" restart-ctld --dir "$CLUSTER_DIR" 2>/dev/null || fail "slurmctld did not restart"
-wait_log_after "$mark" 'select/duet: observer rwgp restored from' 10
-after=$(tail -n +"$((mark + 1))" "$CTLD_LOG" | grep 'select/duet: observer rwgp restored from' | tail -n1 | sed 's/.*duet_select_state: //')
+restart_ctld
+after=$(observer_restored rwgp)
 note "GP after restart:   $after"
 [ "$after" = "$before" ] || fail "GP posterior changed over the restart: '$before' vs '$after'"
-tail -n +"$((mark + 1))" "$CTLD_LOG" | grep -F "priority/duet: scorer $agent" >/dev/null || fail "ordering agent not loaded after restart"
+tail -n +"$((CTLD_MARK + 1))" "$CTLD_LOG" | grep -F "priority/duet: scorer $agent" >/dev/null || fail "ordering agent not loaded after restart"
 
 # ordering: pending GPU jobs ranked by the network
 for i in $(seq 50); do [ "$(timeout 5 sinfo -h -o %T | sort -u | paste -sd,)" = idle ] && break; sleep 0.2; done

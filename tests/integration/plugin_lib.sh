@@ -59,6 +59,21 @@ wait_log_after() {
   fail "'$2' not logged within $3 s (log: $CTLD_LOG)"
 }
 
+# restart_ctld: restarts slurmctld (SIGTERM, SIGKILL after 5 s); CTLD_MARK
+# is slurmctld.log's length before it, for wait_log_after.
+restart_ctld() {
+  CTLD_MARK=$(wc -l < "$CTLD_LOG")
+  "$TESTCLUSTER" restart-ctld --dir "$CLUSTER_DIR" 2>/dev/null || fail "slurmctld did not restart"
+}
+
+# observer_restored NAME: after restart_ctld, waits for select/duet's
+# observer NAME to say what it restored from StateSaveLocation, and prints that.
+observer_restored() {
+  local line="select/duet: observer $1 restored from"
+  wait_log_after "$CTLD_MARK" "$line" 10
+  tail -n +"$((CTLD_MARK + 1))" "$CTLD_LOG" | grep -F "$line" | tail -n1 | sed 's/.*duet_select_state: //'
+}
+
 ctld_alive() {
   local pid; read -r pid _ < "$CLUSTER_DIR/pids/slurmctld.pid" || return 1
   [ -r "/proc/$pid/stat" ] && [ "$(sed 's/^.*) //' "/proc/$pid/stat" | cut -d' ' -f1)" != Z ]

@@ -20,11 +20,9 @@ note "learned before restart: $before"
 [ "$(jobs_in "$before")" -ge 3 ] || fail "3 jobs not observed: $before"
 [ -s "$CLUSTER_DIR/state/duet_select_state" ] || fail "no state file in StateSaveLocation"
 
-# restart slurmctld (SIGTERM, SIGKILL after 5 s)
-mark=$(wc -l < "$CTLD_LOG")
-"$TESTCLUSTER" restart-ctld --dir "$CLUSTER_DIR" 2>/dev/null || fail "slurmctld did not restart"
-wait_log_after "$mark" 'select/duet: observer node-stats restored from' 10
-after=$(tail -n +"$((mark + 1))" "$CTLD_LOG" | grep 'select/duet: observer node-stats restored from' | tail -n1 | sed 's/.*duet_select_state: //')
+# restart slurmctld
+restart_ctld
+after=$(observer_restored node-stats)
 note "restored after restart:  $after"
 [ "$after" = "$before" ] || fail "state changed over the restart: '$before' vs '$after'"
 
