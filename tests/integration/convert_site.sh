@@ -11,10 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/plugin_lib.sh"
 require_cluster_tools
-: "${top_builddir:=$top_srcdir}"
-DUET="$top_builddir/duet"; EMUJOB="$top_builddir/duet-emujob"
-[ -x "$DUET" ] && [ -x "$EMUJOB" ] || skip "duet or duet-emujob not built in $top_builddir"
-export DUET_DATA_DIR="$top_srcdir" DUET_ETC_DIR="$top_srcdir/etc"
+require_duet emujob
 
 cluster_up --nodes 3 --mix v100:4,v100:4,k80:4 --speeds 1.0,0.5,1.0
 work="$CLUSTER_DIR/work"; mkdir -p "$work"

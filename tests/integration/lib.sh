@@ -16,6 +16,22 @@ require_cluster_tools() {
   done
 }
 
+# require_duet [emujob]: DUET (and with emujob, EMUJOB), the built programs
+# by absolute path (srun runs them from other directories); skips when they
+# are not built. duet reads the source tree's data/ and etc/.
+require_duet() {
+  : "${top_builddir:=$top_srcdir}"
+  local b
+  b=$(cd "$top_builddir" && pwd)
+  DUET="$b/duet"
+  [ -x "$DUET" ] || skip "duet not built in $top_builddir"
+  if [ "${1:-}" = emujob ]; then
+    EMUJOB="$b/duet-emujob"
+    [ -x "$EMUJOB" ] || skip "duet-emujob not built in $top_builddir"
+  fi
+  export DUET_DATA_DIR="$top_srcdir" DUET_ETC_DIR="$top_srcdir/etc"
+}
+
 # cluster_up ARGS...: start a cluster in $CLUSTER_DIR, export SLURM_CONF
 cluster_up() {
   CLUSTER_DIR=$(mktemp -d /tmp/duet-test.XXXXXX)

@@ -6,10 +6,7 @@
 # `duet train --workers 2` with the same seed; only task 0 prints.
 . "$(dirname "$0")/lib.sh"
 require_cluster_tools
-: "${top_builddir:=$top_srcdir}"
-DUET="$(cd "$top_builddir" && pwd)/duet"  # srun runs it from another directory
-[ -x "$DUET" ] || skip "duet not built in $top_builddir"
-export DUET_DATA_DIR="$top_srcdir" DUET_ETC_DIR="$top_srcdir/etc"
+require_duet
 . "$(dirname "$0")/train_lib.sh"
 
 cluster_up --nodes 2 --no-accounting

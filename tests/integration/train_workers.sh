@@ -3,10 +3,7 @@
 # same model bytes, unlike one worker; only worker 0 prints; a worker that
 # dies mid-run fails the whole run at once, naming it. Seconds of training.
 . "$(dirname "$0")/lib.sh"
-: "${top_builddir:=$top_srcdir}"
-DUET="$top_builddir/duet"
-[ -x "$DUET" ] || skip "duet not built in $top_builddir"
-export DUET_DATA_DIR="$top_srcdir" DUET_ETC_DIR="$top_srcdir/etc"
+require_duet
 T=$(mktemp -d "${TMPDIR:-/tmp}/duet-train-workers.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/train_lib.sh"
