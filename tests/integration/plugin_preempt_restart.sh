@@ -53,6 +53,7 @@ read -r _ run_s gpu_s count <<<"$line"
 
 # nothing else is preempted from here on; the twin asks what the job asks
 write_duet_conf "${conf[@]}" PreemptMinRunTime=3600
+touch "$CLUSTER_DIR/submitted"
 twin=$(sbatch --parsable -o /dev/null --gres=gpu:$G --wrap "$hold") || fail "sbatch twin"
 score() { explanation "$1" | sed -n 's/^duet: rank [0-9]*\/[0-9]* score \([-0-9.e+]*\) by .*/\1/p'; }
 # the twin's score less the preempted job's, once both are ranked after log line $1
@@ -73,9 +74,11 @@ before=$(gap "$(wc -l < "$CTLD_LOG")")
 note "before the restart: $twin scores $before above $long"
 [ "$(echo "$before >= $MIN_GAP" | bc)" = 1 ] || fail "the earlier service does not count before the restart: gap $before"
 
-# SIGKILL once slurmctld has saved the requeue in its own state (its state
-# thread writes job_state soon after); the plugin's file was written first
-for i in $(seq 100); do [ "$CLUSTER_DIR/state/job_state" -nt "$STATE" ] && break; sleep 0.1; done
+# SIGKILL once slurmctld has saved the requeue and the twin in its own state
+# (its state thread writes job_state soon after a change); the plugin's
+# file was written before
+for i in $(seq 100); do [ "$CLUSTER_DIR/state/job_state" -nt "$CLUSTER_DIR/submitted" ] && break; sleep 0.1; done
+[ "$CLUSTER_DIR/state/job_state" -nt "$CLUSTER_DIR/submitted" ] || fail "slurmctld did not save its job state"
 read -r pid _ < "$CLUSTER_DIR/pids/slurmctld.pid" || fail "no slurmctld pid"
 mark=$(wc -l < "$CTLD_LOG")
 kill -KILL "$pid"
