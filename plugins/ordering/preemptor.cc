@@ -56,8 +56,8 @@ void Preemptor::restore(const char* plugin_type, LogLevel level) noexcept {
         break;
       case StateRead::kRead:
         if (decode_preempt_state(bytes, &earlier_, &why)) {
-          DUET_INFO(level, "%s: restored the earlier service of %zu preempted jobs from %s%s%s", plugin_type,
-                    earlier_.size(), path_.c_str(), earlier_.empty() ? "" : ": ",
+          DUET_INFO(level, "%s: restored from %s the earlier service of %zu preempted job%s%s%s", plugin_type,
+                    path_.c_str(), earlier_.size(), earlier_.size() == 1 ? "" : "s", earlier_.empty() ? "" : ": ",
                     preempt_state_summary(earlier_).c_str());
           return;
         }

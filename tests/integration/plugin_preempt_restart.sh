@@ -83,7 +83,7 @@ read -r pid _ < "$CLUSTER_DIR/pids/slurmctld.pid" || fail "no slurmctld pid"
 mark=$(wc -l < "$CTLD_LOG")
 kill -KILL "$pid"
 "$TESTCLUSTER" restart-ctld --dir "$CLUSTER_DIR" 2>/dev/null || fail "slurmctld did not start again"
-wait_log_after "$mark" "site_factor/duet: restored the earlier service of 1 preempted jobs from $STATE: JobId=$long \\(1x, " 15
+wait_log_after "$mark" "site_factor/duet: restored from $STATE the earlier service of 1 preempted job: JobId=$long \\(1x, " 15
 note "$(tail -n +"$((mark + 1))" "$CTLD_LOG" | grep -o 'site_factor/duet: restored .*')"
 [ "$(field "$long" JobState)" = PENDING ] && [ "$(field "$long" Restarts)" = 1 ] || fail "job $long after the restart"
 after=$(gap "$mark")
