@@ -87,16 +87,24 @@ void Preemptor::prune() noexcept {
 
 void Preemptor::persist(const char* plugin_type) noexcept {
   if (!dirty_ || path_.empty()) return;
+  std::string why;
   try {
-    std::string why;
-    if (!write_state_file(path_, encode_preempt_state(earlier_), &why)) {
-      error("%s: cannot save preempted jobs' service: %s", plugin_type, why.c_str());
+    if (write_state_file(path_, encode_preempt_state(earlier_), &why)) {
+      dirty_ = false;
+      save_error_.clear();
       return;
     }
-    dirty_ = false;
-  } catch (const std::exception& e) {
-    error("%s: cannot save preempted jobs' service: %s", plugin_type, e.what());
-  } catch (...) { error("%s: cannot save preempted jobs' service", plugin_type); }
+  } catch (...) {  // out of memory (encoding); a short string allocates nothing
+    why = "no memory";
+  }
+  // retried at each re-score (a full disk): the same failure is logged once a minute
+  const time_t now = time(nullptr);
+  if (why == save_error_ && now - save_error_time_ < 60) return;
+  error("%s: cannot save preempted jobs' service: %s", plugin_type, why.c_str());
+  try {
+    save_error_ = why;
+  } catch (...) {}  // out of memory: logged again next time
+  save_error_time_ = now;
 }
 
 PreemptSnapshot Preemptor::gather(std::vector<JobInfo>& pending, const ClusterInfo& cluster, int64_t now) noexcept {

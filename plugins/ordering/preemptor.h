@@ -114,6 +114,8 @@ class Preemptor {
   EarlierServices earlier_;  // job id -> runs this host preempted
   bool dirty_ = false;       // earlier_ differs from the state file
   std::string path_;         // of the state file, "" before restore()
+  std::string save_error_;   // the last failure to write it, logged at save_error_time_
+  int64_t save_error_time_ = 0;
 };
 
 }  // namespace duet::plugin
