@@ -209,10 +209,12 @@ void OrderingHost::rescore() {
   slurmctld_lock_t read_lock = {NO_LOCK, READ_LOCK, READ_LOCK, READ_LOCK, NO_LOCK};
   lock_slurmctld(read_lock);
   QueueSnapshot snapshot = gather(now);
+  preemptor_.prune();  // also with Preemption=off: the state file keeps no finished job
   PreemptSnapshot running;
   if (preemption) running = preemptor_.gather(snapshot.jobs, snapshot.cluster, now);
   const size_t stored = store ? stored_.sweep(placed_too) : 0;
   unlock_slurmctld(read_lock);
+  preemptor_.persist(plugin_type_);
   const auto t1 = Clock::now();
 
   QueueRanking ranking;
@@ -248,6 +250,7 @@ void OrderingHost::rescore() {
     preempted = preemptor_.apply(snapshot.jobs, running, plan,
                                  {plugin_type_, ranking.scorer_name, ranking.explain, ranking.level}, now);
     unlock_slurmctld(requeue_lock);
+    preemptor_.persist(plugin_type_);  // before slurmctld's own save of the requeues
     if (preempted) schedule_job_save();
   }
   {
@@ -291,6 +294,7 @@ void OrderingHost::start(Apply apply) {
   {
     std::lock_guard<std::mutex> lk(mu_);
     load_locked();
+    preemptor_.restore(plugin_type_, conf_.log_level);  // before the re-score thread runs
   }
   agent_channel()->attach(AgentChannel::Agent::kOrdering, true);
   {

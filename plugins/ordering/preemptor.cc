@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "plugins/seam/explain.h"
+#include "plugins/seam/state_file.h"
 #include "plugins/slurm/job_comment_store.h"
 #include "plugins/slurm/job_requeue.h"
 #define DUET_DEBUG_FLAG DEBUG_FLAG_PRIO  // scontrol setdebugflags +Priority
@@ -31,7 +32,80 @@ std::string job_list_text(const std::vector<uint32_t>& ids) {
   return out;
 }
 
+// StateSaveLocation/duet_preempt_state.site_factor_duet: one file per plugin type.
+std::string state_path(const char* plugin_type) {
+  std::string name = plugin_type;
+  std::replace(name.begin(), name.end(), '/', '_');
+  return std::string(slurm_conf.state_save_location ? slurm_conf.state_save_location : ".") +
+         "/duet_preempt_state." + name;
+}
+
 }  // namespace
+
+void Preemptor::restore(const char* plugin_type, LogLevel level) noexcept {
+  try {
+    earlier_.clear();
+    dirty_ = false;
+    path_ = state_path(plugin_type);
+    std::string bytes, why;
+    switch (read_state_file(path_, slurm_conf.slurm_user_id, kPreemptStateMaxBytes, &bytes, &why)) {
+      case StateRead::kMissing:
+        DUET_DEBUG(level, "%s: no %s, no preempted job's service to restore", plugin_type, path_.c_str());
+        return;
+      case StateRead::kRefused:
+        break;
+      case StateRead::kRead:
+        if (decode_preempt_state(bytes, &earlier_, &why)) {
+          DUET_INFO(level, "%s: restored from %s the earlier service of %zu preempted job%s%s%s", plugin_type,
+                    path_.c_str(), earlier_.size(), earlier_.size() == 1 ? "" : "s", earlier_.empty() ? "" : ": ",
+                    preempt_state_summary(earlier_).c_str());
+          return;
+        }
+        break;
+    }
+    // rewritten at the next change; the damaged file stays until then for a look
+    error("%s: ignoring %s: %s; preempted jobs' earlier service starts empty", plugin_type, path_.c_str(),
+          why.c_str());
+  } catch (const std::exception& e) {
+    error("%s: cannot restore preempted jobs' service: %s; starting empty", plugin_type, e.what());
+  } catch (...) { error("%s: cannot restore preempted jobs' service; starting empty", plugin_type); }
+  earlier_.clear();
+}
+
+void Preemptor::prune() noexcept {
+  // what this host remembers of jobs slurmctld no longer runs or holds goes
+  for (auto e = earlier_.begin(); e != earlier_.end();) {
+    const job_record_t* job = find_job_record(e->first);
+    if (job && !IS_JOB_FINISHED(job)) {
+      ++e;
+      continue;
+    }
+    e = earlier_.erase(e);
+    dirty_ = true;
+  }
+}
+
+void Preemptor::persist(const char* plugin_type) noexcept {
+  if (!dirty_ || path_.empty()) return;
+  std::string why;
+  try {
+    if (write_state_file(path_, encode_preempt_state(earlier_), &why)) {
+      dirty_ = false;
+      save_error_.clear();
+      return;
+    }
+  } catch (...) {  // out of memory (encoding); a short string allocates nothing
+    why = "no memory";
+  }
+  // retried at each re-score (a full disk): the same failure is logged once a minute
+  const time_t now = time(nullptr);
+  if (why == save_error_ && now - save_error_time_ < 60) return;
+  error("%s: cannot save preempted jobs' service: %s", plugin_type, why.c_str());
+  try {
+    save_error_ = why;
+  } catch (...) {}  // out of memory: logged again next time
+  save_error_time_ = now;
+}
 
 PreemptSnapshot Preemptor::gather(std::vector<JobInfo>& pending, const ClusterInfo& cluster, int64_t now) noexcept {
   PreemptSnapshot p;
@@ -45,11 +119,6 @@ PreemptSnapshot Preemptor::gather(std::vector<JobInfo>& pending, const ClusterIn
       }
       p.total_gpus += n.gpus_total;
       p.free_gpus += n.gpus_total - held;
-    }
-    // what this host remembers of jobs slurmctld no longer runs or holds goes
-    for (auto e = earlier_.begin(); e != earlier_.end();) {
-      const job_record_t* job = find_job_record(e->first);
-      e = !job || IS_JOB_FINISHED(job) ? earlier_.erase(e) : std::next(e);
     }
     it = list_iterator_create(job_list);
     while (auto* job = static_cast<job_record_t*>(list_next(it))) {
@@ -138,9 +207,11 @@ size_t Preemptor::apply_one(job_record_t* job, const RunningJob& r, const std::v
     error("%s: could not preempt %pJ: %s (left running)", ctx.plugin_type, job, why.c_str());
     return 0;
   }
-  Earlier& e = earlier_[r.info.job_id];
+  EarlierService& e = earlier_[r.info.job_id];
   e.run_s += r.state.run_s;
   e.attained_gpu_s += r.state.run_s * r.info.gpus;
+  e.preemptions += 1;
+  dirty_ = true;
   const std::string what = "requeued at " + local_time(now) + " after " +
                            std::to_string(static_cast<long long>(r.state.run_s)) + " s, rank " + std::to_string(rank) +
                            "/" + std::to_string(ranked) + " of running and pending jobs by " + ctx.scorer_name +

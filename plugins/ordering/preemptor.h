@@ -26,19 +26,30 @@
 // Each preemption is logged and recorded in the job's explanation
 // (explain.h), stored in accounting at once for the run it ended. The
 // service a preempted job had received (run time, GPU-seconds) is added to
-// its later runs' features, as the simulator counts it; this memory is the
-// re-score thread's and does not survive a slurmctld restart. No C++
-// exception leaves these functions.
+// its later runs' features, as the simulator counts it. That memory is the
+// re-score thread's, kept in a state file in StateSaveLocation
+// (preempt_state.h; duet_preempt_state.site_factor_duet or .priority_duet,
+// one per plugin: two ordering plugins configured at once each preempt and
+// remember on their own, and neither may overwrite the other's jobs) so
+// that it survives a slurmctld restart. It is written whole (state_file.h)
+// and synced right after the requeues of a re-score, before slurmctld's own
+// asynchronous save of the requeued jobs, so a SIGKILL after that loses
+// nothing; and read at plugin init: a file that is missing, damaged, of
+// another version or not trusted is logged in one line and the memory
+// starts empty. Entries of jobs
+// slurmctld no longer holds, or holds finished, are dropped at the next
+// re-score, so the file holds at most the jobs preempted and not yet done.
+// No C++ exception leaves these functions.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "plugins/seam/duet_conf.h"
 #include "plugins/seam/preempt_plan.h"
+#include "plugins/seam/preempt_state.h"
 #include "plugins/seam/views.h"
 #include "plugins/slurm/slurm_internal.h"
 
@@ -61,9 +72,24 @@ struct PreemptSnapshot {
 
 class Preemptor {
  public:
-  // Under the job and node read locks: the running GPU jobs and, per pending
-  // job (`pending`, in the snapshot's order), whether it could start now;
-  // the service of earlier runs is added to running and pending jobs' infos.
+  // At plugin init, before the re-score thread starts: the memory from
+  // StateSaveLocation, logged (which jobs, their service) or, when the file
+  // cannot be used, why not.
+  void restore(const char* plugin_type, LogLevel level) noexcept;
+
+  // Under the job read lock: forgets the jobs slurmctld no longer runs or
+  // holds pending (finished, purged).
+  void prune() noexcept;
+
+  // Without slurmctld locks (file I/O): writes the state file when the
+  // memory changed since it was last written; a failure is logged and
+  // retried at the next call.
+  void persist(const char* plugin_type) noexcept;
+
+  // Under the job and node read locks, after prune(): the running GPU jobs
+  // and, per pending job (`pending`, in the snapshot's order), whether it
+  // could start now; the service of earlier runs is added to running and
+  // pending jobs' infos.
   PreemptSnapshot gather(std::vector<JobInfo>& pending, const ClusterInfo& cluster, int64_t now) noexcept;
 
   // Whether the pending jobs that could start now ask for more GPUs than are free.
@@ -83,13 +109,13 @@ class Preemptor {
                const Context& ctx, int64_t now) noexcept;
 
  private:
-  struct Earlier {
-    double run_s = 0;
-    double attained_gpu_s = 0;
-  };
   size_t apply_one(job_record_t* job, const RunningJob& r, const std::vector<uint32_t>& for_jobs, size_t rank,
                    size_t ranked, const Context& ctx, int64_t now);
-  std::unordered_map<uint32_t, Earlier> earlier_;  // job id -> runs this host preempted
+  EarlierServices earlier_;  // job id -> runs this host preempted
+  bool dirty_ = false;       // earlier_ differs from the state file
+  std::string path_;         // of the state file, "" before restore()
+  std::string save_error_;   // the last failure to write it, logged at save_error_time_
+  int64_t save_error_time_ = 0;
 };
 
 }  // namespace duet::plugin

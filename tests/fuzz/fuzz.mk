@@ -7,7 +7,7 @@
 # $(top_builddir)/fuzz; the seed corpus in the source tree is only read.
 
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= trace cluster philly pai scenario_spec duet_conf job_inputs model_file elf frame checkpoint handshake
+FUZZ_TARGETS ?= trace cluster philly pai scenario_spec duet_conf preempt_state job_inputs model_file elf frame checkpoint handshake
 FUZZ_DIR := $(top_builddir)/fuzz
 
 # Library sources each target needs (its own tests/fuzz/<target>.cc aside).
@@ -18,6 +18,7 @@ src_philly := policy/io/philly.cc policy/io/trace.cc $(POLICY_CSV)
 src_pai := policy/io/pai.cc policy/io/cluster.cc $(POLICY_CSV)
 src_scenario_spec := policy/scenario/spec.cc policy/scenario/families.cc $(POLICY_CSV)
 src_duet_conf := plugins/seam/duet_conf.cc plugins/seam/file_trust.cc
+src_preempt_state := plugins/seam/preempt_state.cc
 src_job_inputs := plugins/seam/job_hints.cc plugins/spank/lib/ha_settings.cc
 # The torch-free model file decoder (libduetlearn_model.la, and what it needs of libduetlearn_gp.la).
 src_model_file := policy/learn/model/model_file.cc policy/learn/gp/binary_io.cc policy/learn/model/net_config.cc \
