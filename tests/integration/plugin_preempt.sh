@@ -35,7 +35,7 @@ DUET_CONF="$CLUSTER_DIR/etc/duet.conf"
 # A requeued job may start again once its run's launch credential has
 # expired (120 s by default); slurmctld reads AuthInfo at start only.
 sed -i 's|^AuthInfo=\(.*\)$|AuthInfo=\1,cred_expire=5|' "$SLURM_CONF"
-"$TESTCLUSTER" restart-ctld --dir "$CLUSTER_DIR" 2>/dev/null || fail "slurmctld did not restart"
+restart_ctld
 
 model="$CLUSTER_DIR/etc/duet.model"
 "$duet" model init --preemptive --out "$model" --seed 7 >/dev/null || fail "duet model init --preemptive"

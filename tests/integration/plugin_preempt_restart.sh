@@ -27,13 +27,12 @@ STATE="$CLUSTER_DIR/state/duet_preempt_state.site_factor_duet"
 # the preempted job starts again once its run's launch credential has
 # expired (120 s by default); slurmctld reads AuthInfo at start only
 sed -i 's|^AuthInfo=\(.*\)$|AuthInfo=\1,cred_expire=5|' "$SLURM_CONF"
-"$TESTCLUSTER" restart-ctld --dir "$CLUSTER_DIR" 2>/dev/null || fail "slurmctld did not restart"
+restart_ctld
 
 model="$CLUSTER_DIR/etc/duet.model"
 "$duet" model init --preemptive --out "$model" --seed 7 >/dev/null || fail "duet model init --preemptive"
 conf=(Scorer=model "ModelPath=$model" Ranker=none RescoreInterval=1 LogLevel=debug Preemption=requeue)
 write_duet_conf "${conf[@]}" PreemptMinRunTime=2
-mark=$(wc -l < "$CTLD_LOG")
 
 release="$CLUSTER_DIR/release"
 hold="while [ ! -e '$release' ]; do sleep 0.2; done"
@@ -80,13 +79,12 @@ note "before the restart: $twin scores $before above $long"
 for i in $(seq 100); do [ "$CLUSTER_DIR/state/job_state" -nt "$CLUSTER_DIR/submitted" ] && break; sleep 0.1; done
 [ "$CLUSTER_DIR/state/job_state" -nt "$CLUSTER_DIR/submitted" ] || fail "slurmctld did not save its job state"
 read -r pid _ < "$CLUSTER_DIR/pids/slurmctld.pid" || fail "no slurmctld pid"
-mark=$(wc -l < "$CTLD_LOG")
 kill -KILL "$pid"
-"$TESTCLUSTER" restart-ctld --dir "$CLUSTER_DIR" 2>/dev/null || fail "slurmctld did not start again"
-wait_log_after "$mark" "site_factor/duet: restored from $STATE the earlier service of 1 preempted job: JobId=$long \\(1x, " 15
-note "$(tail -n +"$((mark + 1))" "$CTLD_LOG" | grep -o 'site_factor/duet: restored .*')"
+restart_ctld
+wait_log_after "$CTLD_MARK" "site_factor/duet: restored from $STATE the earlier service of 1 preempted job: JobId=$long \\(1x, " 15
+note "$(tail -n +"$((CTLD_MARK + 1))" "$CTLD_LOG" | grep -o 'site_factor/duet: restored .*')"
 [ "$(field "$long" JobState)" = PENDING ] && [ "$(field "$long" Restarts)" = 1 ] || fail "job $long after the restart"
-after=$(gap "$mark")
+after=$(gap "$CTLD_MARK")
 note "after the restart: $twin scores $after above $long"
 [ "$(echo "$after >= $MIN_GAP" | bc)" = 1 ] || fail "job $long's earlier service was lost over the restart: gap $after"
 
@@ -96,17 +94,15 @@ wait_state 120 COMPLETED "$long" "$twin" "${short[@]}"
 for i in $(seq 100); do grep -q "^$long " "$STATE" || break; sleep 0.1; done
 [ "$(cat "$STATE")" = "duet-preempt-state 1 0" ] || fail "$STATE after job $long completed: $(cat "$STATE")"
 ctld_alive || fail "slurmctld died"
-! tail -n +"$((mark + 1))" "$CTLD_LOG" | grep -E "error: site_factor/duet" || fail "site_factor/duet logged errors"
+! tail -n +"$((CTLD_MARK + 1))" "$CTLD_LOG" | grep -E "error: site_factor/duet" || fail "site_factor/duet logged errors"
 
 # hostile files: ignored, one line each, slurmctld runs on
 printf '\033[2Jgarbage\n' > "$STATE"
-mark=$(wc -l < "$CTLD_LOG")
-"$TESTCLUSTER" restart-ctld --dir "$CLUSTER_DIR" 2>/dev/null || fail "slurmctld did not restart over a garbage file"
-wait_log_after "$mark" "error: site_factor/duet: ignoring $STATE: not a duet-preempt-state file \\(first line '\\\\x1b\\[2Jgarbage'\\); preempted jobs' earlier service starts empty" 15
+restart_ctld
+wait_log_after "$CTLD_MARK" "error: site_factor/duet: ignoring $STATE: not a duet-preempt-state file \\(first line '\\\\x1b\\[2Jgarbage'\\); preempted jobs' earlier service starts empty" 15
 printf 'duet-preempt-state 1 1\n%s 99999 99999 1\n' "$twin" > "$STATE"
 chmod 666 "$STATE"
-mark=$(wc -l < "$CTLD_LOG")
-"$TESTCLUSTER" restart-ctld --dir "$CLUSTER_DIR" 2>/dev/null || fail "slurmctld did not restart over an open file"
-wait_log_after "$mark" "error: site_factor/duet: ignoring $STATE: the file is writable by others \\(mode 0666\\)" 15
+restart_ctld
+wait_log_after "$CTLD_MARK" "error: site_factor/duet: ignoring $STATE: the file is writable by others \\(mode 0666\\)" 15
 ctld_alive || fail "slurmctld died"
 echo "PASS: job $long's earlier service ($gpu_s GPU-s) restored after a SIGKILL of slurmctld (twin scores $before above it before, $after after), dropped once it completed; damaged and open state files ignored"

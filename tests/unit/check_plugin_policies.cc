@@ -17,16 +17,11 @@
 #include "plugins/seam/site_factor_scale.h"
 
 #include <check.h>  // last: it defines a fail() macro
+#include "tests/unit/ck_string.h"
 #include "tests/unit/run_suite.h"
 
 using namespace duet::plugin;
 
-// Compares std::string values (ck_assert_str_eq would keep a dangling c_str()).
-#define CK_STR_EQ(a, b)                                              \
-  do {                                                               \
-    std::string _a = (a), _b = (b);                                  \
-    ck_assert_msg(_a == _b, "'%s' != '%s'", _a.c_str(), _b.c_str()); \
-  } while (0)
 // A seam call succeeded (bool, why in *err: plugins/seam/seam.h).
 #define CK_OK(call, err) ck_assert_msg((call), "%s: %s", #call, (err).c_str())
 

@@ -8,15 +8,11 @@
 #include "plugins/seam/preempt_plan.h"
 
 #include <check.h>  // last: it defines a fail() macro
+#include "tests/unit/ck_string.h"
 #include "tests/unit/run_suite.h"
 
 using namespace duet::plugin;
 
-#define CK_STR_EQ(a, b)                                              \
-  do {                                                               \
-    std::string _a = (a), _b = (b);                                  \
-    ck_assert_msg(_a == _b, "'%s' != '%s'", _a.c_str(), _b.c_str()); \
-  } while (0)
 
 PlanJob running(double score, uint32_t gpus, bool pinned = false) { return {score, gpus, true, pinned, true}; }
 PlanJob pending(double score, uint32_t gpus, bool eligible = true) { return {score, gpus, false, false, eligible}; }

@@ -14,15 +14,11 @@
 #include "plugins/seam/state_file.h"
 
 #include <check.h>  // last: it defines a fail() macro
+#include "tests/unit/ck_string.h"
 #include "tests/unit/run_suite.h"
 
 using namespace duet::plugin;
 
-#define CK_STR_EQ(a, b)                                              \
-  do {                                                               \
-    std::string _a = (a), _b = (b);                                  \
-    ck_assert_msg(_a == _b, "'%s' != '%s'", _a.c_str(), _b.c_str()); \
-  } while (0)
 
 namespace {
 
