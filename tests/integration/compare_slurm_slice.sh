@@ -32,6 +32,14 @@ grep -qF -- '--skip 3 ' <<< "$out" || fail "load 1 uncapped: $out"
 set +e; "$top_srcdir/contrib/compare-slurm" --build "$top_builddir" --slice-only --no-sim --trace "$T/trace.csv" \
   --jobs 4 --skip 5 --out "$T/out" >/dev/null 2>"$T/err"; rc=$?; set -e
 [ $rc = 1 ] && grep -q 'no window of 4 jobs from --skip 5' "$T/err" || fail "skip past the end: exit $rc, $(cat "$T/err")"
+# --build relative to where it runs (slurm.conf's PluginDir gets it absolute), and a missing one
+b=$(cd "$top_builddir" && pwd)
+out=$(cd "$(dirname "$b")" && "$top_srcdir/contrib/compare-slurm" --build "$(basename "$b")" --slice-only --no-sim \
+        --trace "$T/trace.csv" --jobs 4 --skip 4 --out "$T/out" 2>"$T/err" | grep '^Slice:') \
+  || fail "relative --build: $(cat "$T/err")"
+set +e; "$top_srcdir/contrib/compare-slurm" --build "$T/no-such-build" --slice-only --no-sim --trace "$T/trace.csv" \
+  >/dev/null 2>"$T/err"; rc=$?; set -e
+[ $rc = 1 ] && grep -q -- '--build: no such directory' "$T/err" || fail "missing --build: exit $rc, $(cat "$T/err")"
 note "loads: 5.662 (rows 1-4), 0.623 (rows 5-8), --load 1 -> rows 4-7"
 
 # with the simulator: four policies, the oracle's room, results.md
