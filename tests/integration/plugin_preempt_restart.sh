@@ -76,7 +76,7 @@ note "before the restart: $twin scores $before above $long"
 # SIGKILL once slurmctld has saved the requeue and the twin in its own state
 # (its state thread writes job_state soon after a change); the plugin's
 # file was written before
-for i in $(seq 100); do [ "$CLUSTER_DIR/state/job_state" -nt "$CLUSTER_DIR/submitted" ] && break; sleep 0.1; done
+for i in $(seq 300); do [ "$CLUSTER_DIR/state/job_state" -nt "$CLUSTER_DIR/submitted" ] && break; sleep 0.1; done
 [ "$CLUSTER_DIR/state/job_state" -nt "$CLUSTER_DIR/submitted" ] || fail "slurmctld did not save its job state"
 read -r pid _ < "$CLUSTER_DIR/pids/slurmctld.pid" || fail "no slurmctld pid"
 kill -KILL "$pid"
@@ -91,7 +91,7 @@ note "after the restart: $twin scores $after above $long"
 # done: the next re-score forgets the job
 touch "$release"
 wait_state 120 COMPLETED "$long" "$twin" "${short[@]}"
-for i in $(seq 100); do grep -q "^$long " "$STATE" || break; sleep 0.1; done
+for i in $(seq 300); do grep -q "^$long " "$STATE" || break; sleep 0.1; done
 [ "$(cat "$STATE")" = "duet-preempt-state 1 0" ] || fail "$STATE after job $long completed: $(cat "$STATE")"
 ctld_alive || fail "slurmctld died"
 ! tail -n +"$((CTLD_MARK + 1))" "$CTLD_LOG" | grep -E "error: site_factor/duet" || fail "site_factor/duet logged errors"
