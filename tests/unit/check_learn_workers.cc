@@ -1,29 +1,20 @@
 // Training workers (policy/learn/train/workers.h, grad_sync.h): two workers,
 // one per thread, meet over c10d on loopback; the gradient averaging keeps
-// their parameters identical, and two workers train the same model twice.
+// their parameters identical. Whole trainings run as duet runs them, one
+// process per worker, in tests/integration/train_workers.sh: two trainings
+// on threads of one process are not reproducible here, because Debian's
+// serial OpenBLAS (libopenblas0-serial 0.3.21) gives wrong sgemm results
+// when two threads call it at once (two threads multiplying 96x96 matrices
+// got 3,340 of 40,000 products wrong; with Debian's reference BLAS, none).
 #include <torch/torch.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <functional>
-#include <iterator>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
 
-#include "policy/io/cluster.h"
-#include "policy/io/trace.h"
-#include "policy/learn/model/model_file.h"
-#include "policy/learn/nets/model_init.h"
 #include "policy/learn/train/grad_sync.h"
-#include "policy/learn/train/trainer.h"
 #include "policy/learn/train/workers.h"
-#include "policy/model/cluster_model.h"
-#include "policy/model/gavel.h"
-#include "tests/unit/test_data.h"
-#include "tests/unit/train_fixtures.h"
 
 // Last: check.h defines a fail() macro that breaks <ios>.
 #include <check.h>
@@ -160,60 +151,14 @@ START_TEST(bad_places_are_refused) {
 }
 END_TEST
 
-START_TEST(two_workers_train_the_same_model_twice) {
-  const ThroughputTable& table = gavel_table();
-  const ClusterModel cluster = tiny_cluster();
-  Trace trace = tiny_trace();
-  const auto dir = std::filesystem::temp_directory_path() / ("duet-workers-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  // From a model file: the seeded initial weights come from torch's one
-  // generator, which two threads in one process would share.
-  const std::string start = (dir / "start.duet").string();
-  save_model(make_initial_model(NetConfig{}, GpHyper{}, 3), start);
-  auto run = [&](const std::string& name, bool with_workers) {
-    TrainOptions o;
-    o.init = start;
-    o.out = (dir / name).string();
-    o.seed = 3;
-    o.episodes = 2;
-    o.bc_episodes = 1;
-    o.bc_epochs = 3;
-    o.eval_every = 1;
-    o.window_jobs = 20;  // two windows of the trace: the workers' differ
-    o.keep_last = true;
-    if (!with_workers) {
-      train(trace, cluster, table, nullptr, o);
-      return;
-    }
-    two_workers([&](WorkerGroup& g) {
-      TrainOptions mine = o;
-      mine.workers = &g;
-      TrainReport r = train(trace, cluster, table, nullptr, mine);
-      expect(r.episodes_done == 2, "episodes done");
-    });
-  };
-  run("a.duet", true);
-  run("b.duet", true);
-  run("alone.duet", false);
-  const std::string a = file_bytes((dir / "a.duet").string());
-  ck_assert(!a.empty());
-  ck_assert_msg(a == file_bytes((dir / "b.duet").string()), "two runs of two workers differ");
-  ck_assert_msg(a != file_bytes((dir / "alone.duet").string()), "two workers trained what one does");
-  const Model m = load_model((dir / "a.duet").string());
-  ck_assert_msg(m.provenance.find("--workers 2") != std::string::npos, "provenance: %s", m.provenance.c_str());
-  std::filesystem::remove_all(dir);
-}
-END_TEST
-
 int main() {
   Suite* s = suite_create("learn_workers");
   TCase* tc = tcase_create("core");
-  tcase_set_timeout(tc, 150);
+  tcase_set_timeout(tc, 60);
   tcase_add_test(tc, gradients_are_averaged_over_workers_with_a_loss);
   tcase_add_test(tc, broadcast_gives_worker_0s_weights);
   tcase_add_test(tc, a_worker_that_never_joins_times_out);
   tcase_add_test(tc, bad_places_are_refused);
-  tcase_add_test(tc, two_workers_train_the_same_model_twice);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);
 }
