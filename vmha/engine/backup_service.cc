@@ -102,9 +102,9 @@ int take_over(const BackupOptions& o, ImageStore& store, const OutputFiles& file
   if (!status.ok()) return fail("takeover: " + status.message());
   uint64_t written = 0;
   if (Status s = release_unreleased(st, o.workdir, &written); !s.ok()) return fail("takeover: " + s.message());
-  // Files the primary held for this checkpoint are open now (or not needed):
-  // this run has no backup (sys/removed_files.h).
-  if (vm) delete_holding_dir(vm->process().root.root_fd());
+  // Files the primary held for this checkpoint are open now: this run has
+  // no backup (sys/removed_files.h). Other tasks' held files stay.
+  if (vm) delete_held_files(vm->processes(), vm->process().root.root_fd());
   // The guest's threads in that checkpoint: a test can tell a threaded
   // program was caught mid-run (none when it had finished).
   size_t threads = vm ? vm->process().threads.live() : 0;

@@ -1,6 +1,5 @@
 #include "vmha/sys/removed_files.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -120,20 +119,11 @@ void RemovedFiles::acknowledged(uint64_t epoch, bool finished, int root_fd) {
 
 void RemovedFiles::delete_held(int root_fd, ino_t ino) { unlinkat(root_fd, held_path(ino).c_str(), 0); }
 
-void delete_holding_dir(int root_fd) {
-  int fd = openat(root_fd, kHoldingDir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return;
-  DIR* d = fdopendir(fd);
-  if (!d) {
-    close(fd);
-    return;
-  }
-  std::vector<std::string> names;
-  while (dirent* de = readdir(d))
-    if (std::string(de->d_name) != "." && std::string(de->d_name) != "..") names.push_back(de->d_name);
-  for (const auto& n : names) unlinkat(dirfd(d), n.c_str(), 0);
-  closedir(d);
-  unlinkat(root_fd, kHoldingDir, AT_REMOVEDIR);
+void delete_held_inodes(int root_fd, const std::set<ino_t>& inodes) {
+  for (ino_t ino : inodes) unlinkat(root_fd, held_path(ino).c_str(), 0);
+  unlinkat(root_fd, kHoldingDir, AT_REMOVEDIR);  // only once empty
 }
+
+void delete_held_files(const ProcessTree& tree, int root_fd) { delete_held_inodes(root_fd, open_inodes(tree)); }
 
 }  // namespace vmha

@@ -24,9 +24,10 @@
 // refers to it: when a checkpoint finds no descriptor of the tree on it,
 // that checkpoint's acknowledgement deletes it (the backup resumes from
 // that checkpoint or a later one, none of which can name the file again).
-// A backup that takes over deletes the holding directory once it has
-// reopened its checkpoint's descriptors and re-applied the held writes:
-// it runs without a backup, and open descriptors keep the files alive. A
+// A backup that takes over deletes the held files its checkpoint's
+// descriptors have open, once it has reopened them and re-applied the held
+// writes: it runs without a backup, and open descriptors keep the files
+// alive (delete_held_files). A
 // run without a backup deletes at once, as before.
 //
 // Not held: rmdir (an open directory that is removed cannot be reopened by
@@ -38,6 +39,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 
 namespace vmha {
@@ -84,7 +86,14 @@ class RemovedFiles {
 };
 
 // After a takeover restored its tree and re-applied its held writes: the
-// holding directory goes (the restored descriptors keep their files).
-void delete_holding_dir(int root_fd);
+// held files its restored descriptors have open are deleted (the
+// descriptors keep them alive), and the holding directory once it is empty.
+// Only those: the tasks of one step share a working directory, and another
+// task's backup may still need what that task holds. A file this task held
+// that its checkpoint no longer refers to stays (its primary died before
+// the acknowledgement that would have deleted it).
+void delete_held_files(const ProcessTree& tree, int root_fd);
+// The same for a set of inodes (what delete_held_files deletes).
+void delete_held_inodes(int root_fd, const std::set<ino_t>& inodes);
 
 }  // namespace vmha
