@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # A preempted job's earlier service survives a slurmctld restart, even a
-# SIGKILL (duet.conf(5), PREEMPTION), with site_factor/duet and an untrained
-# preemptive model, which orders like Tiresias' LAS (duet-model(5)): a job
-# that has had 3,250 GPU-seconds or more is in a lower queue.
+# SIGKILL (duet.conf(5), PREEMPTION), with site_factor/duet (or the plugin
+# PREEMPT_PLUGIN names: plugin_preempt_restart_priority.sh runs this with
+# priority/duet, whose file is duet_preempt_state.priority_duet) and an
+# untrained preemptive model, which orders like Tiresias' LAS
+# (duet-model(5)): a job that has had 3,250 GPU-seconds or more is in a
+# lower queue.
 #  - a requeue-able whole-node job (256 GPUs) passes 3,250 GPU-seconds and
 #    is preempted for short jobs; the state file in StateSaveLocation names
 #    it with its service at once;
@@ -22,8 +25,13 @@ duet=${DUET:-$top_builddir/duet}
 
 G=256  # GPUs of the node: the whole-node job passes 3,250 GPU-seconds in 13 s
 S=128  # GPUs of each short job
-site_factor_cluster_up --nodes 1 --mix v100:$G --set PrioritySiteFactorParameters=weight=10000
-STATE="$CLUSTER_DIR/state/duet_preempt_state.site_factor_duet"
+case ${PREEMPT_PLUGIN:=site_factor/duet} in
+  site_factor/duet) site_factor_cluster_up --nodes 1 --mix v100:$G --set PrioritySiteFactorParameters=weight=10000 ;;
+  priority/duet) duet_cluster_up --nodes 1 --mix v100:$G ;;
+  *) fail "PREEMPT_PLUGIN=$PREEMPT_PLUGIN: not an ordering plugin" ;;
+esac
+[ "$ORDER_PLUGIN" = "$PREEMPT_PLUGIN" ] || fail "cluster runs $ORDER_PLUGIN, not $PREEMPT_PLUGIN"
+STATE="$CLUSTER_DIR/state/duet_preempt_state.${ORDER_PLUGIN//\//_}"
 # the preempted job starts again once its run's launch credential has
 # expired (120 s by default); slurmctld reads AuthInfo at start only
 sed -i 's|^AuthInfo=\(.*\)$|AuthInfo=\1,cred_expire=5|' "$SLURM_CONF"
@@ -59,7 +67,7 @@ score() { explanation "$1" | sed -n 's/^duet: rank [0-9]*\/[0-9]* score \([-0-9.
 gap() {
   local i from=$1 a b
   for i in $(seq 150); do
-    if [ "$(tail -n +"$((from + 1))" "$CTLD_LOG" | grep -c 'site_factor/duet: re-scored ')" -ge 2 ]; then
+    if [ "$(tail -n +"$((from + 1))" "$CTLD_LOG" | grep -c "$ORDER_PLUGIN: re-scored ")" -ge 2 ]; then
       a=$(score "$long"); b=$(score "$twin")
       [ -n "$a" ] && [ -n "$b" ] && { echo "$b - ($a)" | bc -l; return; }
     fi
@@ -81,12 +89,14 @@ for i in $(seq 300); do [ "$CLUSTER_DIR/state/job_state" -nt "$CLUSTER_DIR/submi
 read -r pid _ < "$CLUSTER_DIR/pids/slurmctld.pid" || fail "no slurmctld pid"
 kill -KILL "$pid"
 restart_ctld
-wait_log_after "$CTLD_MARK" "site_factor/duet: restored from $STATE the earlier service of 1 preempted job: JobId=$long \\(1x, " 15
-note "$(tail -n +"$((CTLD_MARK + 1))" "$CTLD_LOG" | grep -o 'site_factor/duet: restored .*')"
+wait_log_after "$CTLD_MARK" "$ORDER_PLUGIN: restored from $STATE the earlier service of 1 preempted job: JobId=$long \\(1x, " 15
+note "$(tail -n +"$((CTLD_MARK + 1))" "$CTLD_LOG" | grep -o "$ORDER_PLUGIN: restored .*")"
 [ "$(field "$long" JobState)" = PENDING ] && [ "$(field "$long" Restarts)" = 1 ] || fail "job $long after the restart"
 after=$(gap "$CTLD_MARK")
 note "after the restart: $twin scores $after above $long"
 [ "$(echo "$after >= $MIN_GAP" | bc)" = 1 ] || fail "job $long's earlier service was lost over the restart: gap $after"
+# priority/duet's scores are the jobs' priorities: the twin is ahead in Slurm's queue too
+[ "$ORDER_PLUGIN" != priority/duet ] || wait_order 10 "$twin $long" "$twin" "$long"
 
 # done: the next re-score forgets the job
 touch "$release"
@@ -94,15 +104,15 @@ wait_state 120 COMPLETED "$long" "$twin" "${short[@]}"
 for i in $(seq 300); do grep -q "^$long " "$STATE" || break; sleep 0.1; done
 [ "$(cat "$STATE")" = "duet-preempt-state 1 0" ] || fail "$STATE after job $long completed: $(cat "$STATE")"
 ctld_alive || fail "slurmctld died"
-! tail -n +"$((CTLD_MARK + 1))" "$CTLD_LOG" | grep -E "error: site_factor/duet" || fail "site_factor/duet logged errors"
+! tail -n +"$((CTLD_MARK + 1))" "$CTLD_LOG" | grep -E "error: $ORDER_PLUGIN" || fail "$ORDER_PLUGIN logged errors"
 
 # hostile files: ignored, one line each, slurmctld runs on
 printf '\033[2Jgarbage\n' > "$STATE"
 restart_ctld
-wait_log_after "$CTLD_MARK" "error: site_factor/duet: ignoring $STATE: not a duet-preempt-state file \\(first line '\\\\x1b\\[2Jgarbage'\\); preempted jobs' earlier service starts empty" 15
+wait_log_after "$CTLD_MARK" "error: $ORDER_PLUGIN: ignoring $STATE: not a duet-preempt-state file \\(first line '\\\\x1b\\[2Jgarbage'\\); preempted jobs' earlier service starts empty" 15
 printf 'duet-preempt-state 1 1\n%s 99999 99999 1\n' "$twin" > "$STATE"
 chmod 666 "$STATE"
 restart_ctld
-wait_log_after "$CTLD_MARK" "error: site_factor/duet: ignoring $STATE: the file is writable by others \\(mode 0666\\)" 15
+wait_log_after "$CTLD_MARK" "error: $ORDER_PLUGIN: ignoring $STATE: the file is writable by others \\(mode 0666\\)" 15
 ctld_alive || fail "slurmctld died"
-echo "PASS: job $long's earlier service ($gpu_s GPU-s) restored after a SIGKILL of slurmctld (twin scores $before above it before, $after after), dropped once it completed; damaged and open state files ignored"
+echo "PASS ($ORDER_PLUGIN): job $long's earlier service ($gpu_s GPU-s) restored after a SIGKILL of slurmctld (twin scores $before above it before, $after after), dropped once it completed; damaged and open state files ignored"
