@@ -51,14 +51,21 @@ std::string seconds_text(double s) {
   return buf;
 }
 
+// The run started at `start_time` is the one last counted in `e`. A start
+// time of 0 (not known: a version 1 file) matches no run.
+bool already_counted(const EarlierService& e, int64_t start_time) {
+  return e.last_start != 0 && e.last_start == start_time;
+}
+
 }  // namespace
 
 std::string encode_preempt_state(const EarlierServices& jobs) {
   std::string out = std::string(kPreemptStateMagic) + " " + std::to_string(kPreemptStateVersion) + " " +
                     std::to_string(jobs.size()) + "\n";
   for (const auto& [id, e] : jobs) {
-    char buf[96];  // %.17g: a double reads back exactly
-    std::snprintf(buf, sizeof buf, "%u %.17g %.17g %u\n", id, e.run_s, e.attained_gpu_s, e.preemptions);
+    char buf[128];  // %.17g: a double reads back exactly
+    std::snprintf(buf, sizeof buf, "%u %.17g %.17g %u %lld\n", id, e.run_s, e.attained_gpu_s, e.preemptions,
+                  static_cast<long long>(e.last_start));
     out += buf;
   }
   return out;
@@ -85,9 +92,13 @@ bool decode_preempt_state(std::string_view text, EarlierServices* jobs, std::str
   int version = 0;
   if (head.size() < 2 || !parse_uint(head[1], &version))
     return bad("line 1: expected '" + std::string(kPreemptStateMagic) + " VERSION JOBS', got " + quoted(lines[0]));
-  if (version != kPreemptStateVersion)
-    return bad("format version " + std::to_string(version) + ", this build reads version " +
+  if (version < 1 || version > kPreemptStateVersion)
+    return bad("format version " + std::to_string(version) + ", this build reads versions 1 to " +
                std::to_string(kPreemptStateVersion));
+  // version 1 has no LAST_START: its runs' start times are not known (0)
+  const size_t fields = version == 1 ? 4 : 5;
+  const char* const expected = version == 1 ? "expected 'JOBID RUN_S GPU_S PREEMPTIONS', got "
+                                            : "expected 'JOBID RUN_S GPU_S PREEMPTIONS LAST_START', got ";
   size_t count = 0;
   if (head.size() != 3 || !parse_uint(head[2], &count))
     return bad("line 1: expected '" + std::string(kPreemptStateMagic) + " VERSION JOBS', got " + quoted(lines[0]));
@@ -98,10 +109,10 @@ bool decode_preempt_state(std::string_view text, EarlierServices* jobs, std::str
     const std::vector<std::string_view> f = split(lines[i]);
     uint32_t id = 0;
     EarlierService e;
-    if (f.size() != 4 || !parse_uint(f[0], &id) || id == 0 || !parse_seconds(f[1], &e.run_s) ||
+    if (f.size() != fields || !parse_uint(f[0], &id) || id == 0 || !parse_seconds(f[1], &e.run_s) ||
         !parse_seconds(f[2], &e.attained_gpu_s) || !parse_uint(f[3], &e.preemptions) || e.preemptions == 0 ||
-        e.preemptions > kMaxPreemptions)
-      return bad(where + "expected 'JOBID RUN_S GPU_S PREEMPTIONS', got " + quoted(lines[i]));
+        e.preemptions > kMaxPreemptions || (fields == 5 && !parse_uint(f[4], &e.last_start)))
+      return bad(where + expected + quoted(lines[i]));
     if (!fresh.emplace(id, e).second) return bad(where + "job " + std::to_string(id) + " a second time");
   }
   if (fresh.size() != count)
@@ -120,6 +131,21 @@ std::string preempt_state_summary(const EarlierServices& jobs, size_t named) {
   }
   if (jobs.size() > named) out += " +" + std::to_string(jobs.size() - named) + " more";
   return out;
+}
+
+Service run_service(const EarlierService* earlier, int64_t start_time, Service run) {
+  if (!earlier) return run;
+  if (already_counted(*earlier, start_time)) return {earlier->run_s, earlier->attained_gpu_s};
+  return {earlier->run_s + run.run_s, earlier->attained_gpu_s + run.attained_gpu_s};
+}
+
+bool record_preemption(EarlierService* earlier, int64_t start_time, Service run) {
+  if (already_counted(*earlier, start_time)) return false;
+  earlier->run_s += run.run_s;
+  earlier->attained_gpu_s += run.attained_gpu_s;
+  earlier->preemptions += 1;
+  earlier->last_start = start_time > 0 ? start_time : 0;  // the file holds no negative time
+  return true;
 }
 
 }  // namespace duet::plugin

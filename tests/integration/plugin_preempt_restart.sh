@@ -50,11 +50,14 @@ short=()
 for i in 1 2 3; do short+=("$(sbatch --parsable -o /dev/null --gres=gpu:$S --wrap "$hold")") || fail "sbatch"; done
 for i in $(seq 600); do [ "$(field "$long" Restarts)" = 1 ] && break; sleep 0.2; done
 [ "$(field "$long" Restarts)" = 1 ] || fail "job $long not preempted: $(field "$long" JobState)"
-# on disk by the time the requeue is seen: job id, run s, GPU-s, preemptions
+# on disk by the time the requeue is seen: job id, run s, GPU-s, preemptions,
+# the start time of the last run counted
 line=$(grep "^$long " "$STATE" 2>/dev/null) || fail "job $long not in $STATE: $(cat "$STATE" 2>&1)"
 note "state file after the preemption: $(paste -sd'|' "$STATE")"
-read -r _ run_s gpu_s count <<<"$line"
-[ "$count" = 1 ] && [ "$(echo "$gpu_s >= 3250 && $gpu_s == $run_s * $G" | bc)" = 1 ] \
+[ "$(head -n 1 "$STATE" | cut -d' ' -f1,2)" = "duet-preempt-state 2" ] || fail "$STATE's header: $(head -n 1 "$STATE")"
+read -r _ run_s gpu_s count last_start extra <<<"$line"
+[ "$count" = 1 ] && [ -z "$extra" ] && [ "$(echo "$gpu_s >= 3250 && $gpu_s == $run_s * $G" | bc)" = 1 ] \
+  && [[ $last_start =~ ^[0-9]+$ ]] \
   || fail "job $long's line in $STATE: '$line'"
 [ "$(stat -c %a "$STATE")" = 600 ] || fail "$STATE has mode $(stat -c %a "$STATE")"
 
@@ -102,7 +105,7 @@ note "after the restart: $twin scores $after above $long"
 touch "$release"
 wait_state 120 COMPLETED "$long" "$twin" "${short[@]}"
 for i in $(seq 300); do grep -q "^$long " "$STATE" || break; sleep 0.1; done
-[ "$(cat "$STATE")" = "duet-preempt-state 1 0" ] || fail "$STATE after job $long completed: $(cat "$STATE")"
+[ "$(cat "$STATE")" = "duet-preempt-state 2 0" ] || fail "$STATE after job $long completed: $(cat "$STATE")"
 ctld_alive || fail "slurmctld died"
 ! tail -n +"$((CTLD_MARK + 1))" "$CTLD_LOG" | grep -E "error: $ORDER_PLUGIN" || fail "$ORDER_PLUGIN logged errors"
 
@@ -110,7 +113,7 @@ ctld_alive || fail "slurmctld died"
 printf '\033[2Jgarbage\n' > "$STATE"
 restart_ctld
 wait_log_after "$CTLD_MARK" "error: $ORDER_PLUGIN: ignoring $STATE: not a duet-preempt-state file \\(first line '\\\\x1b\\[2Jgarbage'\\); preempted jobs' earlier service starts empty" 15
-printf 'duet-preempt-state 1 1\n%s 99999 99999 1\n' "$twin" > "$STATE"
+printf 'duet-preempt-state 2 1\n%s 99999 99999 1 1\n' "$twin" > "$STATE"
 chmod 666 "$STATE"
 restart_ctld
 wait_log_after "$CTLD_MARK" "error: $ORDER_PLUGIN: ignoring $STATE: the file is writable by others \\(mode 0666\\)" 15
