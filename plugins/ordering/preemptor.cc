@@ -131,10 +131,13 @@ PreemptSnapshot Preemptor::gather(std::vector<JobInfo>& pending, const ClusterIn
       r.state.run_s = r.info.run_s;
       r.state.restarts = job->restart_cnt;
       r.state.requeueable = job_requeueable(job, &r.state.not_requeueable);
-      if (auto e = earlier_.find(job->job_id); e != earlier_.end()) {
-        r.info.run_s += e->second.run_s;
-        r.info.attained_gpu_s += e->second.attained_gpu_s;
-      }
+      // a run already in the earlier service (slurmctld restarted from a job
+      // state saved before its requeue) is not counted twice
+      const auto e = earlier_.find(job->job_id);
+      const Service all =
+          run_service(e != earlier_.end() ? &e->second : nullptr, r.start_time, {r.info.run_s, r.info.attained_gpu_s});
+      r.info.run_s = all.run_s;
+      r.info.attained_gpu_s = all.attained_gpu_s;
       p.running.push_back(std::move(r));
     }
     list_iterator_destroy(it);
@@ -207,11 +210,12 @@ size_t Preemptor::apply_one(job_record_t* job, const RunningJob& r, const std::v
     error("%s: could not preempt %pJ: %s (left running)", ctx.plugin_type, job, why.c_str());
     return 0;
   }
-  EarlierService& e = earlier_[r.info.job_id];
-  e.run_s += r.state.run_s;
-  e.attained_gpu_s += r.state.run_s * r.info.gpus;
-  e.preemptions += 1;
-  dirty_ = true;
+  // the run's own service (r.info holds the earlier runs' too)
+  if (record_preemption(&earlier_[r.info.job_id], r.start_time, {r.state.run_s, r.state.run_s * r.info.gpus}))
+    dirty_ = true;
+  else
+    DUET_INFO(ctx.level, "%s: %pJ's run started at %s is already in its earlier service: not counted again",
+              ctx.plugin_type, job, local_time(r.start_time).c_str());
   const std::string what = "requeued at " + local_time(now) + " after " +
                            std::to_string(static_cast<long long>(r.state.run_s)) + " s, rank " + std::to_string(rank) +
                            "/" + std::to_string(ranked) + " of running and pending jobs by " + ctx.scorer_name +

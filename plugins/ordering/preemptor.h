@@ -34,9 +34,13 @@
 // that it survives a slurmctld restart. It is written whole (state_file.h)
 // and synced right after the requeues of a re-score, before slurmctld's own
 // asynchronous save of the requeued jobs, so a SIGKILL after that loses
-// nothing; and read at plugin init: a file that is missing, damaged, of
-// another version or not trusted is logged in one line and the memory
-// starts empty. Entries of jobs
+// nothing. A SIGKILL between the two leaves slurmctld with the requeued run
+// still running in its job state: the file keeps each job's last counted
+// run's start time, so that run is neither counted twice in the features
+// nor recorded again if preempted again (preempt_state.h). The file is read
+// at plugin init: one that is missing, damaged, of a version this build does
+// not read or not trusted is logged in one line and the memory starts
+// empty. Entries of jobs
 // slurmctld no longer holds, or holds finished, are dropped at the next
 // re-score, so the file holds at most the jobs preempted and not yet done.
 // No C++ exception leaves these functions.

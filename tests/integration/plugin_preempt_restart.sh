@@ -44,6 +44,7 @@ write_duet_conf "${conf[@]}" PreemptMinRunTime=2
 
 release="$CLUSTER_DIR/release"
 hold="while [ ! -e '$release' ]; do sleep 0.2; done"
+submitted=$(date +%s)
 long=$(sbatch --parsable -o /dev/null --requeue --gres=gpu:$G --wrap "$hold") || fail "sbatch --requeue"
 wait_state 30 RUNNING "$long"
 short=()
@@ -51,13 +52,13 @@ for i in 1 2 3; do short+=("$(sbatch --parsable -o /dev/null --gres=gpu:$S --wra
 for i in $(seq 600); do [ "$(field "$long" Restarts)" = 1 ] && break; sleep 0.2; done
 [ "$(field "$long" Restarts)" = 1 ] || fail "job $long not preempted: $(field "$long" JobState)"
 # on disk by the time the requeue is seen: job id, run s, GPU-s, preemptions,
-# the start time of the last run counted
+# the start time of the run preempted
 line=$(grep "^$long " "$STATE" 2>/dev/null) || fail "job $long not in $STATE: $(cat "$STATE" 2>&1)"
 note "state file after the preemption: $(paste -sd'|' "$STATE")"
 [ "$(head -n 1 "$STATE" | cut -d' ' -f1,2)" = "duet-preempt-state 2" ] || fail "$STATE's header: $(head -n 1 "$STATE")"
 read -r _ run_s gpu_s count last_start extra <<<"$line"
 [ "$count" = 1 ] && [ -z "$extra" ] && [ "$(echo "$gpu_s >= 3250 && $gpu_s == $run_s * $G" | bc)" = 1 ] \
-  && [[ $last_start =~ ^[0-9]+$ ]] \
+  && [[ $last_start =~ ^[0-9]+$ ]] && [ "$last_start" -ge "$submitted" ] && [ "$last_start" -le "$(date +%s)" ] \
   || fail "job $long's line in $STATE: '$line'"
 [ "$(stat -c %a "$STATE")" = 600 ] || fail "$STATE has mode $(stat -c %a "$STATE")"
 
