@@ -24,6 +24,12 @@ for want in "unknown option --orderr" "no subcommand 'frobnicate'" "missing requ
 done
 note "planted page: $(tail -n1 <<< "$out")"
 
+# Markdown: a code block's command continued over lines is checked whole
+printf '%s\n' '```sh' 'duet sim --trace t.csv --cluster c.csv \' '  --placee best-fit' '```' > "$T/bad.md"
+set +e; out=$("$CHECK" --build "$top_builddir" "$T/bad.md" 2>&1); rc=$?; set -e
+[ $rc = 1 ] && grep -qF -- "bad.md:2: duet sim" <<< "$out" && grep -qF -- "unknown option --placee" <<< "$out" \
+  || fail "a continued line's misspelt option passed (exit $rc): $out"
+
 out=$("$CHECK" --build "$top_builddir" 2>&1) || fail "the docs show commands the programs refuse:
 $out"
 note "$(tail -n1 <<< "$out")"
