@@ -34,21 +34,25 @@ START_TEST(a_takeover_deletes_only_its_own_held_files) {
   for (ino_t ino : {101, 202, 303}) std::ofstream(root + "/" + held_path(ino)) << "held " << ino << "\n";
   int root_fd = open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   ck_assert_int_ge(root_fd, 0);
+  struct stat st;
+  ck_assert_int_eq(fstat(root_fd, &st), 0);
+  const dev_t here = st.st_dev, elsewhere = st.st_dev + 1;
 
-  // task A's checkpoint has 101 and 303 open; 202 is task B's
-  delete_held_inodes(root_fd, {101, 303});
+  // task A's checkpoint has 101 and 303 open, and inode 202 of another file
+  // system (a system file); 202 here is task B's
+  delete_held_inodes(root_fd, {{here, 101}, {here, 303}, {elsewhere, 202}});
   ck_assert(!exists(root + "/" + held_path(101)));
   ck_assert(!exists(root + "/" + held_path(303)));
   ck_assert_msg(exists(root + "/" + held_path(202)), "another task's held file was deleted");
   ck_assert(exists(dir));
 
   // task B takes over too: the holding directory goes with its last file
-  delete_held_inodes(root_fd, {202});
+  delete_held_inodes(root_fd, {{here, 202}});
   ck_assert_msg(!exists(dir), "the empty holding directory was left");
 
   // a checkpoint that held nothing, no holding directory: nothing happens
   delete_held_inodes(root_fd, {});
-  delete_held_inodes(root_fd, {404});
+  delete_held_inodes(root_fd, {{here, 404}});
   ck_assert(exists(root));
   close(root_fd);
   rmdir(root.c_str());

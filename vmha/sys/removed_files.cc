@@ -14,16 +14,20 @@ namespace vmha {
 
 namespace {
 
-// The held files' inodes that some descriptor of the tree has open.
-std::set<ino_t> open_inodes(const ProcessTree& tree) {
-  std::set<ino_t> out;
+// The files (device, inode) that some descriptor of the tree has open.
+std::set<FileId> open_files(const ProcessTree& tree) {
+  std::set<FileId> out;
   for (const auto& p : tree.all())
     for (const FdEntry& e : p->fds.entries()) {
       struct stat st;
-      if (e.host_fd >= 0 && e.kind == FdKind::kFile && fstat(e.host_fd, &st) == 0) out.insert(st.st_ino);
+      if (e.host_fd >= 0 && e.kind == FdKind::kFile && fstat(e.host_fd, &st) == 0) out.insert({st.st_dev, st.st_ino});
     }
   return out;
 }
+
+void unlink_held(int root_fd, ino_t ino) { unlinkat(root_fd, held_path(ino).c_str(), 0); }
+// rmdir: fails, harmlessly, while anything is held in it
+void remove_holding_dir_if_empty(int root_fd) { unlinkat(root_fd, kHoldingDir, AT_REMOVEDIR); }
 
 }  // namespace
 
@@ -50,9 +54,9 @@ void RemovedFiles::keep(bool on, int root_fd) {
   std::lock_guard<std::mutex> lock(mu_);
   keep_ = on;
   if (on) return;
-  for (auto& [ino, free_after] : held_) delete_held(root_fd, ino);
+  for (auto& [ino, free_after] : held_) unlink_held(root_fd, ino);
   held_.clear();
-  unlinkat(root_fd, kHoldingDir, AT_REMOVEDIR);
+  remove_holding_dir_if_empty(root_fd);
 }
 
 bool RemovedFiles::keeping() const {
@@ -99,7 +103,8 @@ long RemovedFiles::hold_target(ProcessTree& tree, int root_fd, int parent, const
 void RemovedFiles::checkpointed(const ProcessTree& tree, uint64_t epoch) {
   std::lock_guard<std::mutex> lock(mu_);
   if (held_.empty()) return;
-  std::set<ino_t> open = open_inodes(tree);
+  std::set<ino_t> open;
+  for (const FileId& f : open_files(tree)) open.insert(f.second);
   for (auto& [ino, free_after] : held_)
     if (free_after == 0 && !open.count(ino)) free_after = epoch;
 }
@@ -108,22 +113,25 @@ void RemovedFiles::acknowledged(uint64_t epoch, bool finished, int root_fd) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto it = held_.begin(); it != held_.end();) {
     if (finished || (it->second != 0 && it->second <= epoch)) {
-      delete_held(root_fd, it->first);
+      unlink_held(root_fd, it->first);
       it = held_.erase(it);
     } else {
       ++it;
     }
   }
-  if (finished) unlinkat(root_fd, kHoldingDir, AT_REMOVEDIR);
+  if (finished) remove_holding_dir_if_empty(root_fd);
 }
 
-void RemovedFiles::delete_held(int root_fd, ino_t ino) { unlinkat(root_fd, held_path(ino).c_str(), 0); }
-
-void delete_held_inodes(int root_fd, const std::set<ino_t>& inodes) {
-  for (ino_t ino : inodes) unlinkat(root_fd, held_path(ino).c_str(), 0);
-  unlinkat(root_fd, kHoldingDir, AT_REMOVEDIR);  // only once empty
+void delete_held_inodes(int root_fd, const std::set<FileId>& open) {
+  struct stat root;
+  if (fstat(root_fd, &root) < 0) return;
+  // held files live on the working directory's file system: an inode number
+  // open on another one (a read-only system file) names none of them
+  for (const auto& [dev, ino] : open)
+    if (dev == root.st_dev) unlink_held(root_fd, ino);
+  remove_holding_dir_if_empty(root_fd);
 }
 
-void delete_held_files(const ProcessTree& tree, int root_fd) { delete_held_inodes(root_fd, open_inodes(tree)); }
+void delete_held_files(const ProcessTree& tree, int root_fd) { delete_held_inodes(root_fd, open_files(tree)); }
 
 }  // namespace vmha

@@ -41,6 +41,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 
 namespace vmha {
 
@@ -77,7 +78,6 @@ class RemovedFiles {
   // Links parent/base into the holding directory; 0 or -errno (-ENOENT etc.
   // as the host says; 1 when base is not a regular file: nothing to hold).
   long hold(ProcessTree& tree, int root_fd, int parent, const std::string& base);
-  void delete_held(int root_fd, ino_t ino);
 
   mutable std::mutex mu_;
   bool keep_ = false;
@@ -93,7 +93,9 @@ class RemovedFiles {
 // that its checkpoint no longer refers to stays (its primary died before
 // the acknowledgement that would have deleted it).
 void delete_held_files(const ProcessTree& tree, int root_fd);
-// The same for a set of inodes (what delete_held_files deletes).
-void delete_held_inodes(int root_fd, const std::set<ino_t>& inodes);
+// The same for the files (device, inode) a tree has open: those on the
+// working directory's file system.
+using FileId = std::pair<dev_t, ino_t>;
+void delete_held_inodes(int root_fd, const std::set<FileId>& open);
 
 }  // namespace vmha
