@@ -3,6 +3,7 @@
 // bits, MSR numbers, flat segment descriptors and gate types. Hardware facts,
 // not choices; the VMM's own choices are in vmha/vmm/layout.h.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 namespace vmha::x86 {
@@ -67,6 +68,10 @@ inline constexpr uint32_t kTssRsp0Offset = 4;
 
 // Instruction bytes of the VMM's stubs.
 inline constexpr uint8_t kOpOutImm8Al = 0xe6, kOpPushImm8 = 0x6a, kOpHlt = 0xf4;
+
+// The XSAVE image's legacy (FXSAVE) area and, inside it, where the bytes
+// left to software begin (Intel SDM vol. 1, 10.5.1).
+inline constexpr size_t kXsaveLegacyBytes = 512, kXsaveSoftwareBytes = 464;
 
 // CPUID feature bits (leaf 1 ECX; leaf 7 subleaf 0 EBX, ECX, EDX) of the
 // AVX, AVX-512 and AMX families and XSAVE itself.

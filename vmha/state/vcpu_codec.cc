@@ -2,6 +2,7 @@
 // registers, the XSAVE image when KVM gives one, and the MSRs KVM holds.
 #include <sys/ioctl.h>
 
+#include <cstring>
 #include <memory>
 
 #include "vmha/state/vm_state_codec.h"
@@ -33,6 +34,11 @@ Status VmStateCodec::encode_vcpu(ByteWriter& w, Vm& vm) {
   // MXCSR as 0, so the legacy FPU record alone would restore a wrong MXCSR.
   auto xsave = std::make_unique<XsaveArea>();
   bool has_xsave = ioctl(vm.vcpu_fd_, kKvmGetXsave, xsave.get()) == 0;
+  // Bytes 464..511 of the legacy area are left to software, not CPU state;
+  // some hosts' KVM leaves values there. Zero, so the same guest state is
+  // the same bytes on every host (and tests/unit/data/vm_state_v1.bin
+  // saves back unchanged).
+  if (has_xsave) std::memset(xsave->bytes + kXsaveSoftwareBytes, 0, kXsaveLegacyBytes - kXsaveSoftwareBytes);
   w.u32(has_xsave);
   if (has_xsave) w.pod(*xsave);
   // Each MSR on its own: this KVM refuses some (see vm_setup.cc); only the
