@@ -4,7 +4,7 @@
 // missing file (ENOENT) and a dynamic /usr/bin/echo, and joins two children
 // by a pipe prints what it prints natively, also when the VM is paused every
 // 2 ms; a VM stopped while three processes run a pipeline is saved (state
-// version 4) and restored into a fresh VM that finishes with the native
+// version 5) and restored into a fresh VM that finishes with the native
 // output.
 // tests/vmha/fork_probe.c is the guest.
 #include <fcntl.h>
@@ -147,7 +147,7 @@ START_TEST(save_of_a_tree_restores_and_finishes) {
   std::vector<uint8_t> state;
   Status s = vm->save(&state);
   ck_assert_msg(s.ok(), "%s", s.message().c_str());
-  ck_assert_uint_eq(state_version(state), 4);
+  ck_assert_uint_eq(state_version(state), 5);
   vm.reset();
   std::unique_ptr<Vm> back;
   s = Vm::restore(opts, state, &back);

@@ -252,7 +252,7 @@ START_TEST(restored_vm_delivers_the_armed_timer) {
   }
   uint32_t version = 0;
   std::memcpy(&version, state.data() + 8, 4);
-  ck_assert_msg(version == 2, "a state with an armed timer is version %u", version);
+  ck_assert_msg(version == 5, "a state of a loaded program (its path, version 5) is version %u", version);
   int out = open((dir + "/out").c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   VmOptions o;
   o.workdir = dir;

@@ -5,7 +5,7 @@
 // print natively, also when the VM is paused every 2 ms (a pause
 // is never a spurious EINTR or ETIMEDOUT of a futex wait or a sleep); a VM
 // stopped while threads wait on a condvar (one with a timeout), sleep and
-// compute is saved (state version 3) and restored into a fresh VM that
+// compute is saved (state version 5: threads, and the program's path) and restored into a fresh VM that
 // finishes with the native output; a thread blocked reading an empty pipe
 // does not hold up one that computes; a state of a newer version is refused.
 // tests/vmha/thread_probe.c is the guest.
@@ -168,7 +168,7 @@ START_TEST(save_with_waiting_threads_restores_and_finishes) {
     ck_assert_msg(r.end == RunResult::End::kStopped, "end %d %s", static_cast<int>(r.end), r.message.c_str());
     std::vector<uint8_t> state;
     ck_assert(p.vm->save(&state).ok());
-    ck_assert_uint_eq(state_version(state), 3);
+    ck_assert_uint_eq(state_version(state), 5);
     p.vm.reset();
 
     std::unique_ptr<Vm> vm;
@@ -217,15 +217,15 @@ START_TEST(newer_state_version_is_refused) {
   ck_assert_msg(r.end == RunResult::End::kStopped, "end %d %s", static_cast<int>(r.end), r.message.c_str());
   std::vector<uint8_t> state;
   ck_assert(p.vm->save(&state).ok());
-  ck_assert_uint_eq(state_version(state), 3);
+  ck_assert_uint_eq(state_version(state), 5);
   std::unique_ptr<Vm> vm;
   ck_assert(Vm::restore(p.opts, state, &vm).ok());
-  state[8] = 5;
+  state[8] = 6;
   Status s = Vm::restore(p.opts, state, &vm);
-  ck_assert_msg(contains(s.message(), "version 5 is not supported (this vmha reads versions 1 to 4)"), "%s",
+  ck_assert_msg(contains(s.message(), "version 6 is not supported (this vmha reads versions 1 to 5)"), "%s",
                 s.message().c_str());
   // A thread section cut short is refused, not half applied.
-  state[8] = 3;
+  state[8] = 5;
   std::vector<uint8_t> cut(state.begin(), state.begin() + static_cast<long>(state.size() / 2));
   ck_assert(!Vm::restore(p.opts, cut, &vm).ok());
 }

@@ -7,6 +7,7 @@
 // the checkpoint is found where the primary held it (sys/removed_files.h).
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -50,6 +51,14 @@ Status peek_pending(const FdEntry& e, std::string* out) {
   return Status();
 }
 
+// The whole /proc/self/fd listing behind a descriptor (sys/proc_views.h).
+bool read_listing(int host_fd, std::string* out) {
+  struct stat st;
+  if (fstat(host_fd, &st) != 0) return false;
+  out->assign(static_cast<size_t>(st.st_size), '\0');
+  return pread(host_fd, out->data(), out->size(), 0) == st.st_size;
+}
+
 // One descriptor as saved: the entry plus what lives only in its host fd.
 struct SavedFd {
   int fd = -1;
@@ -86,6 +95,19 @@ int reopen_file(Process& p, SavedFd& s) {
   return held;
 }
 
+// The listing as the guest had it, at the same position: a host fd or -errno.
+int reopen_listing(const SavedFd& s) {
+  int fd = memfd_create("vmha-proc-fd", MFD_CLOEXEC);
+  if (fd < 0) return -errno;
+  if (write(fd, s.pending.data(), s.pending.size()) != static_cast<ssize_t>(s.pending.size()) ||
+      lseek(fd, static_cast<off_t>(std::min<uint64_t>(s.offset, s.pending.size())), SEEK_SET) < 0) {
+    int err = errno ? errno : EIO;
+    close(fd);
+    return -err;
+  }
+  return fd;
+}
+
 Status encode_fd(ByteWriter& w, int fd, const FdEntry& e) {
   w.u32(static_cast<uint32_t>(fd));
   w.u32(static_cast<uint32_t>(e.kind));
@@ -106,6 +128,8 @@ Status encode_fd(ByteWriter& w, int fd, const FdEntry& e) {
   std::string pending;
   if (e.kind == FdKind::kSocket || (e.kind == FdKind::kPipe && e.end == 0))
     if (Status s = peek_pending(e, &pending); !s.ok()) return s;
+  if (e.kind == FdKind::kProcFds && !read_listing(e.host_fd, &pending))
+    return Status::error(errno_text("reading a guest's /proc/self/fd listing"));
   w.str(pending);
   return Status();
 }
@@ -174,6 +198,11 @@ std::string reopen_fd(ByteReader& r, const VmOptions& opts, Process& p, std::map
     case FdKind::kDevice:
       e.host_fd = open(e.path.c_str(), (e.open_flags & O_ACCMODE) | O_CLOEXEC);
       break;
+    case FdKind::kProcFds:
+      e.host_fd = reopen_listing(s);
+      if (e.host_fd < 0)
+        problem = "cannot recreate a guest's /proc/self/fd listing: " + std::string(std::strerror(-e.host_fd));
+      break;
     case FdKind::kPipe:
     case FdKind::kSocket: {
       ChannelPair& pr = pairs[e.channel];
@@ -197,7 +226,7 @@ std::string reopen_fd(ByteReader& r, const VmOptions& opts, Process& p, std::map
       break;
     }
     default:
-      r.fail("fd kind", "0..5");
+      r.fail("fd kind", "0..6");
   }
   return problem;
 }

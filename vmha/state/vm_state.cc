@@ -23,11 +23,12 @@ Status read_error(const ByteReader& r) { return Status::error("VM state " + r.er
 
 void VmStateCodec::encode_header(ByteWriter& w, const Vm& vm) {
   w.bytes(kStateMagic, 8);
-  // The lowest version that holds this state: a single process's stays
-  // readable by a vmha from before version 4, a single-threaded guest's by
-  // one from before version 3, one without signal state by one from before
-  // version 2.
-  w.u32(has_tree(vm) ? 4 : has_threads(vm) ? 3 : has_signals(vm) ? 2 : 1);
+  // The lowest version that holds this state: one without program paths (a
+  // state restored from before version 5) stays readable by a vmha from
+  // before version 5, a single process's by one from before version 4, a
+  // single-threaded guest's by one from before version 3, one without
+  // signal state by one from before version 2.
+  w.u32(has_names(vm) ? 5 : has_tree(vm) ? 4 : has_threads(vm) ? 3 : has_signals(vm) ? 2 : 1);
   w.u64(vm.mem_->size());
 }
 
@@ -66,8 +67,10 @@ Status Vm::save(std::vector<uint8_t>* out, bool with_memory) {
   ByteWriter w(*out);
   VmStateCodec::encode_header(w, *this);
   if (Status s = VmStateCodec::encode_vcpu(w, *this); !s.ok()) return s;
-  if (VmStateCodec::has_tree(*this)) {
+  const bool names = VmStateCodec::has_names(*this);
+  if (names || VmStateCodec::has_tree(*this)) {
     if (Status s = VmStateCodec::encode_tree(w, *this); !s.ok()) return s;
+    if (names) VmStateCodec::encode_names(w, *this);
   } else {
     VmStateCodec::encode_page_tables(w, *this);
     VmStateCodec::encode_mappings(w, *this);
@@ -96,6 +99,7 @@ Status Vm::restore(const VmOptions& opts_in, std::span<const uint8_t> state, std
   if (Status s = vm->open_kvm(opts); !s.ok()) return s;
   if (version >= 4) {
     if (Status s = VmStateCodec::decode_tree(r, opts, *vm); !s.ok()) return s;
+    if (version >= 5 && r.ok()) VmStateCodec::decode_names(r, *vm);
   } else {
     VmStateCodec::decode_page_tables(r, *vm);
     VmStateCodec::decode_mappings(r, *vm);

@@ -1,4 +1,4 @@
-// The VM state format (versions 1 to 4): every byte needed to continue a process VM
+// The VM state format (versions 1 to 5): every byte needed to continue a process VM
 // in a fresh VMM — vCPU registers (general, segment, control, FPU/SSE, MSRs),
 // VMM state (page-table roots, mappings, brk, fd table with paths, offsets
 // and in-flight pipe data, signal dispositions) and the non-zero guest frames.
@@ -27,7 +27,14 @@ constexpr char kStateEndMagic[8] = {'V', 'M', 'H', 'A', 'E', 'N', 'D', '!'};
 // tables, mappings, process, signal, thread and fd sections; it is written
 // only for a guest that forked, so a single process's state stays version 1
 // to 3 and readable by an older vmha (which refuses version 4, naming it).
-// This vmha reads versions 1 to 4 and refuses any other, naming both.
-constexpr uint32_t kStateVersion = 4;
+// Version 5 adds each process's program path (/proc/self/exe) in a names
+// section after the tree section, and is always laid out as version 4 (a
+// tree, of one process or more). Every guest vmha starts has a program
+// path, so its states are version 5; a state restored from an older
+// version has none, and is saved in the version it came in.
+// A descriptor of the /proc/self/fd directory is fd kind 6 (its listing as
+// the pending data); an older vmha refuses it ("fd kind: expected 0..5").
+// This vmha reads versions 1 to 5 and refuses any other, naming both.
+constexpr uint32_t kStateVersion = 5;
 
 }  // namespace vmha

@@ -14,6 +14,8 @@
 //   tree         tree_codec.cc    version 4 (a guest that forked): instead of
 //                                 the page tables .. fd table sections, the
 //                                 processes and each one's sections
+//   names        names_codec.cc   version 5: each process's program path, after
+//                                 the tree section (which version 5 always has)
 //   fd table     fd_codec.cc      descriptors with paths, offsets, pipe data
 //   memory       memory_codec.cc  frame allocator, non-zero frames
 //   end          vm_state.cc      end marker
@@ -65,7 +67,7 @@ struct ChannelPairs {
 class VmStateCodec {
  public:
   static void encode_header(ByteWriter& w, const Vm& vm);
-  // Fills opts->memory_bytes and *version (1 to 4).
+  // Fills opts->memory_bytes and *version (1 to kStateVersion).
   static Status decode_header(ByteReader& r, VmOptions* opts, uint32_t* version);
 
   static Status encode_vcpu(ByteWriter& w, Vm& vm);
@@ -95,6 +97,11 @@ class VmStateCodec {
   static bool has_tree(const Vm& vm);
   static Status encode_tree(ByteWriter& w, Vm& vm);
   static Status decode_tree(ByteReader& r, const VmOptions& opts, Vm& vm);
+
+  // Version 5: each process's program path (names_codec.cc).
+  static bool has_names(const Vm& vm);
+  static void encode_names(ByteWriter& w, const Vm& vm);
+  static void decode_names(ByteReader& r, Vm& vm);
 
   static Status encode_fds(ByteWriter& w, const Vm& vm);
   // Reopens files, recreates pipes and socketpairs; an error here is a host

@@ -17,6 +17,7 @@ enum class FdKind : uint8_t {
   kPipe = 3,       // pipe made by the guest (both ends inside the VM)
   kSocket = 4,     // socketpair made by the guest (both ends inside the VM)
   kReadOnly = 5,   // regular file or directory under a read-only path (path: absolute)
+  kProcFds = 6,    // the /proc/self/fd directory: a listing in a host memfd (sys/proc_views.h)
 };
 
 struct FdEntry {

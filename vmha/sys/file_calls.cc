@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "vmha/sys/guest_io.h"
+#include "vmha/sys/proc_views.h"
 #include "vmha/sys/process_tree.h"
 #include "vmha/sys/removed_files.h"
 #include "vmha/sys/signal_kick.h"
@@ -56,6 +57,7 @@ bool yields(Process& p, const FdEntry& e, short events) {
 int64_t read_into(Process& p, int fd, std::vector<iovec>& iov, off_t offset) {
   FdEntry* e = p.fds.get(fd);
   if (!e) return -EBADF;
+  if (e->kind == FdKind::kProcFds) return -EISDIR;
   if (must_wait(p, *e)) return kWaitForRelease;
   if (stream_would_block(*e)) return -EAGAIN;
   if (offset < 0 && yields(p, *e, POLLIN)) return kRetryLater;
@@ -146,6 +148,10 @@ int64_t sys_fstat(Process& p, const SyscallArgs& a) {
   FdEntry* e = p.fds.get(fd_arg(a, 0));
   if (!e) return -EBADF;
   struct stat st;
+  if (e->kind == FdKind::kProcFds) {
+    if (stat(kHostFdDir, &st) < 0) return -errno;
+    return p.as->copy_out(a.a[1], &st, sizeof st) ? 0 : -EFAULT;
+  }
   const int fd = e->host_fd;
   if (int rc = p.out->stat_as_guest([fd](struct stat* s) { return fstat(fd, s) < 0 ? -errno : 0; }, &st); rc < 0)
     return rc;
@@ -189,6 +195,11 @@ int64_t sys_getdents64(Process& p, const SyscallArgs& a) {
   if (!e) return -EBADF;
   std::vector<char> buf(std::min<uint64_t>(a.a[2], 1 << 20));
   long n;
+  if (e->kind == FdKind::kProcFds) {
+    n = read_fd_listing(e->host_fd, buf.data(), buf.size());
+    if (n <= 0) return n;
+    return p.as->copy_out(a.a[1], buf.data(), n) ? n : -EFAULT;
+  }
   do {  // a batch of only the hidden entry is not the end of the directory
     n = syscall(SYS_getdents64, e->host_fd, buf.data(), buf.size());
     if (n < 0) return -errno;

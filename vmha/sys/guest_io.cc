@@ -26,7 +26,8 @@ bool gather_guest_iovec(Process& p, uint64_t iov_va, uint64_t count, bool write,
 int64_t write_for_guest(Process& p, int fd, const std::vector<iovec>& iov, off_t offset) {
   FdEntry* e = p.fds.get(fd);
   if (!e) return -EBADF;
-  if (e->kind == FdKind::kReadOnly) return -EBADF;  // opened for reading only (confinement.h)
+  // Opened for reading only (confinement.h, proc_views.h).
+  if (e->kind == FdKind::kReadOnly || e->kind == FdKind::kProcFds) return -EBADF;
   ssize_t n;
   if (e->kind == FdKind::kPipe || e->kind == FdKind::kSocket) {
     if (offset < 0 && p.tree && p.tree->others_runnable(p)) {

@@ -29,6 +29,7 @@ int64_t sys_mmap(Process& p, const SyscallArgs& a) {
   if (flags & MAP_ANONYMOUS) return p.as->map(addr, len, prot, flags);
   FdEntry* e = p.fds.get(fd);
   if (!e) return -EBADF;
+  if (e->kind == FdKind::kProcFds) return -ENODEV;  // a directory
   if (type == MAP_SHARED && (prot & PROT_WRITE)) {
     p.log_once(2000 + SYS_mmap, "writable MAP_SHARED file mappings are not supported (ENODEV)");
     return -ENODEV;

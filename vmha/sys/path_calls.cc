@@ -4,6 +4,7 @@
 // the file system is refused with EROFS (after the errors a missing file or
 // directory gives, as on a read-only mount).
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -15,6 +16,7 @@
 #include <functional>
 #include <string>
 
+#include "vmha/sys/proc_views.h"
 #include "vmha/sys/process_tree.h"
 #include "vmha/sys/removed_files.h"
 #include "vmha/sys/syscall_table.h"
@@ -75,6 +77,13 @@ int hidden(const Resolved& r) { return !r.read_only && in_holding_dir(r.recorded
 int resolve(Process& p, int64_t dirfd, uint64_t path_va, bool follow_last, Resolved* r, std::string* raw = nullptr) {
   std::string path;
   if (int e = p.as->read_string(path_va, path)) return e;
+  // A link of /proc/self (proc_views.h) leads where it points; one to a
+  // pipe or socket names no path (open() handles those itself).
+  if (ProcView v = proc_view(p, path);
+      follow_last && v.kind != ProcView::Kind::kNone && v.kind != ProcView::Kind::kFdDir) {
+    if (int e = proc_link_target(p, v, &path)) return e;
+    if (path.empty() || path[0] != '/') return -ENXIO;
+  }
   if (raw) *raw = path;
   if (int e = locate_raw(p, dirfd, path, r)) return e;
   if (!p.root.leaves_root(r->dir, r->rel, follow_last)) return hidden(*r);
@@ -100,11 +109,57 @@ int64_t read_only_change(Process& p, const Resolved& r, bool creates, bool follo
   return -EROFS;
 }
 
+// open of /proc/self/fd (a listing of the descriptors open now) or of
+// /proc/self/fd/N for a pipe or inherited stream (the same pipe or stream
+// again; a socket cannot be opened so, as on Linux): a guest fd, -errno, or
+// 1 when `path` is none of these.
+int64_t open_proc_view(Process& p, const std::string& path, int flags, bool follow) {
+  ProcView v = proc_view(p, path);
+  FdEntry entry;
+  entry.cloexec = flags & O_CLOEXEC;
+  if (v.kind == ProcView::Kind::kFdDir) {
+    if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_CREAT)) return -EISDIR;
+    entry.kind = FdKind::kProcFds;
+    entry.path = kHostFdDir;
+    entry.open_flags = O_RDONLY | O_DIRECTORY;
+    entry.host_fd = memfd_create("vmha-proc-fd", MFD_CLOEXEC);
+    if (entry.host_fd < 0) return -errno;
+  } else if (v.kind == ProcView::Kind::kFdLink && follow) {
+    const FdEntry* e = p.fds.get(v.fd);
+    if (!e) return -ENOENT;
+    if (e->kind == FdKind::kSocket) return -ENXIO;
+    if (e->kind != FdKind::kPipe && e->kind != FdKind::kStdStream) return 1;
+    if (flags & O_DIRECTORY) return -ENOTDIR;
+    entry = *e;
+    entry.cloexec = flags & O_CLOEXEC;
+    entry.host_fd = fcntl(e->host_fd, F_DUPFD_CLOEXEC, 0);
+    if (entry.host_fd < 0) return -errno;
+  } else {
+    return 1;
+  }
+  int g = p.fds.install(entry);
+  if (g < 0) {
+    close(entry.host_fd);
+    return g;
+  }
+  if (entry.kind == FdKind::kProcFds)
+    if (int e = fill_fd_listing(p, entry.host_fd)) {
+      p.fds.close(g);
+      return e;
+    }
+  return g;
+}
+
 int64_t do_open(Process& p, int64_t dirfd, uint64_t path_va, int flags, unsigned mode) {
   std::string raw;
   Resolved r;
   // O_CREAT|O_EXCL does not follow a symlink in the last component (EEXIST).
   bool follow = !(flags & O_NOFOLLOW) && !((flags & O_CREAT) && (flags & O_EXCL));
+  {
+    std::string path;
+    if (int e = p.as->read_string(path_va, path)) return e;
+    if (int64_t fd = open_proc_view(p, path, flags, follow); fd != 1) return fd;
+  }
   int e = resolve(p, dirfd, path_va, follow, &r, &raw);
   FdEntry entry;
   entry.open_flags = flags & ~(O_CLOEXEC | O_TRUNC | O_EXCL | O_CREAT);
@@ -161,9 +216,11 @@ int stat_on_host(Process& p, int64_t dirfd, uint64_t path_va, int flags, const S
     FdEntry* f = static_cast<int>(dirfd) == kAtFdcwd ? nullptr : p.fds.get(static_cast<int>(dirfd));
     int host = static_cast<int>(dirfd) == kAtFdcwd ? p.root.root_fd() : (f ? f->host_fd : -1);
     if (host < 0) return -EBADF;
+    if (f && f->kind == FdKind::kProcFds) return op(AT_FDCWD, kHostFdDir, 0);
     return op(host, "", AT_EMPTY_PATH);
   }
   if (e == -EACCES && Confinement::is_allowed_device(raw)) return op(AT_FDCWD, raw.c_str(), 0);
+  if (e == -EACCES && proc_view(p, raw).kind == ProcView::Kind::kFdDir) return op(AT_FDCWD, kHostFdDir, 0);
   if (e) return e;
   if (flags & AT_SYMLINK_NOFOLLOW) {
     std::string base;
@@ -331,6 +388,15 @@ int64_t sys_renameat2(Process& p, const SyscallArgs& a) {
 }
 
 int64_t do_readlink(Process& p, int64_t dirfd, uint64_t path_va, uint64_t buf_va, uint64_t size) {
+  if (static_cast<int64_t>(size) <= 0) return -EINVAL;
+  std::string path;
+  if (int e = p.as->read_string(path_va, path)) return e;
+  if (ProcView v = proc_view(p, path); v.kind != ProcView::Kind::kNone) {
+    std::string target;
+    if (int e = proc_link_target(p, v, &target)) return e;
+    size_t n = std::min<size_t>(target.size(), size);
+    return p.as->copy_out(buf_va, target.data(), n) ? static_cast<int64_t>(n) : -EFAULT;
+  }
   Resolved r;
   if (int e = resolve(p, dirfd, path_va, false, &r)) return e;
   std::string base;

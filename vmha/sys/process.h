@@ -53,6 +53,7 @@ struct Process {
   bool zombie = false;   // ended, not yet reaped by its parent
   int wait_status = 0;   // as wait4 reports it, once ended
   std::optional<ExecRequest> exec;  // execve's request, for the VMM
+  std::string exe;                  // the program's absolute path, for /proc/self/exe ("": not known)
   FdTable fds;
   Confinement root;
   OutputSink* out = nullptr;

@@ -103,6 +103,7 @@ Process* ProcessTree::fork(Process& parent, bool share_memory, int* err) {
   c.sid = parent.sid;
   c.threads.set_pid(c.pid);
   c.fds.fork_from(parent.fds);
+  c.exe = parent.exe;
   c.out = parent.out;
   c.sigactions = parent.sigactions;
   c.sigmask = parent.sigmask;

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "vmha/sys/proc_views.h"
 #include "vmha/vmm/layout.h"
 #include "vmha/vmm/program_loader.h"
 #include "vmha/vmm/vm.h"
@@ -131,6 +132,7 @@ int64_t Vm::exec_image(kvm_regs& r) {
     return 0;
   }
   p.fds.close_on_exec();
+  p.exe = program_path(p.root.root_path(), t.path);
   for (int sig = 1; sig <= kMaxSignal; ++sig) {
     KernelSigaction& a = p.sigactions[sig];
     if (a.handler != kSigIgn) a = KernelSigaction{};

@@ -2,6 +2,7 @@
 // required order), the vCPU, CPUID without XSAVE/AVX, and the long-mode CPU
 // state a Linux process starts in.
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -9,6 +10,7 @@
 
 #include <cstring>
 
+#include "vmha/sys/proc_views.h"
 #include "vmha/vmm/layout.h"
 #include "vmha/vmm/program_loader.h"
 #include "vmha/vmm/vm.h"
@@ -237,6 +239,8 @@ Status Vm::load(const ElfImage& image, const std::string& exec_name, const std::
       !s.ok())
     return s;
   as_->take_flush();
+  char cwd[PATH_MAX];
+  proc_->exe = program_path(getcwd(cwd, sizeof cwd) ? cwd : "/", exec_name);
   for (int i = 0; i < 3; ++i) {
     FdEntry e;
     e.host_fd = fcntl(opts_.std_fds[i], F_DUPFD_CLOEXEC, 0);
