@@ -8,6 +8,7 @@
 // output.
 // tests/vmha/fork_probe.c is the guest.
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -166,6 +167,45 @@ START_TEST(save_of_a_tree_restores_and_finishes) {
 }
 END_TEST
 
+// A file that parent and child share (opened before the fork, and dup'ed)
+// is one open file description again after a restore: the child's and the
+// parent's later writes follow each other (lines 1..4), not overwrite.
+START_TEST(shared_file_offset_survives_a_restore) {
+  const std::string dir = vmha_test::make_temp_dir();
+  const std::string want = native(false, {"shared"}, vmha_test::make_temp_dir());
+  ck_assert_str_eq(want.c_str(), "shared offset: 1 2 3 4 (child 0)\n");
+  int out = open((dir + "/out").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ck_assert_int_ge(out, 0);
+  ElfImage img;
+  ck_assert(read_elf_file(probe(false), &img).ok());
+  VmOptions opts;
+  opts.memory_bytes = 256 << 20;
+  opts.workdir = dir;
+  opts.std_fds[1] = out;
+  std::unique_ptr<Vm> vm;
+  ck_assert(Vm::create(opts, &vm).ok());
+  ck_assert(vm->load(img, probe(false), {probe(false), "shared"}, {}).ok());
+  vm->set_syscall_hook(
+      [](Vm&, uint64_t nr, uint64_t) { return nr == SYS_getppid ? HookAction::kStop : HookAction::kContinue; });
+  RunResult r = vm->run();
+  ck_assert_msg(r.end == RunResult::End::kStopped, "end %d %s", static_cast<int>(r.end), r.message.c_str());
+  std::vector<uint8_t> state;
+  Status s = vm->save(&state);
+  ck_assert_msg(s.ok(), "%s", s.message().c_str());
+  vm.reset();
+  std::unique_ptr<Vm> back;
+  s = Vm::restore(opts, state, &back);
+  ck_assert_msg(s.ok(), "%s", s.message().c_str());
+  r = back->run();
+  ck_assert_msg(r.end == RunResult::End::kExited && r.code == 0, "end %d code %d %s", static_cast<int>(r.end), r.code,
+                r.message.c_str());
+  back.reset();
+  close(out);
+  const std::string got = vmha_test::slurp(dir + "/out");
+  ck_assert_msg(got == want, "restored: %s native: %s", got.c_str(), want.c_str());
+}
+END_TEST
+
 }  // namespace
 
 int main() {
@@ -177,6 +217,7 @@ int main() {
   tcase_add_test(tc, dynamic_tree_prints_the_native_output);
   tcase_add_test(tc, pauses_are_invisible_to_the_tree);
   tcase_add_test(tc, save_of_a_tree_restores_and_finishes);
+  tcase_add_test(tc, shared_file_offset_survives_a_restore);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);
 }

@@ -4,9 +4,14 @@
  *   fork_probe            all checks (execs itself as "fork_probe child N")
  *   fork_probe child N    exits with N
  *   fork_probe pipeline N a writer child and a reader child joined by a
- *                         pipe, N lines; the parent prints the reader's sum */
+ *                         pipe, N lines; the parent prints the reader's sum
+ *   fork_probe shared     parent and child write to one open file (opened
+ *                         before the fork, and a dup of it): lines 1..4 in
+ *                         order, one offset; the child's getppid() marks
+ *                         where the test checkpoints */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,10 +61,36 @@ static int pipeline(long n) {
   return 0;
 }
 
+static int shared_offset(void) {
+  int fd = open("shared.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int fd2 = dup(fd);
+  if (fd < 0 || fd2 < 0 || write(fd, "1\n", 2) != 2) return 1;
+  pid_t c = fork();
+  if (c == 0) {
+    if (write(fd, "2\n", 2) != 2) _exit(2);
+    getppid(); /* checkpoint */
+    _exit(write(fd, "3\n", 2) == 2 ? 0 : 3);
+  }
+  int st;
+  waitpid(c, &st, 0);
+  if (write(fd2, "4\n", 2) != 2) return 4;
+  close(fd);
+  close(fd2);
+  char buf[64] = {0};
+  int in = open("shared.txt", O_RDONLY);
+  ssize_t n = read(in, buf, sizeof buf - 1);
+  close(in);
+  for (ssize_t i = 0; i < n; ++i)
+    if (buf[i] == '\n') buf[i] = ' ';
+  printf("shared offset: %s(child %d)\n", buf, WEXITSTATUS(st));
+  return 0;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IONBF, 0);
   if (argc > 2 && strcmp(argv[1], "child") == 0) return atoi(argv[2]);
   if (argc > 2 && strcmp(argv[1], "pipeline") == 0) return pipeline(atol(argv[2]));
+  if (argc > 1 && strcmp(argv[1], "shared") == 0) return shared_offset();
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_chld;

@@ -162,10 +162,18 @@ bool decode_fd(ByteReader& r, SavedFd* s) {
 
 // Opens the host side of a saved descriptor into s.e.host_fd. Returns why a
 // host operation failed ("" when none did); a bad value fails the reader.
-std::string reopen_fd(ByteReader& r, const VmOptions& opts, Process& p, std::map<int, ChannelPair>& pairs,
-                      SavedFd& s) {
+std::string reopen_fd(ByteReader& r, const VmOptions& opts, Process& p, ChannelPairs& channels, SavedFd& s) {
   FdEntry& e = s.e;
   std::string problem;
+  std::map<int, ChannelPair>& pairs = channels.pairs;
+  // One open file description that dup or fork shared: opened once, then
+  // dup'ed, so its offset stays shared (a shell's `{ a; b; } > out`).
+  const bool shared = reopened_alone(e.kind) && e.channel >= 0;
+  if (shared)
+    if (auto it = channels.descriptions.find(e.channel); it != channels.descriptions.end()) {
+      e.host_fd = fcntl(it->second, F_DUPFD_CLOEXEC, 0);
+      return e.host_fd < 0 ? errno_text("duplicating a restored descriptor") : "";
+    }
   switch (e.kind) {
     case FdKind::kStdStream:
       if (e.stream < 0 || e.stream > 2) {
@@ -196,6 +204,11 @@ std::string reopen_fd(ByteReader& r, const VmOptions& opts, Process& p, std::map
       break;
     }
     case FdKind::kDevice:
+      // Only the devices the policy allows by name: a state cannot open another host file.
+      if (!Confinement::is_allowed_device(e.path)) {
+        r.fail("device path", "/dev/null, /dev/zero, /dev/urandom or /dev/random");
+        break;
+      }
       e.host_fd = open(e.path.c_str(), (e.open_flags & O_ACCMODE) | O_CLOEXEC);
       break;
     case FdKind::kProcFds:
@@ -228,6 +241,8 @@ std::string reopen_fd(ByteReader& r, const VmOptions& opts, Process& p, std::map
     default:
       r.fail("fd kind", "0..6");
   }
+  if (shared && problem.empty() && e.host_fd >= 0)
+    channels.descriptions[e.channel] = fcntl(e.host_fd, F_DUPFD_CLOEXEC, 0);
   return problem;
 }
 
@@ -246,11 +261,13 @@ Status VmStateCodec::encode_fds(ByteWriter& w, const Vm& vm) {
 }
 
 ChannelPairs::~ChannelPairs() {
-  // The tables hold their own duplicates of every pipe end.
+  // The tables hold their own duplicates of every pipe end and description.
   for (auto& [ch, pr] : pairs) {
     if (pr.host[0] >= 0) close(pr.host[0]);
     if (pr.host[1] >= 0) close(pr.host[1]);
   }
+  for (auto& [ch, fd] : descriptions)
+    if (fd >= 0) close(fd);
 }
 
 Status VmStateCodec::decode_fds(ByteReader& r, const VmOptions& opts, Vm& vm, ChannelPairs* channels) {
@@ -258,12 +275,12 @@ Status VmStateCodec::decode_fds(ByteReader& r, const VmOptions& opts, Vm& vm, Ch
   uint32_t nfds = r.u32("fd count");
   if (nfds > FdTable::kMaxFds) r.fail("fd count", "at most 1024");
   ChannelPairs own;
-  std::map<int, ChannelPair>& pairs = (channels ? channels : &own)->pairs;
+  ChannelPairs& shared = channels ? *channels : own;
   std::string problem;
   for (uint32_t i = 0; i < nfds && r.ok(); ++i) {
     SavedFd s;
     if (!decode_fd(r, &s)) break;
-    problem = reopen_fd(r, opts, p, pairs, s);
+    problem = reopen_fd(r, opts, p, shared, s);
     if (!problem.empty()) break;
     if (s.e.host_fd >= 0) p.fds.install_at(s.fd, s.e);
   }

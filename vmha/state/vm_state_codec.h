@@ -61,6 +61,9 @@ struct ChannelPair {
 };
 struct ChannelPairs {
   std::map<int, ChannelPair> pairs;
+  // A file, device or listing shared by dup or fork (FdEntry::channel):
+  // the first descriptor's host fd, which the others dup.
+  std::map<int, int> descriptions;
   ~ChannelPairs();
 };
 

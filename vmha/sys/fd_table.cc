@@ -40,13 +40,18 @@ int FdTable::close(int fd) {
   return 0;
 }
 
-void FdTable::fork_from(const FdTable& parent) {
+void FdTable::share(FdEntry& e) {
+  if (reopened_alone(e.kind) && e.channel < 0) e.channel = next_channel();
+}
+
+void FdTable::fork_from(FdTable& parent) {
   close_all();
   channels_ = parent.channels_;
   slots_.resize(parent.slots_.size());
   for (size_t fd = 0; fd < parent.slots_.size(); ++fd) {
-    const FdEntry& e = parent.slots_[fd];
+    FdEntry& e = parent.slots_[fd];
     if (e.host_fd < 0) continue;
+    share(e);
     FdEntry copy = e;
     copy.host_fd = fcntl(e.host_fd, F_DUPFD_CLOEXEC, 0);
     if (copy.host_fd >= 0) slots_[fd] = copy;

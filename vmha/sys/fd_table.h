@@ -28,9 +28,18 @@ struct FdEntry {
                        // the guest's kSetflFlags (not applied to the host)
   bool cloexec = false;
   int stream = -1;   // for kStdStream: 0, 1 or 2
-  int channel = -1;  // pipe/socketpair: which one (shared by dups)
+  // Pipe/socketpair: which one (shared by dups). A file, device or listing
+  // gets one once dup or fork shares its open file description (FdTable::
+  // share), so a restore reopens it once and dups it: the offset stays shared.
+  int channel = -1;
   int end = 0;       // pipe: 0 = read end, 1 = write end; socketpair: 0 or 1
 };
+
+// Kinds a restore opens afresh (by path, or a listing from its bytes), not
+// from a channel's pipe: dup and fork give them a channel to share by.
+inline bool reopened_alone(FdKind k) {
+  return k == FdKind::kFile || k == FdKind::kReadOnly || k == FdKind::kDevice || k == FdKind::kProcFds;
+}
 
 // Whether the guest may change the file behind e (size, mode, times): only a
 // file it opened itself beneath its working directory. Inherited streams
@@ -58,9 +67,12 @@ class FdTable {
   int next_channel() { return (*channels_)++; }
   void set_next_channel(int n) { *channels_ = n; }
   int channels() const { return *channels_; }
+  // Before dup or fork shares e's open file description: gives a file,
+  // device or listing without a channel one.
+  void share(FdEntry& e);
   // fork: the same descriptors, each host fd dup'ed (one open file
-  // description, as Linux shares it), and the same channel counter.
-  void fork_from(const FdTable& parent);
+  // description, as Linux shares it, each shared()), and the same channel counter.
+  void fork_from(FdTable& parent);
   // The same channel counter as `other`'s (a restored tree).
   void share_channels(const FdTable& other) { channels_ = other.channels_; }
   // execve: closes the descriptors marked close-on-exec.

@@ -231,6 +231,7 @@ int64_t sys_ioctl(Process& p, const SyscallArgs& a) {
 int64_t dup_to(Process& p, int oldfd, int newfd, bool cloexec, bool at_least) {
   FdEntry* e = p.fds.get(oldfd);
   if (!e) return -EBADF;
+  p.fds.share(*e);
   FdEntry copy = *e;
   copy.host_fd = fcntl(e->host_fd, F_DUPFD_CLOEXEC, 0);
   if (copy.host_fd < 0) return -errno;
