@@ -167,13 +167,13 @@ START_TEST(save_of_a_tree_restores_and_finishes) {
 }
 END_TEST
 
-// A file that parent and child share (opened before the fork, and dup'ed)
-// is one open file description again after a restore: the child's and the
-// parent's later writes follow each other (lines 1..4), not overwrite.
-START_TEST(shared_file_offset_survives_a_restore) {
+// Runs fork_probe MODE in a VM that stops at the first getppid() (the
+// child's), is saved, and restored into a fresh VM that finishes; its
+// output, which must be the native one.
+void restored_equals_native(const std::string& mode, const std::string& want) {
   const std::string dir = vmha_test::make_temp_dir();
-  const std::string want = native(false, {"shared"}, vmha_test::make_temp_dir());
-  ck_assert_str_eq(want.c_str(), "shared offset: 1 2 3 4 (child 0)\n");
+  const std::string natively = native(false, {mode}, vmha_test::make_temp_dir());
+  ck_assert_str_eq(natively.c_str(), want.c_str());
   int out = open((dir + "/out").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   ck_assert_int_ge(out, 0);
   ElfImage img;
@@ -184,7 +184,7 @@ START_TEST(shared_file_offset_survives_a_restore) {
   opts.std_fds[1] = out;
   std::unique_ptr<Vm> vm;
   ck_assert(Vm::create(opts, &vm).ok());
-  ck_assert(vm->load(img, probe(false), {probe(false), "shared"}, {}).ok());
+  ck_assert(vm->load(img, probe(false), {probe(false), mode}, {}).ok());
   vm->set_syscall_hook(
       [](Vm&, uint64_t nr, uint64_t) { return nr == SYS_getppid ? HookAction::kStop : HookAction::kContinue; });
   RunResult r = vm->run();
@@ -202,7 +202,26 @@ START_TEST(shared_file_offset_survives_a_restore) {
   back.reset();
   close(out);
   const std::string got = vmha_test::slurp(dir + "/out");
-  ck_assert_msg(got == want, "restored: %s native: %s", got.c_str(), want.c_str());
+  ck_assert_msg(got == want, "%s restored: %s native: %s", mode.c_str(), got.c_str(), want.c_str());
+}
+
+// A file that parent and child share (opened before the fork, and dup'ed)
+// is one open file description again after a restore: the child's and the
+// parent's later writes follow each other (lines 1..4), not overwrite.
+START_TEST(shared_file_offset_survives_a_restore) {
+  restored_equals_native("shared", "shared offset: 1 2 3 4 (child 0)\n");
+}
+END_TEST
+
+// MAP_SHARED anonymous memory is one memory for parent and child, also
+// across a restore; a region the parent unmapped stays the child's.
+START_TEST(shared_memory_is_shared_with_the_child) {
+  const std::string want =
+      "shared memory: 1000 increments seen, unmapped region kept for the child: yes (child 0)\n";
+  const std::string straight = run_probe(false, {"sharedmem"}, false), paused = run_probe(false, {"sharedmem"}, true);
+  ck_assert_str_eq(straight.c_str(), want.c_str());
+  ck_assert_str_eq(paused.c_str(), want.c_str());
+  restored_equals_native("sharedmem", want);
 }
 END_TEST
 
@@ -218,6 +237,7 @@ int main() {
   tcase_add_test(tc, pauses_are_invisible_to_the_tree);
   tcase_add_test(tc, save_of_a_tree_restores_and_finishes);
   tcase_add_test(tc, shared_file_offset_survives_a_restore);
+  tcase_add_test(tc, shared_memory_is_shared_with_the_child);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);
 }

@@ -8,7 +8,11 @@
  *   fork_probe shared     parent and child write to one open file (opened
  *                         before the fork, and a dup of it): lines 1..4 in
  *                         order, one offset; the child's getppid() marks
- *                         where the test checkpoints */
+ *                         where the test checkpoints
+ *   fork_probe sharedmem  MAP_SHARED|MAP_ANONYMOUS memory across fork: the
+ *                         child's 1000 increments show in the parent; a
+ *                         second region the parent unmaps stays the child's;
+ *                         the child's getppid() marks a checkpoint */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -86,11 +91,41 @@ static int shared_offset(void) {
   return 0;
 }
 
+static int shared_memory(void) {
+  long* counter = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  char* other = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (counter == MAP_FAILED || other == MAP_FAILED) return 1;
+  memset(other, 'p', 8192);
+  int go[2];
+  if (pipe(go) != 0) return 1;
+  pid_t c = fork();
+  if (c == 0) {
+    char b;
+    if (read(go[0], &b, 1) != 1) _exit(2); /* the parent has unmapped `other` */
+    for (int i = 0; i < 500; ++i) counter[0]++;
+    getppid(); /* checkpoint */
+    for (int i = 0; i < 500; ++i) counter[0]++;
+    int same = 1;
+    for (int i = 0; i < 8192; ++i) same &= other[i] == 'p';
+    memset(other, 'c', 8192);
+    counter[1] = same && other[8191] == 'c';
+    _exit(0);
+  }
+  munmap(other, 8192);
+  if (write(go[1], "g", 1) != 1) return 3;
+  int st;
+  waitpid(c, &st, 0);
+  printf("shared memory: %ld increments seen, unmapped region kept for the child: %s (child %d)\n", counter[0],
+         counter[1] ? "yes" : "no", WEXITSTATUS(st));
+  return 0;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IONBF, 0);
   if (argc > 2 && strcmp(argv[1], "child") == 0) return atoi(argv[2]);
   if (argc > 2 && strcmp(argv[1], "pipeline") == 0) return pipeline(atol(argv[2]));
   if (argc > 1 && strcmp(argv[1], "shared") == 0) return shared_offset();
+  if (argc > 1 && strcmp(argv[1], "sharedmem") == 0) return shared_memory();
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_chld;

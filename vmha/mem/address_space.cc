@@ -142,6 +142,11 @@ bool AddressSpace::copy_from(AddressSpace& parent) {
       pt_.set_leaf(pte, e);
       return;
     }
+    if (shared_anonymous(va)) {  // the same frame: both processes see each other's writes
+      mem_.share_frame(e & kPteFrame);
+      pt_.set_leaf(pte, e);
+      return;
+    }
     uint64_t frame = mem_.alloc_frame();
     if (!frame) {
       ok = false;
@@ -319,6 +324,14 @@ int64_t AddressSpace::brk(uint64_t want) {
   return static_cast<int64_t>(brk_cur_);
 }
 
+bool AddressSpace::shared_anonymous(uint64_t va) const {
+  auto it = vmas_.upper_bound(va);
+  if (it == vmas_.begin()) return false;
+  --it;
+  const Vma& v = it->second;
+  return va >= v.start && va < v.end && (v.flags & MAP_ANONYMOUS) && (v.flags & MAP_TYPE) == MAP_SHARED;
+}
+
 int AddressSpace::discard(uint64_t addr, uint64_t len) {
   if (addr & (kPageSize - 1)) return -EINVAL;
   if (!rounds_up(len) || addr + page_up(len) < addr) return -EINVAL;
@@ -328,6 +341,8 @@ int AddressSpace::discard(uint64_t addr, uint64_t len) {
   auto it = vmas_.upper_bound(addr);
   if (it != vmas_.begin()) --it;
   for (; it != vmas_.end() && it->first < end; ++it) {
+    // Shared memory keeps its contents (Linux refaults the shared page).
+    if ((it->second.flags & MAP_ANONYMOUS) && (it->second.flags & MAP_TYPE) == MAP_SHARED) continue;
     uint64_t from = std::max(it->second.start, addr), to = std::min(it->second.end, end);
     for (uint64_t va = from; va < to; va += kPageSize) {
       if (!gather(va, kPageSize, true, iov)) continue;  // unbacked or read-only

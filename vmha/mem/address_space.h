@@ -37,7 +37,9 @@ class AddressSpace {
 
   // fork: this (empty) address space becomes a copy of `parent`'s: its
   // mappings, brk, and a fresh frame with the same contents for every page
-  // the parent has backed (an eager copy). false when memory ran out.
+  // the parent has backed (an eager copy), except MAP_SHARED anonymous
+  // memory, whose frames both map (GuestMemory::share_frame). false when
+  // memory ran out.
   bool copy_from(AddressSpace& parent);
   // Unmaps everything (exec, exit); the page tables stay (page_table.h).
   void release_all();
@@ -75,6 +77,7 @@ class AddressSpace {
 
  private:
   static uint64_t pte_flags(int prot);
+  bool shared_anonymous(uint64_t va) const;  // inside a MAP_SHARED|MAP_ANONYMOUS mapping
   // No mapping, move or brk step may be larger than the guest's memory (even
   // PROT_NONE ones take page-table entries): refused before any page loop.
   uint64_t max_length() const { return mem_.size(); }

@@ -68,6 +68,19 @@ void GuestMemory::forget_guest_mappings(std::vector<uint64_t>& gpas) {
 }
 
 void GuestMemory::free_frames(std::vector<uint64_t>& gpas) {
+  if (!extra_refs_.empty()) {
+    // Still mapped by another process: one reference less, contents kept.
+    std::vector<uint64_t> kept;
+    std::erase_if(gpas, [&](uint64_t gpa) {
+      auto it = extra_refs_.find(gpa);
+      if (it == extra_refs_.end()) return false;
+      if (--it->second == 0) extra_refs_.erase(it);
+      kept.push_back(gpa);
+      return true;
+    });
+    if (!kept.empty()) forget_guest_mappings(kept);
+    if (gpas.empty()) return;
+  }
   for_each_run(gpas, [&](uint64_t gpa, uint64_t len) {
     if (external_) {
       // Caller memory may be shared (MADV_DONTNEED would not zero it) or

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "vmha/common/status.h"
@@ -43,8 +44,17 @@ class GuestMemory {
     free_frames(one);
   }
   // Zeroes the frames, makes KVM forget its mappings of them (below) and puts
-  // them on the free list. Sorts `gpas`.
+  // them on the free list. A shared frame (below) loses one reference
+  // instead, and KVM forgets its mappings. Sorts `gpas`.
   void free_frames(std::vector<uint64_t>& gpas);
+
+  // Frames that more than one process maps (MAP_SHARED anonymous memory a
+  // fork passed on): one more reference to `gpa`.
+  void share_frame(uint64_t gpa) { ++extra_refs_[gpa]; }
+  // Every frame's references beyond the first (a restore counts them from
+  // the page tables; they are not part of the state).
+  void set_shared_frames(std::unordered_map<uint64_t, uint32_t> extra) { extra_refs_ = std::move(extra); }
+  size_t shared_frames() const { return extra_refs_.size(); }
 
   // This KVM has no EPT: its shadow MMU caches guest translations and is not
   // told when the VMM edits guest page tables from the host. It is told when
@@ -67,6 +77,7 @@ class GuestMemory {
   uint64_t size_;
   uint64_t next_ = x86::kPageSize;
   std::vector<uint64_t> free_;
+  std::unordered_map<uint64_t, uint32_t> extra_refs_;
   VmmWriteLog log_;
 };
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <unordered_map>
 
 #include "vmha/state/byte_stream.h"
 #include "vmha/state/vm_state_codec.h"
@@ -55,6 +56,18 @@ void VmStateCodec::decode_end(ByteReader& r) {
   char end[8];
   if (r.bytes(end, 8, "end marker") && std::memcmp(end, kStateEndMagic, 8) != 0) r.fail("end marker", "VMHAEND!");
   if (r.ok() && !r.at_end()) r.fail("end", "nothing after the end marker");
+}
+
+void VmStateCodec::count_shared_frames(Vm& vm) {
+  std::unordered_map<uint64_t, uint32_t> refs;
+  for (const auto& q : vm.tree_->all())
+    if (!q->zombie && !q->vfork_child)  // a vfork child maps its parent's tables
+      q->as->page_table().for_each_user_leaf([&](uint64_t, uint64_t e) {
+        if (e & kPteBacked) ++refs[e & kPteFrame];
+      });
+  std::erase_if(refs, [](const auto& kv) { return kv.second < 2; });
+  for (auto& kv : refs) --kv.second;
+  vm.mem_->set_shared_frames(std::move(refs));
 }
 
 bool VmStateCodec::frame_inside(const Vm& vm, uint64_t gpa) {
@@ -111,6 +124,7 @@ Status Vm::restore(const VmOptions& opts_in, std::span<const uint8_t> state, std
   VmStateCodec::decode_memory(r, *vm);
   VmStateCodec::decode_end(r);
   if (!r.ok()) return read_error(r);
+  VmStateCodec::count_shared_frames(*vm);
   if (Status s = VmStateCodec::apply_vcpu(*vm, cpu); !s.ok()) return s;
   *out = std::move(vm);
   return Status();

@@ -116,6 +116,11 @@ class VmStateCodec {
   static void encode_memory(ByteWriter& w, const Vm& vm, bool with_frames);
   static void decode_memory(ByteReader& r, Vm& vm);
 
+  // After a restore: the frames several page tables map (shared memory a
+  // fork passed on, or a state that maps one frame twice) get their extra
+  // references, so freeing one mapping does not free the frame under another.
+  static void count_shared_frames(Vm& vm);
+
   static void encode_end(ByteWriter& w);
   static void decode_end(ByteReader& r);
 

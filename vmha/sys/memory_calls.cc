@@ -25,7 +25,8 @@ int64_t sys_mmap(Process& p, const SyscallArgs& a) {
   int type = flags & MAP_TYPE;
   if (type != MAP_PRIVATE && type != MAP_SHARED) return -EINVAL;
   if (off & (layout::kPageSize - 1)) return -EINVAL;
-  // Shared anonymous memory is private memory when there is one process.
+  // Shared anonymous memory: frames of its own, which a fork shares with the
+  // child (AddressSpace::copy_from).
   if (flags & MAP_ANONYMOUS) return p.as->map(addr, len, prot, flags);
   FdEntry* e = p.fds.get(fd);
   if (!e) return -EBADF;
