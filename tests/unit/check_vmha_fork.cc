@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/vmha/vm_checkpoint_util.h"
 #include "tests/vmha/vmha_test_util.h"
 #include "vmha/state/vm_state.h"
 #include "vmha/vmm/elf_image.h"
@@ -176,30 +177,12 @@ void restored_equals_native(const std::string& mode, const std::string& want) {
   ck_assert_str_eq(natively.c_str(), want.c_str());
   int out = open((dir + "/out").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   ck_assert_int_ge(out, 0);
-  ElfImage img;
-  ck_assert(read_elf_file(probe(false), &img).ok());
   VmOptions opts;
   opts.memory_bytes = 256 << 20;
   opts.workdir = dir;
   opts.std_fds[1] = out;
-  std::unique_ptr<Vm> vm;
-  ck_assert(Vm::create(opts, &vm).ok());
-  ck_assert(vm->load(img, probe(false), {probe(false), mode}, {}).ok());
-  vm->set_syscall_hook(
-      [](Vm&, uint64_t nr, uint64_t) { return nr == SYS_getppid ? HookAction::kStop : HookAction::kContinue; });
-  RunResult r = vm->run();
-  ck_assert_msg(r.end == RunResult::End::kStopped, "end %d %s", static_cast<int>(r.end), r.message.c_str());
-  std::vector<uint8_t> state;
-  Status s = vm->save(&state);
-  ck_assert_msg(s.ok(), "%s", s.message().c_str());
-  vm.reset();
-  std::unique_ptr<Vm> back;
-  s = Vm::restore(opts, state, &back);
-  ck_assert_msg(s.ok(), "%s", s.message().c_str());
-  r = back->run();
-  ck_assert_msg(r.end == RunResult::End::kExited && r.code == 0, "end %d code %d %s", static_cast<int>(r.end), r.code,
-                r.message.c_str());
-  back.reset();
+  vmha_test::restore_and_finish(opts,
+                                vmha_test::state_at_syscall(opts, probe(false), {probe(false), mode}, SYS_getppid));
   close(out);
   const std::string got = vmha_test::slurp(dir + "/out");
   ck_assert_msg(got == want, "%s restored: %s native: %s", mode.c_str(), got.c_str(), want.c_str());

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/vmha/vm_checkpoint_util.h"
 #include "tests/vmha/vmha_test_util.h"
 #include "vmha/state/vm_state.h"
 #include "vmha/vmm/elf_image.h"
@@ -87,40 +88,23 @@ START_TEST(checkpoint_keeps_exe_and_the_listing_position) {
   const std::string want = vmha_test::run_capture({probe()}, vmha_test::make_temp_dir()).out;
   int out = open((dir + "/out").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   ck_assert_int_ge(out, 0);
-  ElfImage img;
-  ck_assert(read_elf_file(probe(), &img).ok());
   VmOptions opts;
   opts.memory_bytes = 256 << 20;
   opts.workdir = dir;
   opts.std_fds[1] = out;
   opts.read_only.push_back(probe_dir());
-  std::unique_ptr<Vm> vm;
-  ck_assert(Vm::create(opts, &vm).ok());
-  ck_assert(vm->load(img, probe(), {probe()}, {}).ok());
-  vm->set_syscall_hook(
-      [](Vm&, uint64_t nr, uint64_t) { return nr == SYS_getppid ? HookAction::kStop : HookAction::kContinue; });
-  RunResult r = vm->run();
-  ck_assert_msg(r.end == RunResult::End::kStopped, "end %d %s", static_cast<int>(r.end), r.message.c_str());
-  std::vector<uint8_t> state;
-  Status s = vm->save(&state);
-  ck_assert_msg(s.ok(), "%s", s.message().c_str());
+  const std::vector<uint8_t> state = vmha_test::state_at_syscall(opts, probe(), {probe()}, SYS_getppid);
   uint32_t version = 0;
   std::memcpy(&version, state.data() + 8, 4);
   ck_assert_uint_eq(version, 5);
-  vm.reset();
-  std::unique_ptr<Vm> back;
-  s = Vm::restore(opts, state, &back);
-  ck_assert_msg(s.ok(), "%s", s.message().c_str());
-  r = back->run();
-  ck_assert_msg(r.end == RunResult::End::kExited && r.code == 0, "end %d code %d %s", static_cast<int>(r.end), r.code,
-                r.message.c_str());
-  back.reset();
+  vmha_test::restore_and_finish(opts, state);
   close(out);
   const std::string got = vmha_test::slurp(dir + "/out");
   ck_assert_msg(got == want, "restored:\n%s\nnative:\n%s", got.c_str(), want.c_str());
   // A state cut anywhere in its names or fd sections is refused.
   for (size_t cut = state.size() / 2; cut < state.size(); cut += state.size() / 16) {
     std::vector<uint8_t> part(state.begin(), state.begin() + static_cast<long>(cut));
+    std::unique_ptr<Vm> back;
     ck_assert(!Vm::restore(opts, part, &back).ok());
   }
 }
