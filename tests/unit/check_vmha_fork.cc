@@ -208,6 +208,18 @@ START_TEST(shared_memory_is_shared_with_the_child) {
 }
 END_TEST
 
+// A read-only page a fork shares gets a frame of its own in the process
+// that makes it writable: each side sees only its own write (straight,
+// paused, and restored in the child before its mprotect).
+START_TEST(read_only_page_splits_when_made_writable) {
+  const std::string want = "read-only page after fork: parent saw a, then wrote p; child kept its own (child 0)\n";
+  const std::string straight = run_probe(false, {"readonly"}, false), paused = run_probe(false, {"readonly"}, true);
+  ck_assert_str_eq(straight.c_str(), want.c_str());
+  ck_assert_str_eq(paused.c_str(), want.c_str());
+  restored_equals_native("readonly", want);
+}
+END_TEST
+
 }  // namespace
 
 int main() {
@@ -221,6 +233,7 @@ int main() {
   tcase_add_test(tc, save_of_a_tree_restores_and_finishes);
   tcase_add_test(tc, shared_file_offset_survives_a_restore);
   tcase_add_test(tc, shared_memory_is_shared_with_the_child);
+  tcase_add_test(tc, read_only_page_splits_when_made_writable);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);
 }

@@ -12,7 +12,15 @@
  *   fork_probe sharedmem  MAP_SHARED|MAP_ANONYMOUS memory across fork: the
  *                         child's 1000 increments show in the parent; a
  *                         second region the parent unmaps stays the child's;
- *                         the child's getppid() marks a checkpoint */
+ *                         the child's getppid() marks a checkpoint
+ *   fork_probe sharedlines N  a child computes and prints N lines, adding
+ *                         into MAP_SHARED memory; the parent, once the
+ *                         child ended, prints what it reads there (for
+ *                         failover tests: a takeover keeps the memory shared)
+ *   fork_probe readonly   a private page made read-only before a fork, made
+ *                         writable and written by each side after it: each
+ *                         sees only its own write; the child's getppid()
+ *                         marks a checkpoint */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -120,12 +128,66 @@ static int shared_memory(void) {
   return 0;
 }
 
+static int shared_lines(long n) {
+  long* s = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (s == MAP_FAILED) return 1;
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  pid_t c = fork();
+  if (c == 0) {
+    for (long i = 1; i <= n; ++i) {
+      volatile long x = 0;
+      for (long k = 0; k < 200000; ++k) x += k ^ i;
+      s[(i * 7919) % 131072] += i;
+      s[0] += 1;
+      printf("child line %ld %ld\n", i, s[0]);
+    }
+    _exit(0);
+  }
+  int st;
+  waitpid(c, &st, 0);
+  long sum = 0;
+  for (long i = 0; i < 131072; ++i) sum += s[i] * (i + 1);
+  printf("parent reads %ld lines, checksum %ld (child %d)\n", s[0], sum, WEXITSTATUS(st));
+  return 0;
+}
+
+static int read_only_pages(void) {
+  char* page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) return 1;
+  page[0] = 'a';
+  if (mprotect(page, 4096, PROT_READ) != 0) return 1;
+  int go[2], done[2];
+  if (pipe(go) != 0 || pipe(done) != 0) return 1;
+  pid_t c = fork();
+  if (c == 0) {
+    getppid(); /* checkpoint */
+    if (mprotect(page, 4096, PROT_READ | PROT_WRITE) != 0) _exit(2);
+    page[0] = 'c';
+    char b = 'x';
+    if (write(done[1], &b, 1) != 1 || read(go[0], &b, 1) != 1) _exit(3);
+    _exit(page[0] == 'c' ? 0 : 4); /* the parent's write did not reach it */
+  }
+  char b;
+  if (read(done[0], &b, 1) != 1) return 5;
+  char seen = page[0]; /* the child's write must not show here */
+  if (mprotect(page, 4096, PROT_READ | PROT_WRITE) != 0) return 6;
+  page[0] = 'p';
+  if (write(go[1], "g", 1) != 1) return 7;
+  int st;
+  waitpid(c, &st, 0);
+  printf("read-only page after fork: parent saw %c, then wrote %c; child kept its own (child %d)\n", seen, page[0],
+         WEXITSTATUS(st));
+  return 0;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IONBF, 0);
   if (argc > 2 && strcmp(argv[1], "child") == 0) return atoi(argv[2]);
   if (argc > 2 && strcmp(argv[1], "pipeline") == 0) return pipeline(atol(argv[2]));
   if (argc > 1 && strcmp(argv[1], "shared") == 0) return shared_offset();
   if (argc > 1 && strcmp(argv[1], "sharedmem") == 0) return shared_memory();
+  if (argc > 1 && strcmp(argv[1], "readonly") == 0) return read_only_pages();
+  if (argc > 2 && strcmp(argv[1], "sharedlines") == 0) return shared_lines(atol(argv[2]));
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_chld;

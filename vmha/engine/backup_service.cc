@@ -98,6 +98,7 @@ int take_over(const BackupOptions& o, ImageStore& store, const OutputFiles& file
     uint64_t used = std::min<uint64_t>(vm->memory().bump(), img.memory.size());
     used = std::min<uint64_t>(used, vm->memory().size());
     std::memcpy(vm->memory().base(), img.memory.data(), used);
+    vm->adopt_memory();
   });
   if (!status.ok()) return fail("takeover: " + status.message());
   uint64_t written = 0;

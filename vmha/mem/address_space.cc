@@ -76,6 +76,20 @@ bool AddressSpace::populate(uint64_t start, uint64_t end, int prot) {
       break;
     }
     if (*pte & kPteBacked) {
+      // A private page shared since a fork because it was read-only gets a
+      // frame of its own before it can be written.
+      if ((flags & kPteWrite) && mem_.is_shared(*pte & kPteFrame) && !shared_anonymous(va)) {
+        uint64_t own = mem_.alloc_frame();
+        if (!own) {
+          ok = false;
+          break;
+        }
+        mem_.write(own, mem_.host(*pte & kPteFrame), kPageSize);
+        downgraded.push_back(*pte & kPteFrame);  // this process's mapping of the shared frame goes
+        mem_.unshare_frame(*pte & kPteFrame);
+        pt_.set_leaf(pte, own | flags | kPteBacked | kPteAccessed | kPteDirty);
+        continue;
+      }
       bool lost = ((*pte & (kPtePresent | kPteWrite)) & ~flags) || ((flags & kPteNoExec) && !(*pte & kPteNoExec));
       if (lost) downgraded.push_back(*pte & kPteFrame);
       pt_.set_leaf(pte, (*pte & kPteFrame) | flags | kPteBacked | kPteAccessed | kPteDirty);
@@ -142,7 +156,10 @@ bool AddressSpace::copy_from(AddressSpace& parent) {
       pt_.set_leaf(pte, e);
       return;
     }
-    if (shared_anonymous(va)) {  // the same frame: both processes see each other's writes
+    // The same frame for shared memory (both see each other's writes) and
+    // for a page neither may write (program text, read-only data: half of
+    // a shell's pages): populate() copies it before making it writable.
+    if (shared_anonymous(va) || !(e & kPteWrite)) {
       mem_.share_frame(e & kPteFrame);
       pt_.set_leaf(pte, e);
       return;

@@ -38,8 +38,9 @@ class AddressSpace {
   // fork: this (empty) address space becomes a copy of `parent`'s: its
   // mappings, brk, and a fresh frame with the same contents for every page
   // the parent has backed (an eager copy), except MAP_SHARED anonymous
-  // memory, whose frames both map (GuestMemory::share_frame). false when
-  // memory ran out.
+  // memory and read-only pages, whose frames both map (GuestMemory::
+  // share_frame; a read-only page gets a frame of its own when an mprotect
+  // makes it writable). false when memory ran out.
   bool copy_from(AddressSpace& parent);
   // Unmaps everything (exec, exit); the page tables stay (page_table.h).
   void release_all();

@@ -51,6 +51,12 @@ class GuestMemory {
   // Frames that more than one process maps (MAP_SHARED anonymous memory a
   // fork passed on): one more reference to `gpa`.
   void share_frame(uint64_t gpa) { ++extra_refs_[gpa]; }
+  bool is_shared(uint64_t gpa) const { return extra_refs_.count(gpa) != 0; }
+  // One reference less to a shared frame (a process took a copy of its own).
+  void unshare_frame(uint64_t gpa) {
+    auto it = extra_refs_.find(gpa);
+    if (it != extra_refs_.end() && --it->second == 0) extra_refs_.erase(it);
+  }
   // Every frame's references beyond the first (a restore counts them from
   // the page tables; they are not part of the state).
   void set_shared_frames(std::unordered_map<uint64_t, uint32_t> extra) { extra_refs_ = std::move(extra); }

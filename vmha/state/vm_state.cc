@@ -58,6 +58,8 @@ void VmStateCodec::decode_end(ByteReader& r) {
   if (r.ok() && !r.at_end()) r.fail("end", "nothing after the end marker");
 }
 
+void Vm::adopt_memory() { VmStateCodec::count_shared_frames(*this); }
+
 void VmStateCodec::count_shared_frames(Vm& vm) {
   std::unordered_map<uint64_t, uint32_t> refs;
   for (const auto& q : vm.tree_->all())

@@ -86,6 +86,12 @@ class Vm {
   static Status create(const VmOptions& opts, std::unique_ptr<Vm>* out);
   // A fresh VM that continues where the saved one stopped.
   static Status restore(const VmOptions& opts, std::span<const uint8_t> state, std::unique_ptr<Vm>* out);
+  // After restore() of a state saved without frames, once the caller has
+  // put the guest's memory in place (a backup's committed image): counts
+  // the frames several processes share from the page tables in it, as
+  // restore() does for a state with frames. Without this, one process's
+  // exit would free memory another still maps.
+  void adopt_memory();
 
   Status load(const ElfImage& image, const std::string& exec_name, const std::vector<std::string>& argv,
               const std::vector<std::string>& envp);
