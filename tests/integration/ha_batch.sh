@@ -56,7 +56,12 @@ same_as_native() {
 
 MD5_LINE='^[0-9a-f]\{32\}  -$'
 # pipelines_done OUT: all md5sum lines are in OUT
-pipelines_done() { [ "$(grep -c "$MD5_LINE" "$1" 2>/dev/null || true)" -ge "$PIPELINES" ]; }
+# (a file not there yet counts 0).
+pipelines_done() {
+  local n
+  n=$(grep -c "$MD5_LINE" "$1" 2>/dev/null || true)
+  [ "${n:-0}" -ge "$PIPELINES" ]
+}
 
 # 1. Undisturbed; PIPE_CKPT: the checkpoints the backup held once the last
 # md5sum line was out (output is out only after its epoch's acknowledgement).

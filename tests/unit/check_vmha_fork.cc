@@ -172,19 +172,9 @@ END_TEST
 // child's), is saved, and restored into a fresh VM that finishes; its
 // output, which must be the native one.
 void restored_equals_native(const std::string& mode, const std::string& want) {
-  const std::string dir = vmha_test::make_temp_dir();
   const std::string natively = native(false, {mode}, vmha_test::make_temp_dir());
   ck_assert_str_eq(natively.c_str(), want.c_str());
-  int out = open((dir + "/out").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  ck_assert_int_ge(out, 0);
-  VmOptions opts;
-  opts.memory_bytes = 256 << 20;
-  opts.workdir = dir;
-  opts.std_fds[1] = out;
-  vmha_test::restore_and_finish(opts,
-                                vmha_test::state_at_syscall(opts, probe(false), {probe(false), mode}, SYS_getppid));
-  close(out);
-  const std::string got = vmha_test::slurp(dir + "/out");
+  const std::string got = vmha_test::output_across_checkpoint({probe(false), mode}, SYS_getppid);
   ck_assert_msg(got == want, "%s restored: %s native: %s", mode.c_str(), got.c_str(), want.c_str());
 }
 

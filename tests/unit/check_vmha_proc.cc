@@ -84,22 +84,13 @@ START_TEST(python_lists_its_descriptors) {
 END_TEST
 
 START_TEST(checkpoint_keeps_exe_and_the_listing_position) {
-  const std::string dir = vmha_test::make_temp_dir();
   const std::string want = vmha_test::run_capture({probe()}, vmha_test::make_temp_dir()).out;
-  int out = open((dir + "/out").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  ck_assert_int_ge(out, 0);
+  std::vector<uint8_t> state;
   VmOptions opts;
-  opts.memory_bytes = 256 << 20;
-  opts.workdir = dir;
-  opts.std_fds[1] = out;
-  opts.read_only.push_back(probe_dir());
-  const std::vector<uint8_t> state = vmha_test::state_at_syscall(opts, probe(), {probe()}, SYS_getppid);
+  const std::string got = vmha_test::output_across_checkpoint({probe()}, SYS_getppid, &state, &opts);
   uint32_t version = 0;
   std::memcpy(&version, state.data() + 8, 4);
   ck_assert_uint_eq(version, 5);
-  vmha_test::restore_and_finish(opts, state);
-  close(out);
-  const std::string got = vmha_test::slurp(dir + "/out");
   ck_assert_msg(got == want, "restored:\n%s\nnative:\n%s", got.c_str(), want.c_str());
   // A state cut anywhere in its names or fd sections is refused.
   for (size_t cut = state.size() / 2; cut < state.size(); cut += state.size() / 16) {

@@ -1,7 +1,9 @@
 // The fd table section of the VM state: each open guest descriptor with its
 // kind, path, flags, offset and the bytes in flight in its pipe or socket,
 // then the channel count. Restore reopens files by path and recreates pipes
-// and socketpairs per channel, refilled with the bytes that were in flight.
+// and socketpairs per channel, refilled with the bytes that were in flight
+// (a datagram or seqpacket pair's as its messages, each with its length);
+// an unconnected AF_UNIX socket is made again of its type.
 // A file's record carries its inode number after the path and a NUL (a
 // reader from before ends the path there): a file the guest removed after
 // the checkpoint is found where the primary held it (sys/removed_files.h).
@@ -26,8 +28,50 @@ namespace vmha {
 
 namespace {
 
+// The datagrams (or records) waiting in a socketpair end of another type
+// than stream, each as a 4-byte length and its bytes: peeked one after the
+// other at a moving peek offset (SO_PEEK_OFF), consuming none.
+Status peek_messages(int fd, std::string* out) {
+  out->clear();
+  int zero = 0, off = -1;
+  if (setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &zero, sizeof zero) < 0) return Status::error(errno_text("SO_PEEK_OFF"));
+  int rcvbuf = 0;
+  socklen_t len = sizeof rcvbuf;
+  getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &len);
+  std::string msg(static_cast<size_t>(std::max(rcvbuf, 1 << 16)), '\0');
+  Status s;
+  for (;;) {
+    ssize_t n = recv(fd, msg.data(), msg.size(), MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno != EAGAIN) s = Status::error(errno_text("recv(MSG_PEEK) of a guest socket"));
+      break;
+    }
+    uint32_t n32 = static_cast<uint32_t>(n);
+    out->append(reinterpret_cast<const char*>(&n32), sizeof n32);
+    out->append(msg.data(), static_cast<size_t>(n));
+  }
+  setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof off);
+  return s;
+}
+
+// Sends the messages peek_messages saved, one datagram each; false when
+// they are cut short or a send fails.
+bool refill_messages(int fd, const std::string& saved) {
+  for (size_t at = 0; at < saved.size();) {
+    uint32_t n = 0;
+    if (saved.size() - at < sizeof n) return false;
+    std::memcpy(&n, saved.data() + at, sizeof n);
+    at += sizeof n;
+    if (saved.size() - at < n || send(fd, saved.data() + at, n, MSG_DONTWAIT | MSG_NOSIGNAL) != static_cast<ssize_t>(n))
+      return false;
+    at += n;
+  }
+  return true;
+}
+
 // Bytes waiting in a pipe or socket, read without consuming them.
 Status peek_pending(const FdEntry& e, std::string* out) {
+  if (e.kind == FdKind::kSocket && socket_type_from_name(e.path) != SOCK_STREAM) return peek_messages(e.host_fd, out);
   int n = 0;
   if (ioctl(e.host_fd, FIONREAD, &n) < 0) return Status::error(errno_text("FIONREAD"));
   out->assign(static_cast<size_t>(n), '\0');
@@ -117,7 +161,7 @@ Status encode_fd(ByteWriter& w, int fd, const FdEntry& e) {
   else
     w.str(e.path);
   int flags = e.open_flags;
-  if (e.kind == FdKind::kPipe || e.kind == FdKind::kSocket) flags = fcntl(e.host_fd, F_GETFL);
+  if (e.kind == FdKind::kPipe || is_guest_socket(e.kind)) flags = fcntl(e.host_fd, F_GETFL);
   w.u32(static_cast<uint32_t>(flags));
   w.u32(e.cloexec);
   w.u32(static_cast<uint32_t>(e.stream));
@@ -216,12 +260,30 @@ std::string reopen_fd(ByteReader& r, const VmOptions& opts, Process& p, ChannelP
       if (e.host_fd < 0)
         problem = "cannot recreate a guest's /proc/self/fd listing: " + std::string(std::strerror(-e.host_fd));
       break;
+    case FdKind::kUnixSocket: {
+      const int type = socket_type_from_name(e.path);
+      if (type < 0) {
+        r.fail("socket type", "\"\", \"dgram\" or \"seqpacket\"");
+        break;
+      }
+      e.host_fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+      if (e.host_fd < 0)
+        problem = errno_text("recreating a guest socket");
+      else
+        fcntl(e.host_fd, F_SETFL, e.open_flags);
+      break;
+    }
     case FdKind::kPipe:
     case FdKind::kSocket: {
+      const int type = e.kind == FdKind::kSocket ? socket_type_from_name(e.path) : 0;
+      if (type < 0) {
+        r.fail("socket type", "\"\", \"dgram\" or \"seqpacket\"");
+        break;
+      }
       ChannelPair& pr = pairs[e.channel];
       if (pr.host[0] < 0) {
-        int rc = e.kind == FdKind::kPipe ? pipe2(pr.host, O_CLOEXEC)
-                                         : socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pr.host);
+        int rc =
+            e.kind == FdKind::kPipe ? pipe2(pr.host, O_CLOEXEC) : socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, pr.host);
         if (rc < 0) {
           problem = errno_text("recreating a guest pipe");
           break;
@@ -232,14 +294,17 @@ std::string reopen_fd(ByteReader& r, const VmOptions& opts, Process& p, ChannelP
       fcntl(e.host_fd, F_SETFL, e.open_flags);
       if (!pr.filled[e.end] && !s.pending.empty()) {
         int into = e.kind == FdKind::kPipe ? pr.host[1] : pr.host[1 - e.end];
-        if (write(into, s.pending.data(), s.pending.size()) != static_cast<ssize_t>(s.pending.size()))
+        if (type != SOCK_STREAM && e.kind == FdKind::kSocket) {
+          if (!refill_messages(into, s.pending)) r.fail("fd pending data", "the messages of a guest socket");
+        } else if (write(into, s.pending.data(), s.pending.size()) != static_cast<ssize_t>(s.pending.size())) {
           problem = "cannot refill a guest pipe";
+        }
       }
       pr.filled[e.end] = true;
       break;
     }
     default:
-      r.fail("fd kind", "0..6");
+      r.fail("fd kind", "0..7");
   }
   if (shared && problem.empty() && e.host_fd >= 0)
     channels.descriptions[e.channel] = fcntl(e.host_fd, F_DUPFD_CLOEXEC, 0);

@@ -1,10 +1,31 @@
 #include "vmha/sys/fd_table.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 
 namespace vmha {
+
+std::string socket_type_name(int type) {
+  switch (type) {
+    case SOCK_STREAM:
+      return "";
+    case SOCK_DGRAM:
+      return "dgram";
+    case SOCK_SEQPACKET:
+      return "seqpacket";
+    default:
+      return "type " + std::to_string(type);
+  }
+}
+
+int socket_type_from_name(const std::string& name) {
+  if (name.empty()) return SOCK_STREAM;
+  if (name == "dgram") return SOCK_DGRAM;
+  if (name == "seqpacket") return SOCK_SEQPACKET;
+  return -1;
+}
 
 FdTable::~FdTable() { close_all(); }
 

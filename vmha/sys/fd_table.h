@@ -11,19 +11,28 @@
 namespace vmha {
 
 enum class FdKind : uint8_t {
-  kStdStream = 0,  // guest 0/1/2 as handed to vmha (index = which stream)
-  kFile = 1,       // regular file or directory under the working directory
-  kDevice = 2,     // one of the allowed devices (/dev/null, /dev/zero, /dev/urandom)
-  kPipe = 3,       // pipe made by the guest (both ends inside the VM)
-  kSocket = 4,     // socketpair made by the guest (both ends inside the VM)
-  kReadOnly = 5,   // regular file or directory under a read-only path (path: absolute)
-  kProcFds = 6,    // the /proc/self/fd directory: a listing in a host memfd (sys/proc_views.h)
+  kStdStream = 0,   // guest 0/1/2 as handed to vmha (index = which stream)
+  kFile = 1,        // regular file or directory under the working directory
+  kDevice = 2,      // one of the allowed devices (/dev/null, /dev/zero, /dev/urandom)
+  kPipe = 3,        // pipe made by the guest (both ends inside the VM)
+  kSocket = 4,      // socketpair made by the guest (both ends inside the VM)
+  kReadOnly = 5,    // regular file or directory under a read-only path (path: absolute)
+  kProcFds = 6,     // the /proc/self/fd directory: a listing in a host memfd (sys/proc_views.h)
+  kUnixSocket = 7,  // socket(AF_UNIX) neither bound nor connected (path: its type, socket_calls.cc)
 };
+
+// The guest's own sockets: a socketpair's ends, an unconnected AF_UNIX socket.
+inline bool is_guest_socket(FdKind k) { return k == FdKind::kSocket || k == FdKind::kUnixSocket; }
+
+// A socket type as FdEntry::path records it ("" for SOCK_STREAM, as states
+// before kept every socketpair), and back: -1 for a name that is none.
+std::string socket_type_name(int type);
+int socket_type_from_name(const std::string& name);
 
 struct FdEntry {
   int host_fd = -1;
   FdKind kind = FdKind::kFile;
-  std::string path;    // working-directory-relative path, device path, or ""
+  std::string path;    // working-directory-relative path, device path, socket type, or ""
   int open_flags = 0;  // O_* flags at open (for reopening); for kStdStream
                        // the guest's kSetflFlags (not applied to the host)
   bool cloexec = false;
@@ -38,7 +47,8 @@ struct FdEntry {
 // Kinds a restore opens afresh (by path, or a listing from its bytes), not
 // from a channel's pipe: dup and fork give them a channel to share by.
 inline bool reopened_alone(FdKind k) {
-  return k == FdKind::kFile || k == FdKind::kReadOnly || k == FdKind::kDevice || k == FdKind::kProcFds;
+  return k == FdKind::kFile || k == FdKind::kReadOnly || k == FdKind::kDevice || k == FdKind::kProcFds ||
+         k == FdKind::kUnixSocket;
 }
 
 // Whether the guest may change the file behind e (size, mode, times): only a

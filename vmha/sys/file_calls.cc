@@ -44,23 +44,13 @@ bool stream_would_block(const FdEntry& e) {
   return poll(&pfd, 1, 0) == 0;
 }
 
-// A pipe, socketpair or inherited stream that would block the host call
-// while another guest thread or process could run (the writer of this very
-// pipe, often): the caller gives the vCPU up and retries at its next turn.
-bool yields(Process& p, const FdEntry& e, short events) {
-  if (e.kind != FdKind::kPipe && e.kind != FdKind::kSocket && e.kind != FdKind::kStdStream) return false;
-  if (!p.tree || !p.tree->others_runnable(p)) return false;
-  pollfd pfd{e.host_fd, events, 0};
-  return poll(&pfd, 1, 0) == 0;
-}
-
 int64_t read_into(Process& p, int fd, std::vector<iovec>& iov, off_t offset) {
   FdEntry* e = p.fds.get(fd);
   if (!e) return -EBADF;
   if (e->kind == FdKind::kProcFds) return -EISDIR;
   if (must_wait(p, *e)) return kWaitForRelease;
   if (stream_would_block(*e)) return -EAGAIN;
-  if (offset < 0 && yields(p, *e, POLLIN)) return kRetryLater;
+  if (offset < 0 && would_yield(p, *e, POLLIN)) return kRetryLater;
   ssize_t n = offset < 0 ? readv(e->host_fd, iov.data(), static_cast<int>(iov.size()))
                          : preadv(e->host_fd, iov.data(), static_cast<int>(iov.size()), offset);
   // A blocking read (pipe, terminal) cut by an epoch pause read nothing: it
@@ -297,10 +287,11 @@ int64_t sys_fcntl(Process& p, const SyscallArgs& a) {
   }
 }
 
-int64_t make_pair(Process& p, uint64_t out_va, int host[2], FdKind kind, bool cloexec) {
+// type: a socketpair's type name (socket_type_name), "" for a pipe.
+int64_t make_pair(Process& p, uint64_t out_va, int host[2], FdKind kind, bool cloexec, const std::string& type = "") {
   int ch = p.fds.next_channel();
-  FdEntry e0{host[0], kind, "", 0, cloexec, -1, ch, 0};
-  FdEntry e1{host[1], kind, "", 0, cloexec, -1, ch, 1};
+  FdEntry e0{host[0], kind, type, 0, cloexec, -1, ch, 0};
+  FdEntry e1{host[1], kind, type, 0, cloexec, -1, ch, 1};
   int g0 = p.fds.install(e0), g1 = g0 < 0 ? g0 : p.fds.install(e1);
   if (g0 < 0 || g1 < 0) {
     if (g0 >= 0)
@@ -336,38 +327,11 @@ int64_t sys_socketpair(Process& p, const SyscallArgs& a) {
   int domain = static_cast<int>(a.a[0]), type = static_cast<int>(a.a[1]);
   if (domain != AF_UNIX) return -EAFNOSUPPORT;
   int host[2];
+  const std::string type_name = socket_type_name(type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC));
+  if (socket_type_from_name(type_name) < 0) return -ESOCKTNOSUPPORT;
   if (socketpair(domain, type | SOCK_CLOEXEC, static_cast<int>(a.a[2]), host) < 0) return -errno;
-  return make_pair(p, a.a[3], host, FdKind::kSocket, type & SOCK_CLOEXEC);
+  return make_pair(p, a.a[3], host, FdKind::kSocket, type & SOCK_CLOEXEC, type_name);
 }
-
-int64_t sys_shutdown(Process& p, const SyscallArgs& a) {
-  FdEntry* e = p.fds.get(fd_arg(a, 0));
-  if (!e) return -EBADF;
-  // Only socketpairs the guest made: an inherited socket is shared with the
-  // world outside, and its output is held per epoch (output commit).
-  if (e->kind != FdKind::kSocket) return -ENOTSOCK;
-  return shutdown(e->host_fd, static_cast<int>(a.a[1])) < 0 ? -errno : 0;
-}
-
-// getsockname/getpeername: a socketpair's (unnamed) addresses; anything else
-// is not a socket (what shells ask of their standard input).
-int64_t sock_name(Process& p, const SyscallArgs& a, bool peer) {
-  FdEntry* e = p.fds.get(fd_arg(a, 0));
-  if (!e) return -EBADF;
-  if (e->kind != FdKind::kSocket) return -ENOTSOCK;
-  sockaddr_storage addr{};
-  socklen_t len = 0;
-  if (!p.as->copy_in(&len, a.a[2], sizeof len)) return -EFAULT;
-  socklen_t got = sizeof addr;
-  if ((peer ? getpeername(e->host_fd, reinterpret_cast<sockaddr*>(&addr), &got)
-            : getsockname(e->host_fd, reinterpret_cast<sockaddr*>(&addr), &got)) < 0)
-    return -errno;
-  if (!p.as->copy_out(a.a[1], &addr, std::min<socklen_t>(len, got)) || !p.as->copy_out(a.a[2], &got, sizeof got))
-    return -EFAULT;
-  return 0;
-}
-int64_t sys_getsockname(Process& p, const SyscallArgs& a) { return sock_name(p, a, false); }
-int64_t sys_getpeername(Process& p, const SyscallArgs& a) { return sock_name(p, a, true); }
 
 int64_t sys_poll(Process& p, const SyscallArgs& a) {
   uint64_t n = a.a[1];
@@ -609,12 +573,9 @@ const SyscallDef kDefs[] = {
     {SYS_pipe, "pipe", sys_pipe},
     {SYS_pipe2, "pipe2", sys_pipe2},
     {SYS_socketpair, "socketpair", sys_socketpair},
-    {SYS_shutdown, "shutdown", sys_shutdown},
     {SYS_poll, "poll", sys_poll},
     {SYS_select, "select", sys_select},
     {SYS_pselect6, "pselect6", sys_pselect6},
-    {SYS_getsockname, "getsockname", sys_getsockname},
-    {SYS_getpeername, "getpeername", sys_getpeername},
     {SYS_sendfile, "sendfile", sys_sendfile},
     {SYS_ftruncate, "ftruncate", sys_ftruncate},
     {SYS_fsync, "fsync", sys_fsync},

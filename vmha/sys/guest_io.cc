@@ -23,13 +23,20 @@ bool gather_guest_iovec(Process& p, uint64_t iov_va, uint64_t count, bool write,
   return true;
 }
 
+bool would_yield(Process& p, const FdEntry& e, short events) {
+  if (e.kind != FdKind::kPipe && !is_guest_socket(e.kind) && e.kind != FdKind::kStdStream) return false;
+  if (!p.tree || !p.tree->others_runnable(p)) return false;
+  pollfd pfd{e.host_fd, events, 0};
+  return poll(&pfd, 1, 0) == 0;
+}
+
 int64_t write_for_guest(Process& p, int fd, const std::vector<iovec>& iov, off_t offset) {
   FdEntry* e = p.fds.get(fd);
   if (!e) return -EBADF;
   // Opened for reading only (confinement.h, proc_views.h).
   if (e->kind == FdKind::kReadOnly || e->kind == FdKind::kProcFds) return -EBADF;
   ssize_t n;
-  if (e->kind == FdKind::kPipe || e->kind == FdKind::kSocket) {
+  if (e->kind == FdKind::kPipe || is_guest_socket(e->kind)) {
     if (offset < 0 && p.tree && p.tree->others_runnable(p)) {
       // A full pipe whose reader is another guest process: let it run.
       pollfd pfd{e->host_fd, POLLOUT, 0};

@@ -109,6 +109,7 @@ int proc_link_target(Process& p, const ProcView& v, std::string* target) {
       *target = "pipe:[" + std::to_string(e->channel) + "]";
       return 0;
     case FdKind::kSocket:
+    case FdKind::kUnixSocket:
       *target = "socket:[" + std::to_string(e->channel) + "]";
       return 0;
     case FdKind::kProcFds:

@@ -1,6 +1,6 @@
 // The guest's system calls: one table from number to handler, filled from
 // one list per group (memory, files, paths, time, process, signals,
-// threads, futex). Unknown numbers
+// threads, futex, sockets). Unknown numbers
 // return -ENOSYS and are logged once.
 #pragma once
 #include <cstdint>
@@ -32,6 +32,7 @@ std::span<const SyscallDef> signal_syscalls();
 std::span<const SyscallDef> thread_syscalls();
 std::span<const SyscallDef> futex_syscalls();
 std::span<const SyscallDef> fork_syscalls();
+std::span<const SyscallDef> socket_syscalls();
 
 // clone/clone3 without CLONE_THREAD (fork_calls.cc).
 int64_t clone_process(Process& p, const SyscallArgs& a, uint64_t flags, uint64_t stack, uint64_t parent_tid,

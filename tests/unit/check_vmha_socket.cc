@@ -1,0 +1,130 @@
+// Sockets inside vmha (vmha/sys/socket_calls.cc): tests/vmha/socket_probe.c
+// prints the same facts under `vmha run` as natively (an unconnected
+// AF_UNIX socket, socketpairs of three types carrying messages between
+// processes); a user lookup with HOME unset (glibc then asks nscd's socket)
+// prints nothing from vmha — a batch job on a host without HOME failed so;
+// a live service outside the VM is refused, once reported; a network socket
+// is ENOSYS with its family's name; a checkpoint taken while messages wait
+// in a datagram, a seqpacket and a stream pair restores each message whole.
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tests/vmha/vm_checkpoint_util.h"
+#include "tests/vmha/vmha_test_util.h"
+#include "vmha/vmm/vm.h"
+
+#include <check.h>  // last: it defines a fail() macro
+#include "tests/unit/run_suite.h"
+
+using namespace vmha;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+size_t count(const std::string& s, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = s.find(part); at != std::string::npos; at = s.find(part, at + 1)) ++n;
+  return n;
+}
+
+std::string canonical(const std::string& path) {
+  char real[PATH_MAX];
+  ck_assert_msg(realpath(path.c_str(), real) != nullptr, "%s is missing", path.c_str());
+  return real;
+}
+std::string probe() { return canonical(vmha_test::builddir() + "/tests/vmha/socket_probe"); }
+std::string probe_dir() { return probe().substr(0, probe().rfind('/')); }
+
+vmha_test::Captured under_vmha(const std::vector<std::string>& argv) {
+  std::vector<std::string> vm = {vmha_test::vmha_bin(), "run", "--ro", probe_dir(), "--"};
+  vm.insert(vm.end(), argv.begin(), argv.end());
+  return vmha_test::run_capture(vm, vmha_test::make_temp_dir());
+}
+
+START_TEST(probe_uses_sockets_as_natively) {
+  vmha_test::Captured native = vmha_test::run_capture({probe()}, vmha_test::make_temp_dir());
+  vmha_test::Captured c = under_vmha({probe()});
+  ck_assert_msg(native.exit_code() == 0 && c.exit_code() == 0, "exit %d natively, %d under vmha: %s",
+                native.exit_code(), c.exit_code(), c.err.c_str());
+  ck_assert_msg(c.out == native.out, "under vmha:\n%s\nnatively:\n%s\n%s", c.out.c_str(), native.out.c_str(),
+                c.err.c_str());
+  ck_assert_msg(contains(c.out, "dgram: 1=a(name 0) 2=bb 3=ccc(name 0)\n") && contains(c.out, "done\n") &&
+                    !contains(c.out, " NO\n"),
+                "%s", c.out.c_str());
+  ck_assert_msg(c.err.empty(), "vmha said: %s", c.err.c_str());
+}
+END_TEST
+
+START_TEST(user_lookup_without_home_says_nothing) {
+  for (const char* p : {"/usr/bin/env", "/usr/bin/bash", "/usr/bin/id"})
+    if (access(p, X_OK) != 0) {
+      std::printf("note: %s is missing here; not run\n", p);
+      return;
+    }
+  const std::vector<std::string> argv = {"/usr/bin/env", "-u", "HOME", "/usr/bin/bash", "-c", "echo ~; id -un"};
+  vmha_test::Captured native = vmha_test::run_capture(argv, vmha_test::make_temp_dir());
+  vmha_test::Captured c = under_vmha(argv);
+  ck_assert_msg(c.exit_code() == 0 && c.out == native.out, "exit %d, under vmha:\n%s\nnatively:\n%s", c.exit_code(),
+                c.out.c_str(), native.out.c_str());
+  ck_assert_msg(c.err.empty(), "vmha said: %s", c.err.c_str());
+}
+END_TEST
+
+START_TEST(a_service_outside_is_refused_once) {
+  const std::string path = vmha_test::make_temp_dir() + "/service.sock";
+  int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  std::strncpy(sa.sun_path, path.c_str(), sizeof sa.sun_path - 1);
+  ck_assert_int_eq(bind(s, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  ck_assert_int_eq(listen(s, 4), 0);
+  vmha_test::Captured native = vmha_test::run_capture({probe(), "connect", path}, vmha_test::make_temp_dir());
+  ck_assert_str_eq(native.out.c_str(), "connect: ok EISCONN\n");  // the service is there
+  vmha_test::Captured c = under_vmha({probe(), "connect", path});
+  close(s);
+  ck_assert_str_eq(c.out.c_str(), "connect: ECONNREFUSED ECONNREFUSED\n");
+  ck_assert_msg(count(c.err, "connect to " + path + " refused") == 1 && count(c.err, "\n") == 1, "vmha said: %s",
+                c.err.c_str());
+}
+END_TEST
+
+START_TEST(network_is_enosys_with_its_name) {
+  vmha_test::Captured c = under_vmha({probe(), "inet"});
+  ck_assert_str_eq(c.out.c_str(), "inet: ENOSYS\n");
+  ck_assert_msg(contains(c.err, "socket(AF_INET): network from the guest is not supported"), "vmha said: %s",
+                c.err.c_str());
+}
+END_TEST
+
+START_TEST(checkpoint_keeps_every_message_whole) {
+  const std::string want = vmha_test::run_capture({probe()}, vmha_test::make_temp_dir()).out;
+  const std::string got = vmha_test::output_across_checkpoint({probe()}, SYS_getppid);
+  ck_assert_msg(got == want, "restored:\n%s\nnative:\n%s", got.c_str(), want.c_str());
+}
+END_TEST
+
+}  // namespace
+
+int main() {
+  vmha_test::require_kvm();
+  Suite* s = suite_create("vmha_socket");
+  TCase* tc = tcase_create("socket");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, probe_uses_sockets_as_natively);
+  tcase_add_test(tc, user_lookup_without_home_says_nothing);
+  tcase_add_test(tc, a_service_outside_is_refused_once);
+  tcase_add_test(tc, network_is_enosys_with_its_name);
+  tcase_add_test(tc, checkpoint_keeps_every_message_whole);
+  suite_add_tcase(s, tc);
+  return test_support::run_suite(s);
+}

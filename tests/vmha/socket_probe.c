@@ -1,0 +1,145 @@
+/* socket_probe: AF_UNIX sockets as a program inside vmha uses them, printed
+   as facts that hold natively and under vmha alike: an unconnected socket
+   (its type, name, errors of connect to nothing and to a file that is no
+   socket), socketpairs of each type carrying messages through sendmsg,
+   sendto, recvfrom and recvmsg with their boundaries, between two processes,
+   and an EPIPE without SIGPIPE. getppid() marks where the test checkpoints:
+   messages wait in the pairs there. `socket_probe connect PATH` connects to
+   PATH twice and prints the errors; `socket_probe inet` makes an AF_INET
+   socket and prints whether it could. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *err_name(int e) {
+  switch (e) {
+    case 0:
+      return "ok";
+    case ENOENT:
+      return "ENOENT";
+    case ECONNREFUSED:
+      return "ECONNREFUSED";
+    case ENOTCONN:
+      return "ENOTCONN";
+    case EPIPE:
+      return "EPIPE";
+    case EISCONN:
+      return "EISCONN";
+    case ENOSYS:
+      return "ENOSYS";
+    case EAGAIN:
+      return "EAGAIN";
+    default:
+      return strerror(e);
+  }
+}
+
+static const char *connect_to(int fd, const char *path) {
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  strncpy(sa.sun_path, path, sizeof sa.sun_path - 1);
+  return err_name(connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0 ? 0 : errno);
+}
+
+/* Three messages of 1, 2 and 3 bytes into end 0 of a pair of `type`. */
+static void send_three(int sv[2]) {
+  struct iovec iov[2] = {{"c", 1}, {"cc", 2}};
+  struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2};
+  if (send(sv[0], "a", 1, 0) != 1 || sendto(sv[0], "bb", 2, 0, NULL, 0) != 2 || sendmsg(sv[0], &m, 0) != 3)
+    printf("send failed: %s\n", err_name(errno));
+}
+
+/* The messages waiting at end 1, as their lengths and bytes. */
+static void receive_all(const char *what, int fd) {
+  char buf[64];
+  printf("%s:", what);
+  for (int i = 0; i < 3; ++i) {
+    struct iovec iov = {buf, sizeof buf};
+    struct sockaddr_un from;
+    struct msghdr m = {.msg_name = &from, .msg_namelen = sizeof from, .msg_iov = &iov, .msg_iovlen = 1};
+    ssize_t n = i == 1 ? recvfrom(fd, buf, sizeof buf, MSG_DONTWAIT, NULL, NULL) : recvmsg(fd, &m, MSG_DONTWAIT);
+    if (n < 0) {
+      printf(" %s", err_name(errno));
+      break;
+    }
+    printf(" %zd=%.*s", n, (int)n, buf);
+    if (i != 1) printf("(name %u)", (unsigned)m.msg_namelen);
+  }
+  printf("\n");
+}
+
+static int probe(void) {
+  int u = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int type = 0;
+  socklen_t len = sizeof type;
+  getsockopt(u, SOL_SOCKET, SO_TYPE, &type, &len);
+  printf("socket: %s, stream %s\n", u >= 0 ? "yes" : err_name(errno), type == SOCK_STREAM ? "yes" : "NO");
+  struct sockaddr_un name;
+  len = sizeof name;
+  memset(&name, 0, sizeof name);
+  const char *got = err_name(getsockname(u, (struct sockaddr *)&name, &len) ? errno : 0);
+  printf("getsockname: %s family %s\n", got, name.sun_family == AF_UNIX ? "AF_UNIX" : "other");
+  len = sizeof name;
+  printf("getpeername: %s\n", err_name(getpeername(u, (struct sockaddr *)&name, &len) ? errno : 0));
+  printf("connect to nothing: %s %s\n", connect_to(u, "/nonexistent-dir/socket"), connect_to(u, "not-there"));
+  close(open("a-file", O_WRONLY | O_CREAT, 0644));
+  printf("connect to a file: %s\n", connect_to(u, "a-file"));
+  printf("send unconnected: %s\n", err_name(send(u, "x", 1, MSG_NOSIGNAL) < 0 ? errno : 0));
+  char link[64], want[64];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", u);
+  ssize_t n = readlink(link, want, sizeof want - 1);
+  printf("fd link is a socket: %s\n", n > 8 && strncmp(want, "socket:[", 8) == 0 ? "yes" : "NO");
+
+  int dg[2], sp[2], st[2];
+  if (socketpair(AF_UNIX, SOCK_DGRAM, 0, dg) || socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sp) ||
+      socketpair(AF_UNIX, SOCK_STREAM, 0, st))
+    return 1;
+  send_three(dg);
+  send_three(sp);
+  send_three(st);
+  getppid();  // the test checkpoints here: messages wait in three pairs
+  receive_all("dgram", dg[1]);
+  receive_all("seqpacket", sp[1]);
+  receive_all("stream", st[1]);
+
+  /* A child's messages, received by a blocking recv in the parent. */
+  pid_t child = fork();
+  if (child == 0) {
+    for (int i = 0; i < 3; ++i) send(dg[1], "from child", 10, 0);
+    _exit(0);
+  }
+  char buf[32];
+  for (int i = 0; i < 3; ++i) {
+    ssize_t got = recv(dg[0], buf, sizeof buf, 0);
+    printf("child's message %d: %.*s\n", i, (int)(got < 0 ? 0 : got), buf);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  close(st[1]);
+  signal(SIGPIPE, SIG_DFL);
+  printf("send to a closed peer: %s\n", err_name(send(st[0], "x", 1, MSG_NOSIGNAL) < 0 ? errno : 0));
+  printf("done\n");
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 3 && strcmp(argv[1], "connect") == 0) {
+    int u = socket(AF_UNIX, SOCK_STREAM, 0);
+    const char *first = connect_to(u, argv[2]);
+    printf("connect: %s %s\n", first, connect_to(u, argv[2]));
+    return 0;
+  }
+  if (argc == 2 && strcmp(argv[1], "inet") == 0) {
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    printf("inet: %s\n", s >= 0 ? "yes" : err_name(errno));
+    return 0;
+  }
+  return probe();
+}

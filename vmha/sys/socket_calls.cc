@@ -1,0 +1,284 @@
+// Socket system calls. The guest's sockets stay inside the VM: socketpairs
+// (file_calls.cc), and AF_UNIX sockets that socket() makes but that reach
+// nothing. A service outside the VM (a name service daemon, a host's
+// syslog) is refused: its replies would not be in the checkpoint, so a
+// backup could not replay them, and what the guest sends would leave before
+// its epoch is acknowledged. A connect to a name where nothing listens fails
+// as natively (glibc asks nscd's socket on every user lookup, and goes on
+// when none is there), without a word; a refused service is reported once.
+// Other families (network) are not carried: ENOSYS, reported once.
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "vmha/output/output_sink.h"
+#include "vmha/sys/guest_io.h"
+#include "vmha/sys/syscall_table.h"
+#include "vmha/sys/threads.h"
+
+namespace vmha {
+
+namespace {
+
+// log_once keys beside system call numbers (below 512).
+constexpr uint64_t kFamilyKey = uint64_t{1} << 40;
+constexpr uint64_t kServiceKey = uint64_t{1} << 41;
+constexpr uint64_t kAncillaryKey = uint64_t{1} << 42;
+
+std::string family_name(int family) {
+  switch (family) {
+    case AF_INET:
+      return "AF_INET";
+    case AF_INET6:
+      return "AF_INET6";
+    case AF_NETLINK:
+      return "AF_NETLINK";
+    case AF_PACKET:
+      return "AF_PACKET";
+    default:
+      return "family " + std::to_string(family);
+  }
+}
+
+int fd_arg(const SyscallArgs& a, int i) { return static_cast<int>(a.a[i]); }
+
+int64_t sys_socket(Process& p, const SyscallArgs& a) {
+  const int family = static_cast<int>(a.a[0]), type = static_cast<int>(a.a[1]);
+  if (family != AF_UNIX) {
+    p.log_once(
+        kFamilyKey | static_cast<uint32_t>(family),
+        "socket(" + family_name(family) + "): network from the guest is not supported: returning ENOSYS to the guest");
+    return -ENOSYS;
+  }
+  const int base = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
+  FdEntry e;
+  e.kind = FdKind::kUnixSocket;
+  e.path = socket_type_name(base);
+  if (socket_type_from_name(e.path) < 0) return -ESOCKTNOSUPPORT;
+  e.host_fd = socket(AF_UNIX, type | SOCK_CLOEXEC, static_cast<int>(a.a[2]));
+  if (e.host_fd < 0) return -errno;
+  e.cloexec = type & SOCK_CLOEXEC;
+  e.channel = p.fds.next_channel();  // its name in /proc/self/fd, and how a restore shares it
+  int g = p.fds.install(e);
+  if (g < 0) close(e.host_fd);
+  return g;
+}
+
+// A connect (or a datagram's destination) at sockaddr `va`: nothing inside
+// the VM has a name to reach (bind is not served), so it is outside. -errno.
+int64_t reach(Process& p, uint64_t va, uint64_t len, const char* call) {
+  constexpr size_t kPathAt = offsetof(sockaddr_un, sun_path);
+  if (len <= kPathAt || len > sizeof(sockaddr_un)) return -EINVAL;
+  sockaddr_un sa{};
+  if (!p.as->copy_in(&sa, va, len)) return -EFAULT;
+  if (sa.sun_family != AF_UNIX) return -EINVAL;
+  const size_t n = len - kPathAt;
+  std::string name;
+  if (sa.sun_path[0] == '\0') {
+    name = "@" + std::string(sa.sun_path + 1, n - 1);  // the abstract namespace, as ss shows it
+  } else {
+    name.assign(sa.sun_path, strnlen(sa.sun_path, n));
+    // vmha runs as the job's user: this tells the guest no more than its user may know.
+    const std::string host = name[0] == '/' ? name : p.root.root_path() + "/" + name;
+    struct stat st;
+    if (stat(host.c_str(), &st) != 0) return -errno;
+    if (!S_ISSOCK(st.st_mode)) return -ECONNREFUSED;  // Linux's answer for a file that is no socket
+  }
+  p.log_once(kServiceKey | (std::hash<std::string>{}(name)&0xffffffffu),
+             std::string(call) + " to " + name +
+                 " refused: a protected job cannot use a service outside its VM (a backup could not replay its "
+                 "replies): returning ECONNREFUSED to the guest");
+  return -ECONNREFUSED;
+}
+
+int64_t sys_connect(Process& p, const SyscallArgs& a) {
+  FdEntry* e = p.fds.get(fd_arg(a, 0));
+  if (!e) return -EBADF;
+  if (e->kind == FdKind::kSocket) return -EISCONN;
+  if (e->kind != FdKind::kUnixSocket) return -ENOTSOCK;
+  return reach(p, a.a[1], a.a[2], "connect");
+}
+
+// A send with a destination: a datagram's is outside the VM; a connected
+// stream has one already, an unconnected one cannot take one (as Linux).
+int64_t send_with_address(Process& p, const FdEntry& e, uint64_t va, uint64_t len, const char* call) {
+  if (socket_type_from_name(e.path) == SOCK_DGRAM) return reach(p, va, len, call);
+  return e.kind == FdKind::kSocket ? -EISCONN : -EOPNOTSUPP;
+}
+
+int64_t send_iov(Process& p, const FdEntry& e, const std::vector<iovec>& iov, int flags) {
+  if (!(flags & MSG_DONTWAIT) && would_yield(p, e, POLLOUT)) return kRetryLater;
+  msghdr m{};
+  m.msg_iov = const_cast<iovec*>(iov.data());
+  m.msg_iovlen = iov.size();
+  ssize_t n = sendmsg(e.host_fd, &m, flags | MSG_NOSIGNAL);
+  if (n < 0) n = -errno;
+  if (n == -EPIPE && !(flags & MSG_NOSIGNAL)) p.signals.raise(SIGPIPE, SI_USER);
+  // A blocking send cut by an epoch pause sent nothing: it runs again after it.
+  if (n == -EINTR) return kWaitForRelease;
+  return n;
+}
+
+// Receives into iov; *from (capacity *from_len) gets the sender's address.
+int64_t recv_iov(Process& p, const FdEntry& e, std::vector<iovec>& iov, int flags, sockaddr_storage* from,
+                 socklen_t* from_len, int* msg_flags) {
+  if (!(flags & MSG_DONTWAIT) && would_yield(p, e, POLLIN)) return kRetryLater;
+  msghdr m{};
+  m.msg_name = from;
+  m.msg_namelen = sizeof *from;
+  m.msg_iov = iov.data();
+  m.msg_iovlen = iov.size();
+  ssize_t n = recvmsg(e.host_fd, &m, flags & ~MSG_CMSG_CLOEXEC);
+  if (n < 0) return errno == EINTR ? kWaitForRelease : -errno;
+  uint64_t room = 0;
+  for (const iovec& v : iov) room += v.iov_len;
+  p.as->note_written(iov, std::min<uint64_t>(room, static_cast<uint64_t>(n)));  // MSG_TRUNC returns more
+  *from_len = m.msg_namelen;
+  *msg_flags = m.msg_flags;
+  return n;
+}
+
+// The guest's socket behind fd, or -errno in *err.
+const FdEntry* guest_socket(Process& p, int fd, int64_t* err) {
+  const FdEntry* e = p.fds.get(fd);
+  *err = !e ? -EBADF : !is_guest_socket(e->kind) ? -ENOTSOCK : 0;
+  return *err ? nullptr : e;
+}
+
+// Copies an address out to a guest (addr, addrlen) pair, truncated to its room.
+bool give_address(Process& p, uint64_t addr_va, uint64_t len_va, const sockaddr_storage& from, socklen_t got) {
+  if (!addr_va || !len_va) return true;
+  socklen_t room = 0;
+  if (!p.as->copy_in(&room, len_va, sizeof room)) return false;
+  return p.as->copy_out(addr_va, &from, std::min(room, got)) && p.as->copy_out(len_va, &got, sizeof got);
+}
+
+int64_t sys_sendto(Process& p, const SyscallArgs& a) {
+  int64_t err;
+  const FdEntry* e = guest_socket(p, fd_arg(a, 0), &err);
+  if (!e) return err;
+  if (a.a[4]) return send_with_address(p, *e, a.a[4], a.a[5], "sendto");
+  std::vector<iovec> iov;
+  if (!p.as->gather(a.a[1], a.a[2], false, iov)) return -EFAULT;
+  return send_iov(p, *e, iov, static_cast<int>(a.a[3]));
+}
+
+int64_t sys_recvfrom(Process& p, const SyscallArgs& a) {
+  int64_t err;
+  const FdEntry* e = guest_socket(p, fd_arg(a, 0), &err);
+  if (!e) return err;
+  std::vector<iovec> iov;
+  if (!p.as->gather(a.a[1], a.a[2], true, iov)) return -EFAULT;
+  sockaddr_storage from{};
+  socklen_t got = 0;
+  int msg_flags = 0;
+  int64_t n = recv_iov(p, *e, iov, static_cast<int>(a.a[3]), &from, &got, &msg_flags);
+  if (n >= 0 && !give_address(p, a.a[4], a.a[5], from, got)) return -EFAULT;
+  return n;
+}
+
+int64_t sys_sendmsg(Process& p, const SyscallArgs& a) {
+  int64_t err;
+  const FdEntry* e = guest_socket(p, fd_arg(a, 0), &err);
+  if (!e) return err;
+  msghdr m;
+  if (!p.as->copy_in(&m, a.a[1], sizeof m)) return -EFAULT;
+  if (m.msg_controllen) {
+    p.log_once(kAncillaryKey,
+               "sendmsg with ancillary data (descriptors, credentials) is not supported: "
+               "returning EOPNOTSUPP to the guest");
+    return -EOPNOTSUPP;
+  }
+  if (m.msg_name && m.msg_namelen)
+    return send_with_address(p, *e, reinterpret_cast<uint64_t>(m.msg_name), m.msg_namelen, "sendmsg");
+  std::vector<iovec> iov;
+  if (!gather_guest_iovec(p, reinterpret_cast<uint64_t>(m.msg_iov), m.msg_iovlen, false, iov)) return -EFAULT;
+  return send_iov(p, *e, iov, static_cast<int>(a.a[2]));
+}
+
+int64_t sys_recvmsg(Process& p, const SyscallArgs& a) {
+  int64_t err;
+  const FdEntry* e = guest_socket(p, fd_arg(a, 0), &err);
+  if (!e) return err;
+  msghdr m;
+  if (!p.as->copy_in(&m, a.a[1], sizeof m)) return -EFAULT;
+  std::vector<iovec> iov;
+  if (!gather_guest_iovec(p, reinterpret_cast<uint64_t>(m.msg_iov), m.msg_iovlen, true, iov)) return -EFAULT;
+  sockaddr_storage from{};
+  socklen_t got = 0;
+  int64_t n = recv_iov(p, *e, iov, static_cast<int>(a.a[2]), &from, &got, &m.msg_flags);
+  if (n < 0) return n;
+  if (m.msg_name) {
+    if (!p.as->copy_out(reinterpret_cast<uint64_t>(m.msg_name), &from, std::min(m.msg_namelen, got))) return -EFAULT;
+    m.msg_namelen = got;
+  }
+  m.msg_controllen = 0;  // nothing ancillary is ever sent inside the VM
+  return p.as->copy_out(a.a[1], &m, sizeof m) ? n : -EFAULT;
+}
+
+int64_t sys_shutdown(Process& p, const SyscallArgs& a) {
+  int64_t err;
+  const FdEntry* e = guest_socket(p, fd_arg(a, 0), &err);
+  if (!e) return err;  // an inherited socket is shared with the world outside
+  return shutdown(e->host_fd, static_cast<int>(a.a[1])) < 0 ? -errno : 0;
+}
+
+// getsockname/getpeername: a guest socket's (unnamed) addresses; anything
+// else is not a socket (what shells ask of their standard input).
+int64_t sock_name(Process& p, const SyscallArgs& a, bool peer) {
+  int64_t err;
+  const FdEntry* e = guest_socket(p, fd_arg(a, 0), &err);
+  if (!e) return err;
+  sockaddr_storage addr{};
+  socklen_t got = sizeof addr;
+  if ((peer ? getpeername(e->host_fd, reinterpret_cast<sockaddr*>(&addr), &got)
+            : getsockname(e->host_fd, reinterpret_cast<sockaddr*>(&addr), &got)) < 0)
+    return -errno;
+  return give_address(p, a.a[1], a.a[2], addr, got) ? 0 : -EFAULT;
+}
+int64_t sys_getsockname(Process& p, const SyscallArgs& a) { return sock_name(p, a, false); }
+int64_t sys_getpeername(Process& p, const SyscallArgs& a) { return sock_name(p, a, true); }
+
+// Options are read from the host socket (SO_TYPE, SO_ERROR, buffer sizes);
+// none is set, so a restored socket has all it had.
+int64_t sys_getsockopt(Process& p, const SyscallArgs& a) {
+  int64_t err;
+  const FdEntry* e = guest_socket(p, fd_arg(a, 0), &err);
+  if (!e) return err;
+  socklen_t room = 0;
+  if (!p.as->copy_in(&room, a.a[4], sizeof room)) return -EFAULT;
+  std::vector<char> buf(std::min<socklen_t>(room, 256));
+  socklen_t got = static_cast<socklen_t>(buf.size());
+  if (getsockopt(e->host_fd, static_cast<int>(a.a[1]), static_cast<int>(a.a[2]), buf.data(), &got) < 0) return -errno;
+  return p.as->copy_out(a.a[3], buf.data(), got) && p.as->copy_out(a.a[4], &got, sizeof got) ? 0 : -EFAULT;
+}
+
+const SyscallDef kDefs[] = {
+    {SYS_socket, "socket", sys_socket},
+    {SYS_connect, "connect", sys_connect},
+    {SYS_sendto, "sendto", sys_sendto},
+    {SYS_recvfrom, "recvfrom", sys_recvfrom},
+    {SYS_sendmsg, "sendmsg", sys_sendmsg},
+    {SYS_recvmsg, "recvmsg", sys_recvmsg},
+    {SYS_shutdown, "shutdown", sys_shutdown},
+    {SYS_getsockname, "getsockname", sys_getsockname},
+    {SYS_getpeername, "getpeername", sys_getpeername},
+    {SYS_getsockopt, "getsockopt", sys_getsockopt},
+};
+
+}  // namespace
+
+std::span<const SyscallDef> socket_syscalls() { return kDefs; }
+
+}  // namespace vmha
