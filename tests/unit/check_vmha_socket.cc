@@ -1,7 +1,10 @@
-// Sockets inside vmha (vmha/sys/socket_calls.cc): tests/vmha/socket_probe.c
-// prints the same facts under `vmha run` as natively (an unconnected
-// AF_UNIX socket, socketpairs of three types carrying messages between
-// processes); a user lookup with HOME unset (glibc then asks nscd's socket)
+// Sockets inside vmha (vmha/sys/socket_calls.cc, socket_name_calls.cc):
+// tests/vmha/socket_probe.c prints the same facts under `vmha run` as
+// natively (an unconnected AF_UNIX socket, socketpairs of three types
+// carrying messages between processes; a server bound in the working
+// directory serving a forked child, and checkpointed while the child's
+// connection waits in its queue); Python's multiprocessing Listener and
+// Client talk through a name; a user lookup with HOME unset (glibc then asks nscd's socket)
 // prints nothing from vmha — a batch job on a host without HOME failed so;
 // a live service outside the VM is refused, once reported; a network socket
 // is ENOSYS with its family's name; a checkpoint taken while messages wait
@@ -51,17 +54,63 @@ vmha_test::Captured under_vmha(const std::vector<std::string>& argv) {
   return vmha_test::run_capture(vm, vmha_test::make_temp_dir());
 }
 
-START_TEST(probe_uses_sockets_as_natively) {
-  vmha_test::Captured native = vmha_test::run_capture({probe()}, vmha_test::make_temp_dir());
-  vmha_test::Captured c = under_vmha({probe()});
+// argv natively and under `vmha run`, each in a directory of its own: the
+// same stdout, both exit 0. Returns what vmha printed.
+vmha_test::Captured same_as_native(const std::vector<std::string>& argv) {
+  vmha_test::Captured native = vmha_test::run_capture(argv, vmha_test::make_temp_dir());
+  vmha_test::Captured c = under_vmha(argv);
   ck_assert_msg(native.exit_code() == 0 && c.exit_code() == 0, "exit %d natively, %d under vmha: %s",
                 native.exit_code(), c.exit_code(), c.err.c_str());
   ck_assert_msg(c.out == native.out, "under vmha:\n%s\nnatively:\n%s\n%s", c.out.c_str(), native.out.c_str(),
                 c.err.c_str());
+  return c;
+}
+
+START_TEST(probe_uses_sockets_as_natively) {
+  vmha_test::Captured c = same_as_native({probe()});
   ck_assert_msg(contains(c.out, "dgram: 1=a(name 0) 2=bb 3=ccc(name 0)\n") && contains(c.out, "done\n") &&
                     !contains(c.out, " NO\n"),
                 "%s", c.out.c_str());
   ck_assert_msg(c.err.empty(), "vmha said: %s", c.err.c_str());
+}
+END_TEST
+
+START_TEST(server_serves_a_child_as_natively) {
+  vmha_test::Captured c = same_as_native({probe(), "server"});
+  ck_assert_msg(contains(c.out, "second bind: EADDRINUSE\n") && contains(c.out, "poll: 1 readable\n") &&
+                    contains(c.out, "child got: ack\n") && contains(c.out, "accepted (peer 2 bytes): hello\n"),
+                "%s", c.out.c_str());
+  ck_assert_msg(c.err.empty(), "vmha said: %s", c.err.c_str());
+}
+END_TEST
+
+START_TEST(checkpoint_keeps_a_waiting_connection) {
+  const std::string want = vmha_test::run_capture({probe(), "server"}, vmha_test::make_temp_dir()).out;
+  const std::string got = vmha_test::output_across_checkpoint({probe(), "server"}, SYS_getppid);
+  ck_assert_msg(got == want, "restored:\n%s\nnative:\n%s", got.c_str(), want.c_str());
+}
+END_TEST
+
+START_TEST(python_listener_and_client_talk) {
+  if (access("/usr/bin/python3", X_OK) != 0) {
+    std::printf("note: /usr/bin/python3 is missing here; not run\n");
+    return;
+  }
+  vmha_test::Captured c = same_as_native({"/usr/bin/python3", "-c",
+                                          "import os\n"
+                                          "from multiprocessing.connection import Listener, Client\n"
+                                          "with Listener('py.sock', 'AF_UNIX') as l:\n"
+                                          "    pid = os.fork()\n"
+                                          "    if pid == 0:\n"
+                                          "        with Client('py.sock', 'AF_UNIX') as c:\n"
+                                          "            c.send(['hello', 41])\n"
+                                          "            print('child got', c.recv(), flush=True)\n"
+                                          "        os._exit(0)\n"
+                                          "    with l.accept() as conn:\n"
+                                          "        conn.send(conn.recv()[1] + 1)\n"
+                                          "    os.waitpid(pid, 0)\n"
+                                          "print('parent done', os.path.exists('py.sock'))\n"});
+  ck_assert_str_eq(c.out.c_str(), "child got 42\nparent done False\n");
 }
 END_TEST
 
@@ -121,6 +170,9 @@ int main() {
   TCase* tc = tcase_create("socket");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, probe_uses_sockets_as_natively);
+  tcase_add_test(tc, server_serves_a_child_as_natively);
+  tcase_add_test(tc, checkpoint_keeps_a_waiting_connection);
+  tcase_add_test(tc, python_listener_and_client_talk);
   tcase_add_test(tc, user_lookup_without_home_says_nothing);
   tcase_add_test(tc, a_service_outside_is_refused_once);
   tcase_add_test(tc, network_is_enosys_with_its_name);

@@ -34,7 +34,7 @@ int main(int argc, char **argv) {
   printf("syscall 999: %s\n", r == -1 && errno == ENOSYS ? "ENOSYS" : "other");
   r = syscall(999);
   printf("syscall 999 again: %s\n", r == -1 && errno == ENOSYS ? "ENOSYS" : "other");
-  r = syscall(SYS_listen, 0, 1);
-  printf("listen: %s\n", r == -1 && errno == ENOSYS ? "ENOSYS" : "other");
+  r = syscall(SYS_ptrace, -1, 0, 0, 0);
+  printf("ptrace: %s\n", r == -1 && errno == ENOSYS ? "ENOSYS" : "other");
   return 0;
 }

@@ -4,12 +4,16 @@
    socket), socketpairs of each type carrying messages through sendmsg,
    sendto, recvfrom and recvmsg with their boundaries, between two processes,
    and an EPIPE without SIGPIPE. getppid() marks where the test checkpoints:
-   messages wait in the pairs there. `socket_probe connect PATH` connects to
-   PATH twice and prints the errors; `socket_probe inet` makes an AF_INET
-   socket and prints whether it could. */
+   messages wait in the pairs there. `socket_probe server` binds a name in
+   the working directory, listens, and serves a forked child that connects
+   to it (getppid() marks where the child's connection and message wait in
+   the listener's queue); `socket_probe connect PATH` connects to PATH twice
+   and prints the errors; `socket_probe inet` makes an AF_INET socket and
+   prints whether it could. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +41,10 @@ static const char *err_name(int e) {
       return "ENOSYS";
     case EAGAIN:
       return "EAGAIN";
+    case EADDRINUSE:
+      return "EADDRINUSE";
+    case EINVAL:
+      return "EINVAL";
     default:
       return strerror(e);
   }
@@ -129,7 +137,57 @@ static int probe(void) {
   return 0;
 }
 
+static int server(void) {
+  int s = socket(AF_UNIX, SOCK_STREAM, 0);
+  struct sockaddr_un sa = {.sun_family = AF_UNIX, .sun_path = "srv.sock"};
+  int b = bind(s, (struct sockaddr *)&sa, sizeof sa);
+  printf("bind: %s, listen: %s\n", err_name(b ? errno : 0), err_name(listen(s, 4) ? errno : 0));
+  struct sockaddr_un name = {0};
+  socklen_t len = sizeof name;
+  getsockname(s, (struct sockaddr *)&name, &len);
+  printf("name: %s (%u bytes)\n", name.sun_path, (unsigned)len);
+  int again = socket(AF_UNIX, SOCK_STREAM, 0);
+  printf("second bind: %s\n", err_name(bind(again, (struct sockaddr *)&sa, sizeof sa) ? errno : 0));
+  int quiet = socket(AF_UNIX, SOCK_STREAM, 0);
+  struct sockaddr_un qa = {.sun_family = AF_UNIX, .sun_path = "quiet.sock"};
+  bind(quiet, (struct sockaddr *)&qa, sizeof qa);
+  printf("connect to a bound socket not listening: %s\n", connect_to(again, "quiet.sock"));
+  fcntl(s, F_SETFL, O_NONBLOCK);
+  int nb = accept4(s, NULL, NULL, 0);
+  printf("accept of an empty queue: %s\n", nb < 0 && errno == EAGAIN ? "EAGAIN" : "other");
+  fcntl(s, F_SETFL, 0);
+  fflush(stdout);
+  pid_t child = fork();
+  if (child == 0) {
+    int c = socket(AF_UNIX, SOCK_STREAM, 0);
+    printf("child connects: %s\n", connect_to(c, "srv.sock"));
+    send(c, "hello", 5, 0);
+    char buf[16];
+    ssize_t n = recv(c, buf, sizeof buf, 0);
+    printf("child got: %.*s\n", (int)(n < 0 ? 0 : n), buf);
+    exit(0);
+  }
+  struct pollfd pfd = {s, POLLIN, 0};
+  int ready = poll(&pfd, 1, -1);
+  printf("poll: %d %s\n", ready, pfd.revents & POLLIN ? "readable" : "not readable");
+  getppid(); /* the test checkpoints here: the child's connection and "hello" wait */
+  struct sockaddr_un peer;
+  len = sizeof peer;
+  int a = accept4(s, (struct sockaddr *)&peer, &len, SOCK_CLOEXEC);
+  char buf[16];
+  ssize_t n = recv(a, buf, sizeof buf, 0);
+  printf("accepted (peer %u bytes): %.*s\n", (unsigned)len, (int)(n < 0 ? 0 : n), buf);
+  send(a, "ack", 3, 0);
+  int status = 0;
+  waitpid(child, &status, 0);
+  close(a);
+  close(s);
+  printf("socket file: %s\n", access("srv.sock", F_OK) == 0 ? "left" : "gone");
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 2 && strcmp(argv[1], "server") == 0) return server();
   if (argc == 3 && strcmp(argv[1], "connect") == 0) {
     int u = socket(AF_UNIX, SOCK_STREAM, 0);
     const char *first = connect_to(u, argv[2]);

@@ -28,73 +28,6 @@ namespace vmha {
 
 namespace {
 
-// The datagrams (or records) waiting in a socketpair end of another type
-// than stream, each as a 4-byte length and its bytes: peeked one after the
-// other at a moving peek offset (SO_PEEK_OFF), consuming none.
-Status peek_messages(int fd, std::string* out) {
-  out->clear();
-  int zero = 0, off = -1;
-  if (setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &zero, sizeof zero) < 0) return Status::error(errno_text("SO_PEEK_OFF"));
-  int rcvbuf = 0;
-  socklen_t len = sizeof rcvbuf;
-  getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &len);
-  std::string msg(static_cast<size_t>(std::max(rcvbuf, 1 << 16)), '\0');
-  Status s;
-  for (;;) {
-    ssize_t n = recv(fd, msg.data(), msg.size(), MSG_PEEK | MSG_DONTWAIT);
-    if (n < 0) {
-      if (errno != EAGAIN) s = Status::error(errno_text("recv(MSG_PEEK) of a guest socket"));
-      break;
-    }
-    uint32_t n32 = static_cast<uint32_t>(n);
-    out->append(reinterpret_cast<const char*>(&n32), sizeof n32);
-    out->append(msg.data(), static_cast<size_t>(n));
-  }
-  setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof off);
-  return s;
-}
-
-// Sends the messages peek_messages saved, one datagram each; false when
-// they are cut short or a send fails.
-bool refill_messages(int fd, const std::string& saved) {
-  for (size_t at = 0; at < saved.size();) {
-    uint32_t n = 0;
-    if (saved.size() - at < sizeof n) return false;
-    std::memcpy(&n, saved.data() + at, sizeof n);
-    at += sizeof n;
-    if (saved.size() - at < n || send(fd, saved.data() + at, n, MSG_DONTWAIT | MSG_NOSIGNAL) != static_cast<ssize_t>(n))
-      return false;
-    at += n;
-  }
-  return true;
-}
-
-// Bytes waiting in a pipe or socket, read without consuming them.
-Status peek_pending(const FdEntry& e, std::string* out) {
-  if (e.kind == FdKind::kSocket && socket_type_from_name(e.path) != SOCK_STREAM) return peek_messages(e.host_fd, out);
-  int n = 0;
-  if (ioctl(e.host_fd, FIONREAD, &n) < 0) return Status::error(errno_text("FIONREAD"));
-  out->assign(static_cast<size_t>(n), '\0');
-  if (n == 0) return Status();
-  if (e.kind == FdKind::kSocket) {
-    ssize_t got = recv(e.host_fd, out->data(), n, MSG_PEEK | MSG_DONTWAIT);
-    if (got != n) return Status::error(errno_text("recv(MSG_PEEK) of a guest socket"));
-    return Status();
-  }
-  int tmp[2];
-  if (pipe2(tmp, O_CLOEXEC) < 0) return Status::error(errno_text("pipe2"));
-  // As many buffers as the guest's pipe has: tee copies whole buffers, and
-  // the bytes may lie in several (a partly read page, then newer ones).
-  const int slots = fcntl(e.host_fd, F_GETPIPE_SZ);
-  fcntl(tmp[1], F_SETPIPE_SZ, std::max(n, slots));
-  ssize_t got = tee(e.host_fd, tmp[1], n, SPLICE_F_NONBLOCK);
-  ssize_t r = got == n ? read(tmp[0], out->data(), n) : -1;
-  close(tmp[0]);
-  close(tmp[1]);
-  if (r != n) return Status::error("cannot copy the data waiting in a guest pipe");
-  return Status();
-}
-
 // The whole /proc/self/fd listing behind a descriptor (sys/proc_views.h).
 bool read_listing(int host_fd, std::string* out) {
   struct stat st;
@@ -152,7 +85,7 @@ int reopen_listing(const SavedFd& s) {
   return fd;
 }
 
-Status encode_fd(ByteWriter& w, int fd, const FdEntry& e) {
+Status encode_fd(ByteWriter& w, int fd, const FdEntry& e, UnixNames& names) {
   w.u32(static_cast<uint32_t>(fd));
   w.u32(static_cast<uint32_t>(e.kind));
   struct stat st;
@@ -161,10 +94,12 @@ Status encode_fd(ByteWriter& w, int fd, const FdEntry& e) {
   else
     w.str(e.path);
   int flags = e.open_flags;
-  if (e.kind == FdKind::kPipe || is_guest_socket(e.kind)) flags = fcntl(e.host_fd, F_GETFL);
+  if (e.kind == FdKind::kPipe || is_guest_socket(e.kind) || e.kind == FdKind::kUnixListener)
+    flags = fcntl(e.host_fd, F_GETFL);
   w.u32(static_cast<uint32_t>(flags));
   w.u32(e.cloexec);
-  w.u32(static_cast<uint32_t>(e.stream));
+  const UnixListener* l = e.kind == FdKind::kUnixListener ? names.listener(e.channel) : nullptr;
+  w.u32(static_cast<uint32_t>(l ? l->backlog : e.stream));  // a listener's backlog
   w.u32(static_cast<uint32_t>(e.channel));
   w.u32(static_cast<uint32_t>(e.end));
   off_t off = lseek(e.host_fd, 0, SEEK_CUR);
@@ -174,6 +109,8 @@ Status encode_fd(ByteWriter& w, int fd, const FdEntry& e) {
     if (Status s = peek_pending(e, &pending); !s.ok()) return s;
   if (e.kind == FdKind::kProcFds && !read_listing(e.host_fd, &pending))
     return Status::error(errno_text("reading a guest's /proc/self/fd listing"));
+  if (l)
+    if (Status s = encode_listener_queue(*l, &pending); !s.ok()) return s;
   w.str(pending);
   return Status();
 }
@@ -209,7 +146,6 @@ bool decode_fd(ByteReader& r, SavedFd* s) {
 std::string reopen_fd(ByteReader& r, const VmOptions& opts, Process& p, ChannelPairs& channels, SavedFd& s) {
   FdEntry& e = s.e;
   std::string problem;
-  std::map<int, ChannelPair>& pairs = channels.pairs;
   // One open file description that dup or fork shared: opened once, then
   // dup'ed, so its offset stays shared (a shell's `{ a; b; } > out`).
   const bool shared = reopened_alone(e.kind) && e.channel >= 0;
@@ -267,44 +203,25 @@ std::string reopen_fd(ByteReader& r, const VmOptions& opts, Process& p, ChannelP
         break;
       }
       e.host_fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
-      if (e.host_fd < 0)
+      if (e.host_fd < 0) {
         problem = errno_text("recreating a guest socket");
-      else
-        fcntl(e.host_fd, F_SETFL, e.open_flags);
-      break;
-    }
-    case FdKind::kPipe:
-    case FdKind::kSocket: {
-      const int type = e.kind == FdKind::kSocket ? socket_type_from_name(e.path) : 0;
-      if (type < 0) {
-        r.fail("socket type", "\"\", \"dgram\" or \"seqpacket\"");
         break;
       }
-      ChannelPair& pr = pairs[e.channel];
-      if (pr.host[0] < 0) {
-        int rc =
-            e.kind == FdKind::kPipe ? pipe2(pr.host, O_CLOEXEC) : socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, pr.host);
-        if (rc < 0) {
-          problem = errno_text("recreating a guest pipe");
-          break;
-        }
-        pr.kind = e.kind;
-      }
-      e.host_fd = fcntl(pr.host[e.end], F_DUPFD_CLOEXEC, 0);
       fcntl(e.host_fd, F_SETFL, e.open_flags);
-      if (!pr.filled[e.end] && !s.pending.empty()) {
-        int into = e.kind == FdKind::kPipe ? pr.host[1] : pr.host[1 - e.end];
-        if (type != SOCK_STREAM && e.kind == FdKind::kSocket) {
-          if (!refill_messages(into, s.pending)) r.fail("fd pending data", "the messages of a guest socket");
-        } else if (write(into, s.pending.data(), s.pending.size()) != static_cast<ssize_t>(s.pending.size())) {
-          problem = "cannot refill a guest pipe";
-        }
-      }
-      pr.filled[e.end] = true;
+      // Its name leads to it again (the socket file is the guest's, left as it was).
+      if (std::string name = socket_bound_name(e.path); !name.empty()) p.fds.unix_names().bind(name, e.channel);
       break;
     }
+    case FdKind::kUnixListener:
+      e.host_fd = reopen_listener(r, p, channels, e, s.pending, &problem);
+      break;
+    case FdKind::kPipe:
+    case FdKind::kSocket:
+      e.host_fd = reopen_pair_end(r, channels, e, s.pending, &problem);
+      if (e.host_fd >= 0) fcntl(e.host_fd, F_SETFL, e.open_flags);
+      break;
     default:
-      r.fail("fd kind", "0..7");
+      r.fail("fd kind", "0..8");
   }
   if (shared && problem.empty() && e.host_fd >= 0)
     channels.descriptions[e.channel] = fcntl(e.host_fd, F_DUPFD_CLOEXEC, 0);
@@ -320,7 +237,7 @@ Status VmStateCodec::encode_fds(ByteWriter& w, const Vm& vm) {
   w.u32(nfds);
   for (size_t fd = 0; fd < fds.size(); ++fd)
     if (fds[fd].host_fd >= 0)
-      if (Status s = encode_fd(w, static_cast<int>(fd), fds[fd]); !s.ok()) return s;
+      if (Status s = encode_fd(w, static_cast<int>(fd), fds[fd], vm.proc_->fds.unix_names()); !s.ok()) return s;
   w.u32(static_cast<uint32_t>(vm.proc_->fds.channels()));
   return Status();
 }

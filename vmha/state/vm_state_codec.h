@@ -67,6 +67,23 @@ struct ChannelPairs {
   ~ChannelPairs();
 };
 
+// What waits in channels (channel_codec.cc): the bytes in flight in a pipe
+// or socketpair end (a datagram or seqpacket end's as its messages, each
+// with a 4-byte length), and a listener's queue of connections not yet
+// accepted (each its channel and the bytes waiting at its accepting end).
+Status peek_pending(const FdEntry& e, std::string* out);
+Status encode_listener_queue(const UnixListener& l, std::string* out);
+// The host fd of a restored pipe or socketpair end (kind, FdEntry::path's
+// socket type, channel, end), the channel's pair made by its first end and
+// refilled with `pending` once per end. -1 with *problem set, or with the
+// reader failed on a bad value.
+int reopen_pair_end(ByteReader& r, ChannelPairs& channels, const FdEntry& e, const std::string& pending,
+                    std::string* problem);
+// A restored listener's host fd (a dup of its eventfd): the first of its
+// descriptors makes it and requeues its connections from `queue`.
+int reopen_listener(ByteReader& r, Process& p, ChannelPairs& channels, const FdEntry& e, const std::string& queue,
+                    std::string* problem);
+
 class VmStateCodec {
  public:
   static void encode_header(ByteWriter& w, const Vm& vm);

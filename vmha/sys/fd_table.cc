@@ -20,11 +20,17 @@ std::string socket_type_name(int type) {
   }
 }
 
-int socket_type_from_name(const std::string& name) {
+int socket_type_from_name(const std::string& path) {
+  const std::string name = path.substr(0, path.find(':'));
   if (name.empty()) return SOCK_STREAM;
   if (name == "dgram") return SOCK_DGRAM;
   if (name == "seqpacket") return SOCK_SEQPACKET;
   return -1;
+}
+
+std::string socket_bound_name(const std::string& path) {
+  size_t colon = path.find(':');
+  return colon == std::string::npos ? "" : path.substr(colon + 1);
 }
 
 FdTable::~FdTable() { close_all(); }
@@ -39,6 +45,7 @@ int FdTable::install(const FdEntry& e, int min_fd) {
     if (fd >= static_cast<int>(slots_.size())) slots_.resize(fd + 1);
     if (slots_[fd].host_fd < 0) {
       slots_[fd] = e;
+      if (e.kind == FdKind::kUnixListener) names_->acquire(e.channel);
       return fd;
     }
   }
@@ -50,6 +57,7 @@ int FdTable::install_at(int fd, const FdEntry& e) {
   close(fd);
   if (fd >= static_cast<int>(slots_.size())) slots_.resize(fd + 1);
   slots_[fd] = e;
+  if (e.kind == FdKind::kUnixListener) names_->acquire(e.channel);
   return fd;
 }
 
@@ -57,6 +65,7 @@ int FdTable::close(int fd) {
   FdEntry* e = get(fd);
   if (!e) return -EBADF;
   ::close(e->host_fd);
+  if (e->kind == FdKind::kUnixListener) names_->release(e->channel);
   *e = FdEntry{};
   return 0;
 }
@@ -68,6 +77,7 @@ void FdTable::share(FdEntry& e) {
 void FdTable::fork_from(FdTable& parent) {
   close_all();
   channels_ = parent.channels_;
+  names_ = parent.names_;
   slots_.resize(parent.slots_.size());
   for (size_t fd = 0; fd < parent.slots_.size(); ++fd) {
     FdEntry& e = parent.slots_[fd];
@@ -75,7 +85,9 @@ void FdTable::fork_from(FdTable& parent) {
     share(e);
     FdEntry copy = e;
     copy.host_fd = fcntl(e.host_fd, F_DUPFD_CLOEXEC, 0);
-    if (copy.host_fd >= 0) slots_[fd] = copy;
+    if (copy.host_fd < 0) continue;
+    slots_[fd] = copy;
+    if (copy.kind == FdKind::kUnixListener) names_->acquire(copy.channel);
   }
 }
 

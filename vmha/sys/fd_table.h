@@ -8,26 +8,32 @@
 #include <string>
 #include <vector>
 
+#include "vmha/sys/unix_names.h"
+
 namespace vmha {
 
 enum class FdKind : uint8_t {
-  kStdStream = 0,   // guest 0/1/2 as handed to vmha (index = which stream)
-  kFile = 1,        // regular file or directory under the working directory
-  kDevice = 2,      // one of the allowed devices (/dev/null, /dev/zero, /dev/urandom)
-  kPipe = 3,        // pipe made by the guest (both ends inside the VM)
-  kSocket = 4,      // socketpair made by the guest (both ends inside the VM)
-  kReadOnly = 5,    // regular file or directory under a read-only path (path: absolute)
-  kProcFds = 6,     // the /proc/self/fd directory: a listing in a host memfd (sys/proc_views.h)
-  kUnixSocket = 7,  // socket(AF_UNIX) neither bound nor connected (path: its type, socket_calls.cc)
+  kStdStream = 0,     // guest 0/1/2 as handed to vmha (index = which stream)
+  kFile = 1,          // regular file or directory under the working directory
+  kDevice = 2,        // one of the allowed devices (/dev/null, /dev/zero, /dev/urandom)
+  kPipe = 3,          // pipe made by the guest (both ends inside the VM)
+  kSocket = 4,        // socketpair made by the guest (both ends inside the VM)
+  kReadOnly = 5,      // regular file or directory under a read-only path (path: absolute)
+  kProcFds = 6,       // the /proc/self/fd directory: a listing in a host memfd (sys/proc_views.h)
+  kUnixSocket = 7,    // socket(AF_UNIX) not connected (path: its type, and ":" and its name once bound)
+  kUnixListener = 8,  // a listening AF_UNIX socket (host fd: its eventfd, sys/unix_names.h)
 };
 
 // The guest's own sockets: a socketpair's ends, an unconnected AF_UNIX socket.
 inline bool is_guest_socket(FdKind k) { return k == FdKind::kSocket || k == FdKind::kUnixSocket; }
 
 // A socket type as FdEntry::path records it ("" for SOCK_STREAM, as states
-// before kept every socketpair), and back: -1 for a name that is none.
+// before kept every socketpair), and back from a path ("type" or
+// "type:name"): -1 for a type that is none.
 std::string socket_type_name(int type);
-int socket_type_from_name(const std::string& name);
+int socket_type_from_name(const std::string& path);
+// The name a socket's path records after its type ("": not bound).
+std::string socket_bound_name(const std::string& path);
 
 struct FdEntry {
   int host_fd = -1;
@@ -83,8 +89,13 @@ class FdTable {
   // fork: the same descriptors, each host fd dup'ed (one open file
   // description, as Linux shares it, each shared()), and the same channel counter.
   void fork_from(FdTable& parent);
-  // The same channel counter as `other`'s (a restored tree).
-  void share_channels(const FdTable& other) { channels_ = other.channels_; }
+  // The same channel counter and AF_UNIX names as `other`'s (a restored tree).
+  void share_channels(const FdTable& other) {
+    channels_ = other.channels_;
+    names_ = other.names_;
+  }
+  // The tree's AF_UNIX names and listeners (a forked table shares them).
+  UnixNames& unix_names() { return *names_; }
   // execve: closes the descriptors marked close-on-exec.
   void close_on_exec();
   int close(int fd);  // 0 or -EBADF
@@ -95,6 +106,7 @@ class FdTable {
  private:
   std::vector<FdEntry> slots_;
   std::shared_ptr<int> channels_ = std::make_shared<int>(0);
+  std::shared_ptr<UnixNames> names_ = std::make_shared<UnixNames>();
 };
 
 }  // namespace vmha

@@ -48,6 +48,7 @@ int64_t read_into(Process& p, int fd, std::vector<iovec>& iov, off_t offset) {
   FdEntry* e = p.fds.get(fd);
   if (!e) return -EBADF;
   if (e->kind == FdKind::kProcFds) return -EISDIR;
+  if (e->kind == FdKind::kUnixListener) return -EINVAL;  // its host fd is an eventfd (unix_names.h)
   if (must_wait(p, *e)) return kWaitForRelease;
   if (stream_would_block(*e)) return -EAGAIN;
   if (offset < 0 && would_yield(p, *e, POLLIN)) return kRetryLater;
@@ -199,11 +200,27 @@ int64_t sys_getdents64(Process& p, const SyscallArgs& a) {
   return p.as->copy_out(a.a[1], buf.data(), n) ? n : -EFAULT;
 }
 
+int64_t sys_fcntl(Process& p, const SyscallArgs& a);
+
+// Terminal queries (isatty, window size), bytes waiting, and the flags
+// fcntl sets too (Python's setblocking uses FIONBIO); the rest is not the
+// guest's business.
 int64_t sys_ioctl(Process& p, const SyscallArgs& a) {
   FdEntry* e = p.fds.get(fd_arg(a, 0));
   if (!e) return -EBADF;
-  // Only terminal queries (isatty, window size); the rest is not the guest's business.
   uint64_t req = a.a[1];
+  if (req == FIONBIO) {
+    int on = 0;
+    if (!p.as->copy_in(&on, a.a[2], sizeof on)) return -EFAULT;
+    int64_t flags = sys_fcntl(p, SyscallArgs{SYS_fcntl, {a.a[0], F_GETFL}});
+    if (flags < 0) return flags;
+    flags = on ? flags | O_NONBLOCK : flags & ~O_NONBLOCK;
+    return sys_fcntl(p, SyscallArgs{SYS_fcntl, {a.a[0], F_SETFL, static_cast<uint64_t>(flags)}});
+  }
+  if (req == FIOCLEX || req == FIONCLEX) {
+    e->cloexec = req == FIOCLEX;
+    return 0;
+  }
   if (req == TCGETS || req == TIOCGWINSZ) {
     char buf[64];
     if (ioctl(e->host_fd, req, buf) < 0) return -errno;

@@ -35,6 +35,7 @@ int64_t write_for_guest(Process& p, int fd, const std::vector<iovec>& iov, off_t
   if (!e) return -EBADF;
   // Opened for reading only (confinement.h, proc_views.h).
   if (e->kind == FdKind::kReadOnly || e->kind == FdKind::kProcFds) return -EBADF;
+  if (e->kind == FdKind::kUnixListener) return -ENOTCONN;  // its host fd is an eventfd (unix_names.h)
   ssize_t n;
   if (e->kind == FdKind::kPipe || is_guest_socket(e->kind)) {
     if (offset < 0 && p.tree && p.tree->others_runnable(p)) {

@@ -16,6 +16,7 @@
 #include <functional>
 #include <string>
 
+#include "vmha/sys/guest_paths.h"
 #include "vmha/sys/proc_views.h"
 #include "vmha/sys/process_tree.h"
 #include "vmha/sys/removed_files.h"
@@ -29,16 +30,6 @@ constexpr int kAtFdcwd = AT_FDCWD;
 // What of the guest's open flags a file under a read-only root keeps (for
 // reopening it after a restore).
 constexpr int kReadOnlyOpenFlags = O_PATH | O_NOFOLLOW | O_DIRECTORY | O_NONBLOCK | O_NOCTTY | O_NOATIME;
-
-// Where a guest (dirfd, path) pair points: a host directory fd (not owned)
-// and a path relative to it; `recorded` is the path relative to the working
-// directory, or the absolute path under a read-only root (read_only).
-struct Resolved {
-  int dir = -1;
-  std::string rel;
-  std::string recorded;
-  bool read_only = false;
-};
 
 // Where the guest's (dirfd, path) points, before symlinks that leave its root.
 int locate_raw(Process& p, int64_t dirfd, const std::string& path, Resolved* r) {
@@ -74,9 +65,8 @@ int hidden(const Resolved& r) { return !r.read_only && in_holding_dir(r.recorded
 // follow_last: the call follows a symlink in the last component (open
 // without O_NOFOLLOW, stat); unlink, rename, readlink, lstat do not. A link
 // that leads out of its root is expanded through the policy (confinement.h).
-int resolve(Process& p, int64_t dirfd, uint64_t path_va, bool follow_last, Resolved* r, std::string* raw = nullptr) {
-  std::string path;
-  if (int e = p.as->read_string(path_va, path)) return e;
+int resolve_string(Process& p, int64_t dirfd, std::string path, bool follow_last, Resolved* r,
+                   std::string* raw = nullptr) {
   // A link of /proc/self (proc_views.h) leads where it points; one to a
   // pipe or socket names no path (open() handles those itself).
   if (ProcView v = proc_view(p, path);
@@ -91,6 +81,12 @@ int resolve(Process& p, int64_t dirfd, uint64_t path_va, bool follow_last, Resol
   if (int e = p.root.locate_following(p.root.absolute(l), follow_last, &l)) return e;
   *r = Resolved{l.dir, l.rel, l.recorded, l.read_only};
   return hidden(*r);
+}
+
+int resolve(Process& p, int64_t dirfd, uint64_t path_va, bool follow_last, Resolved* r, std::string* raw = nullptr) {
+  std::string path;
+  if (int e = p.as->read_string(path_va, path)) return e;
+  return resolve_string(p, dirfd, path, follow_last, r, raw);
 }
 
 // -EROFS for a change under a read-only root, after what Linux checks first
@@ -127,7 +123,7 @@ int64_t open_proc_view(Process& p, const std::string& path, int flags, bool foll
   } else if (v.kind == ProcView::Kind::kFdLink && follow) {
     const FdEntry* e = p.fds.get(v.fd);
     if (!e) return -ENOENT;
-    if (is_guest_socket(e->kind)) return -ENXIO;
+    if (is_guest_socket(e->kind) || e->kind == FdKind::kUnixListener) return -ENXIO;
     if (e->kind != FdKind::kPipe && e->kind != FdKind::kStdStream) return 1;
     if (flags & O_DIRECTORY) return -ENOTDIR;
     entry = *e;
@@ -529,6 +525,10 @@ const SyscallDef kDefs[] = {
 };
 
 }  // namespace
+
+int resolve_guest_path(Process& p, const std::string& path, bool follow_last, Resolved* out) {
+  return resolve_string(p, AT_FDCWD, path, follow_last, out);
+}
 
 std::span<const SyscallDef> path_syscalls() { return kDefs; }
 

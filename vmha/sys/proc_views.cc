@@ -110,6 +110,7 @@ int proc_link_target(Process& p, const ProcView& v, std::string* target) {
       return 0;
     case FdKind::kSocket:
     case FdKind::kUnixSocket:
+    case FdKind::kUnixListener:
       *target = "socket:[" + std::to_string(e->channel) + "]";
       return 0;
     case FdKind::kProcFds:

@@ -1,12 +1,10 @@
-// Socket system calls. The guest's sockets stay inside the VM: socketpairs
-// (file_calls.cc), and AF_UNIX sockets that socket() makes but that reach
-// nothing. A service outside the VM (a name service daemon, a host's
-// syslog) is refused: its replies would not be in the checkpoint, so a
-// backup could not replay them, and what the guest sends would leave before
-// its epoch is acknowledged. A connect to a name where nothing listens fails
-// as natively (glibc asks nscd's socket on every user lookup, and goes on
-// when none is there), without a word; a refused service is reported once.
-// Other families (network) are not carried: ENOSYS, reported once.
+// Socket system calls: socket, data, names and options. The guest's sockets
+// stay inside the VM: socketpairs (file_calls.cc), and AF_UNIX sockets that
+// connect to the guest's own listeners (socket_name_calls.cc) or to nothing.
+// A service outside the VM (a name service daemon, a host's syslog) is
+// refused: its replies would not be in the checkpoint, so a backup could not
+// replay them, and what the guest sends would leave before its epoch is
+// acknowledged. Other families (network) are not carried: ENOSYS, reported once.
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -24,6 +22,7 @@
 
 #include "vmha/output/output_sink.h"
 #include "vmha/sys/guest_io.h"
+#include "vmha/sys/socket_addr.h"
 #include "vmha/sys/syscall_table.h"
 #include "vmha/sys/threads.h"
 
@@ -33,8 +32,8 @@ namespace {
 
 // log_once keys beside system call numbers (below 512).
 constexpr uint64_t kFamilyKey = uint64_t{1} << 40;
-constexpr uint64_t kServiceKey = uint64_t{1} << 41;
 constexpr uint64_t kAncillaryKey = uint64_t{1} << 42;
+constexpr uint64_t kOptionKey = uint64_t{1} << 43;
 
 std::string family_name(int family) {
   switch (family) {
@@ -75,46 +74,14 @@ int64_t sys_socket(Process& p, const SyscallArgs& a) {
   return g;
 }
 
-// A connect (or a datagram's destination) at sockaddr `va`: nothing inside
-// the VM has a name to reach (bind is not served), so it is outside. -errno.
-int64_t reach(Process& p, uint64_t va, uint64_t len, const char* call) {
-  constexpr size_t kPathAt = offsetof(sockaddr_un, sun_path);
-  if (len <= kPathAt || len > sizeof(sockaddr_un)) return -EINVAL;
-  sockaddr_un sa{};
-  if (!p.as->copy_in(&sa, va, len)) return -EFAULT;
-  if (sa.sun_family != AF_UNIX) return -EINVAL;
-  const size_t n = len - kPathAt;
-  std::string name;
-  if (sa.sun_path[0] == '\0') {
-    name = "@" + std::string(sa.sun_path + 1, n - 1);  // the abstract namespace, as ss shows it
-  } else {
-    name.assign(sa.sun_path, strnlen(sa.sun_path, n));
-    // vmha runs as the job's user: this tells the guest no more than its user may know.
-    const std::string host = name[0] == '/' ? name : p.root.root_path() + "/" + name;
-    struct stat st;
-    if (stat(host.c_str(), &st) != 0) return -errno;
-    if (!S_ISSOCK(st.st_mode)) return -ECONNREFUSED;  // Linux's answer for a file that is no socket
-  }
-  p.log_once(kServiceKey | (std::hash<std::string>{}(name)&0xffffffffu),
-             std::string(call) + " to " + name +
-                 " refused: a protected job cannot use a service outside its VM (a backup could not replay its "
-                 "replies): returning ECONNREFUSED to the guest");
-  return -ECONNREFUSED;
-}
-
-int64_t sys_connect(Process& p, const SyscallArgs& a) {
-  FdEntry* e = p.fds.get(fd_arg(a, 0));
-  if (!e) return -EBADF;
-  if (e->kind == FdKind::kSocket) return -EISCONN;
-  if (e->kind != FdKind::kUnixSocket) return -ENOTSOCK;
-  return reach(p, a.a[1], a.a[2], "connect");
-}
-
 // A send with a destination: a datagram's is outside the VM; a connected
 // stream has one already, an unconnected one cannot take one (as Linux).
+// (Datagrams between the guest's own named sockets are not served.)
 int64_t send_with_address(Process& p, const FdEntry& e, uint64_t va, uint64_t len, const char* call) {
-  if (socket_type_from_name(e.path) == SOCK_DGRAM) return reach(p, va, len, call);
-  return e.kind == FdKind::kSocket ? -EISCONN : -EOPNOTSUPP;
+  if (socket_type_from_name(e.path) != SOCK_DGRAM) return e.kind == FdKind::kSocket ? -EISCONN : -EOPNOTSUPP;
+  SocketName n;
+  if (int rc = read_socket_name(p, va, len, &n)) return rc;
+  return refuse_outside(p, n, call);
 }
 
 int64_t send_iov(Process& p, const FdEntry& e, const std::vector<iovec>& iov, int flags) {
@@ -150,18 +117,11 @@ int64_t recv_iov(Process& p, const FdEntry& e, std::vector<iovec>& iov, int flag
 }
 
 // The guest's socket behind fd, or -errno in *err.
+// (A listener carries no data: ENOTCONN, as Linux answers.)
 const FdEntry* guest_socket(Process& p, int fd, int64_t* err) {
   const FdEntry* e = p.fds.get(fd);
-  *err = !e ? -EBADF : !is_guest_socket(e->kind) ? -ENOTSOCK : 0;
+  *err = !e ? -EBADF : e->kind == FdKind::kUnixListener ? -ENOTCONN : !is_guest_socket(e->kind) ? -ENOTSOCK : 0;
   return *err ? nullptr : e;
-}
-
-// Copies an address out to a guest (addr, addrlen) pair, truncated to its room.
-bool give_address(Process& p, uint64_t addr_va, uint64_t len_va, const sockaddr_storage& from, socklen_t got) {
-  if (!addr_va || !len_va) return true;
-  socklen_t room = 0;
-  if (!p.as->copy_in(&room, len_va, sizeof room)) return false;
-  return p.as->copy_out(addr_va, &from, std::min(room, got)) && p.as->copy_out(len_va, &got, sizeof got);
 }
 
 int64_t sys_sendto(Process& p, const SyscallArgs& a) {
@@ -236,37 +196,93 @@ int64_t sys_shutdown(Process& p, const SyscallArgs& a) {
 
 // getsockname/getpeername: a guest socket's (unnamed) addresses; anything
 // else is not a socket (what shells ask of their standard input).
+// A bound socket's or listener's own name is the one the guest bound
+// (vmha's host socket has none, or another); a connection's ends are unnamed.
 int64_t sock_name(Process& p, const SyscallArgs& a, bool peer) {
-  int64_t err;
-  const FdEntry* e = guest_socket(p, fd_arg(a, 0), &err);
-  if (!e) return err;
+  const FdEntry* e = p.fds.get(fd_arg(a, 0));
+  if (!e) return -EBADF;
+  if (!is_guest_socket(e->kind) && e->kind != FdKind::kUnixListener) return -ENOTSOCK;
   sockaddr_storage addr{};
   socklen_t got = sizeof addr;
-  if ((peer ? getpeername(e->host_fd, reinterpret_cast<sockaddr*>(&addr), &got)
-            : getsockname(e->host_fd, reinterpret_cast<sockaddr*>(&addr), &got)) < 0)
+  if (e->kind != FdKind::kSocket) {
+    if (peer) return -ENOTCONN;
+    got = socket_address(socket_bound_name(e->path), &addr);
+  } else if ((peer ? getpeername(e->host_fd, reinterpret_cast<sockaddr*>(&addr), &got)
+                   : getsockname(e->host_fd, reinterpret_cast<sockaddr*>(&addr), &got)) < 0) {
     return -errno;
+  }
   return give_address(p, a.a[1], a.a[2], addr, got) ? 0 : -EFAULT;
 }
 int64_t sys_getsockname(Process& p, const SyscallArgs& a) { return sock_name(p, a, false); }
 int64_t sys_getpeername(Process& p, const SyscallArgs& a) { return sock_name(p, a, true); }
 
-// Options are read from the host socket (SO_TYPE, SO_ERROR, buffer sizes);
-// none is set, so a restored socket has all it had.
+// A listener's options, as Linux gives a listening AF_UNIX socket's.
+int listener_option(const FdEntry& e, int level, int name, int* value) {
+  if (level != SOL_SOCKET) return -ENOPROTOOPT;
+  switch (name) {
+    case SO_TYPE:
+      *value = socket_type_from_name(e.path);
+      return 0;
+    case SO_DOMAIN:
+      *value = AF_UNIX;
+      return 0;
+    case SO_ACCEPTCONN:
+      *value = 1;
+      return 0;
+    case SO_PROTOCOL:
+    case SO_ERROR:
+      *value = 0;
+      return 0;
+    default:
+      return -ENOPROTOOPT;
+  }
+}
+
+// Options are read from the host socket (SO_TYPE, SO_ERROR, buffer sizes).
 int64_t sys_getsockopt(Process& p, const SyscallArgs& a) {
-  int64_t err;
-  const FdEntry* e = guest_socket(p, fd_arg(a, 0), &err);
-  if (!e) return err;
+  const FdEntry* e = p.fds.get(fd_arg(a, 0));
+  if (!e) return -EBADF;
+  if (!is_guest_socket(e->kind) && e->kind != FdKind::kUnixListener) return -ENOTSOCK;
   socklen_t room = 0;
   if (!p.as->copy_in(&room, a.a[4], sizeof room)) return -EFAULT;
   std::vector<char> buf(std::min<socklen_t>(room, 256));
   socklen_t got = static_cast<socklen_t>(buf.size());
-  if (getsockopt(e->host_fd, static_cast<int>(a.a[1]), static_cast<int>(a.a[2]), buf.data(), &got) < 0) return -errno;
+  if (e->kind == FdKind::kUnixListener) {
+    int value = 0;
+    if (int rc = listener_option(*e, static_cast<int>(a.a[1]), static_cast<int>(a.a[2]), &value)) return rc;
+    got = std::min<socklen_t>(room, sizeof value);
+    std::memcpy(buf.data(), &value, got);
+  } else if (getsockopt(e->host_fd, static_cast<int>(a.a[1]), static_cast<int>(a.a[2]), buf.data(), &got) < 0) {
+    return -errno;
+  }
   return p.as->copy_out(a.a[3], buf.data(), got) && p.as->copy_out(a.a[4], &got, sizeof got) ? 0 : -EFAULT;
+}
+
+// The options a program sets before bind and listen (Python's listeners
+// set SO_REUSEADDR) mean nothing for AF_UNIX and are accepted; buffer sizes
+// and keepalive go to the host socket (a restored one has the defaults).
+// Anything else (SO_PASSCRED, timeouts) is refused, reported once.
+int64_t sys_setsockopt(Process& p, const SyscallArgs& a) {
+  const FdEntry* e = p.fds.get(fd_arg(a, 0));
+  if (!e) return -EBADF;
+  if (!is_guest_socket(e->kind) && e->kind != FdKind::kUnixListener) return -ENOTSOCK;
+  const int level = static_cast<int>(a.a[1]), name = static_cast<int>(a.a[2]);
+  if (level == SOL_SOCKET && (name == SO_REUSEADDR || name == SO_REUSEPORT)) return 0;
+  if (level == SOL_SOCKET && (name == SO_SNDBUF || name == SO_RCVBUF || name == SO_KEEPALIVE)) {
+    if (e->kind == FdKind::kUnixListener) return 0;
+    int value = 0;
+    if (a.a[4] < sizeof value || !p.as->copy_in(&value, a.a[3], sizeof value))
+      return a.a[4] < sizeof value ? -EINVAL : -EFAULT;
+    return setsockopt(e->host_fd, level, name, &value, sizeof value) < 0 ? -errno : 0;
+  }
+  p.log_once(kOptionKey | (static_cast<uint64_t>(level & 0xffff) << 16) | (name & 0xffff),
+             "setsockopt(level " + std::to_string(level) + ", option " + std::to_string(name) +
+                 ") is not supported: returning ENOPROTOOPT to the guest");
+  return -ENOPROTOOPT;
 }
 
 const SyscallDef kDefs[] = {
     {SYS_socket, "socket", sys_socket},
-    {SYS_connect, "connect", sys_connect},
     {SYS_sendto, "sendto", sys_sendto},
     {SYS_recvfrom, "recvfrom", sys_recvfrom},
     {SYS_sendmsg, "sendmsg", sys_sendmsg},
@@ -275,6 +291,7 @@ const SyscallDef kDefs[] = {
     {SYS_getsockname, "getsockname", sys_getsockname},
     {SYS_getpeername, "getpeername", sys_getpeername},
     {SYS_getsockopt, "getsockopt", sys_getsockopt},
+    {SYS_setsockopt, "setsockopt", sys_setsockopt},
 };
 
 }  // namespace
