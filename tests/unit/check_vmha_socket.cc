@@ -4,7 +4,9 @@
 // carrying messages between processes; a server bound in the working
 // directory serving a forked child, and checkpointed while the child's
 // connection waits in its queue); Python's multiprocessing Listener and
-// Client talk through a name; a user lookup with HOME unset (glibc then asks nscd's socket)
+// Client talk through a name; epoll watches a socketpair end, a pipe and a
+// listener as natively, and again after a restore; Python's asyncio serves
+// and connects through a name; a user lookup with HOME unset (glibc then asks nscd's socket)
 // prints nothing from vmha — a batch job on a host without HOME failed so;
 // a live service outside the VM is refused, once reported; a network socket
 // is ENOSYS with its family's name; a checkpoint taken while messages wait
@@ -91,6 +93,36 @@ START_TEST(checkpoint_keeps_a_waiting_connection) {
 }
 END_TEST
 
+START_TEST(epoll_watches_as_natively_and_after_a_restore) {
+  vmha_test::Captured c = same_as_native({probe(), "epoll"});
+  ck_assert_msg(contains(c.out, "ready: socketpair, pipe, listener\ndone\n"), "%s", c.out.c_str());
+  ck_assert_msg(c.err.empty(), "vmha said: %s", c.err.c_str());
+  const std::string got = vmha_test::output_across_checkpoint({probe(), "epoll"}, SYS_getppid);
+  ck_assert_msg(got == c.out, "restored:\n%s\nnative:\n%s", got.c_str(), c.out.c_str());
+}
+END_TEST
+
+START_TEST(python_asyncio_serves_through_a_name) {
+  if (access("/usr/bin/python3", X_OK) != 0) {
+    std::printf("note: /usr/bin/python3 is missing here; not run\n");
+    return;
+  }
+  vmha_test::Captured c = same_as_native({"/usr/bin/python3", "-c",
+                                          "import asyncio\n"
+                                          "async def main():\n"
+                                          "    async def handle(r, w):\n"
+                                          "        w.write((await r.readline()).upper()); await w.drain(); w.close()\n"
+                                          "    srv = await asyncio.start_unix_server(handle, 'a.sock')\n"
+                                          "    r, w = await asyncio.open_unix_connection('a.sock')\n"
+                                          "    w.write(b'hello\\n'); await w.drain()\n"
+                                          "    print((await r.readline()).decode().strip())\n"
+                                          "    w.close(); srv.close(); await srv.wait_closed()\n"
+                                          "asyncio.run(main())\n"});
+  ck_assert_str_eq(c.out.c_str(), "HELLO\n");
+  ck_assert_msg(c.err.empty(), "vmha said: %s", c.err.c_str());
+}
+END_TEST
+
 START_TEST(python_listener_and_client_talk) {
   if (access("/usr/bin/python3", X_OK) != 0) {
     std::printf("note: /usr/bin/python3 is missing here; not run\n");
@@ -111,6 +143,7 @@ START_TEST(python_listener_and_client_talk) {
                                           "    os.waitpid(pid, 0)\n"
                                           "print('parent done', os.path.exists('py.sock'))\n"});
   ck_assert_str_eq(c.out.c_str(), "child got 42\nparent done False\n");
+  ck_assert_msg(c.err.empty(), "vmha said: %s", c.err.c_str());  // selectors' epoll probe, once ENOSYS
 }
 END_TEST
 
@@ -173,6 +206,8 @@ int main() {
   tcase_add_test(tc, server_serves_a_child_as_natively);
   tcase_add_test(tc, checkpoint_keeps_a_waiting_connection);
   tcase_add_test(tc, python_listener_and_client_talk);
+  tcase_add_test(tc, epoll_watches_as_natively_and_after_a_restore);
+  tcase_add_test(tc, python_asyncio_serves_through_a_name);
   tcase_add_test(tc, user_lookup_without_home_says_nothing);
   tcase_add_test(tc, a_service_outside_is_refused_once);
   tcase_add_test(tc, network_is_enosys_with_its_name);

@@ -7,7 +7,9 @@
    messages wait in the pairs there. `socket_probe server` binds a name in
    the working directory, listens, and serves a forked child that connects
    to it (getppid() marks where the child's connection and message wait in
-   the listener's queue); `socket_probe connect PATH` connects to PATH twice
+   the listener's queue); `socket_probe epoll` watches a socketpair end, a
+   pipe and a listener with epoll (getppid() marks a checkpoint after they
+   were added) while a forked child makes each ready; `socket_probe connect PATH` connects to PATH twice
    and prints the errors; `socket_probe inet` makes an AF_INET socket and
    prints whether it could. */
 #define _GNU_SOURCE
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -186,8 +189,50 @@ static int server(void) {
   return 0;
 }
 
+static int watch(void) {
+  int ep = epoll_create1(EPOLL_CLOEXEC), sp[2], pp[2];
+  int s = socket(AF_UNIX, SOCK_STREAM, 0);
+  struct sockaddr_un sa = {.sun_family = AF_UNIX, .sun_path = "ep.sock"};
+  if (ep < 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sp) || pipe(pp) || bind(s, (struct sockaddr *)&sa, sizeof sa) ||
+      listen(s, 4))
+    return 1;
+  int fds[4] = {sp[0], pp[0], s, sp[1]};
+  for (int i = 0; i < 4; ++i) {
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 100 + i};
+    epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev);
+  }
+  struct epoll_event ev = {.events = EPOLLIN};
+  printf("add twice: %s\n", err_name(epoll_ctl(ep, EPOLL_CTL_ADD, pp[0], &ev) ? errno : 0));
+  epoll_ctl(ep, EPOLL_CTL_DEL, sp[1], NULL);
+  struct epoll_event got[8];
+  printf("nothing ready: %d\n", epoll_wait(ep, got, 8, 0));
+  getppid(); /* the test checkpoints here: three descriptors watched */
+  fflush(stdout);
+  pid_t child = fork();
+  if (child == 0) {
+    send(sp[1], "x", 1, 0);
+    write(pp[1], "y", 1);
+    int c = socket(AF_UNIX, SOCK_STREAM, 0);
+    connect_to(c, "ep.sock");
+    exit(0);
+  }
+  int seen = 0;
+  while ((seen & 7) != 7) {
+    int n = epoll_wait(ep, got, 8, -1);
+    for (int i = 0; i < n; ++i) {
+      int tag = (int)got[i].data.u64 - 100;
+      seen |= 1 << tag;
+    }
+  }
+  waitpid(child, NULL, 0);
+  printf("ready: socketpair, pipe, listener%s\n", seen & 8 ? ", and the removed one" : "");
+  printf("done\n");
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "server") == 0) return server();
+  if (argc == 2 && strcmp(argv[1], "epoll") == 0) return watch();
   if (argc == 3 && strcmp(argv[1], "connect") == 0) {
     int u = socket(AF_UNIX, SOCK_STREAM, 0);
     const char *first = connect_to(u, argv[2]);

@@ -8,6 +8,7 @@
 // reader from before ends the path there): a file the guest removed after
 // the checkpoint is found where the primary held it (sys/removed_files.h).
 #include <fcntl.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -85,7 +86,7 @@ int reopen_listing(const SavedFd& s) {
   return fd;
 }
 
-Status encode_fd(ByteWriter& w, int fd, const FdEntry& e, UnixNames& names) {
+Status encode_fd(ByteWriter& w, int fd, const FdEntry& e, FdTable& table) {
   w.u32(static_cast<uint32_t>(fd));
   w.u32(static_cast<uint32_t>(e.kind));
   struct stat st;
@@ -98,7 +99,7 @@ Status encode_fd(ByteWriter& w, int fd, const FdEntry& e, UnixNames& names) {
     flags = fcntl(e.host_fd, F_GETFL);
   w.u32(static_cast<uint32_t>(flags));
   w.u32(e.cloexec);
-  const UnixListener* l = e.kind == FdKind::kUnixListener ? names.listener(e.channel) : nullptr;
+  const UnixListener* l = e.kind == FdKind::kUnixListener ? table.unix_names().listener(e.channel) : nullptr;
   w.u32(static_cast<uint32_t>(l ? l->backlog : e.stream));  // a listener's backlog
   w.u32(static_cast<uint32_t>(e.channel));
   w.u32(static_cast<uint32_t>(e.end));
@@ -111,6 +112,7 @@ Status encode_fd(ByteWriter& w, int fd, const FdEntry& e, UnixNames& names) {
     return Status::error(errno_text("reading a guest's /proc/self/fd listing"));
   if (l)
     if (Status s = encode_listener_queue(*l, &pending); !s.ok()) return s;
+  if (e.kind == FdKind::kEpoll) encode_epoll_interest(table.epolls().interest(e.channel, &table), &pending);
   w.str(pending);
   return Status();
 }
@@ -215,13 +217,17 @@ std::string reopen_fd(ByteReader& r, const VmOptions& opts, Process& p, ChannelP
     case FdKind::kUnixListener:
       e.host_fd = reopen_listener(r, p, channels, e, s.pending, &problem);
       break;
+    case FdKind::kEpoll:
+      e.host_fd = epoll_create1(EPOLL_CLOEXEC);
+      if (e.host_fd < 0) problem = errno_text("recreating a guest's epoll instance");
+      break;
     case FdKind::kPipe:
     case FdKind::kSocket:
       e.host_fd = reopen_pair_end(r, channels, e, s.pending, &problem);
       if (e.host_fd >= 0) fcntl(e.host_fd, F_SETFL, e.open_flags);
       break;
     default:
-      r.fail("fd kind", "0..8");
+      r.fail("fd kind", "0..9");
   }
   if (shared && problem.empty() && e.host_fd >= 0)
     channels.descriptions[e.channel] = fcntl(e.host_fd, F_DUPFD_CLOEXEC, 0);
@@ -237,7 +243,7 @@ Status VmStateCodec::encode_fds(ByteWriter& w, const Vm& vm) {
   w.u32(nfds);
   for (size_t fd = 0; fd < fds.size(); ++fd)
     if (fds[fd].host_fd >= 0)
-      if (Status s = encode_fd(w, static_cast<int>(fd), fds[fd], vm.proc_->fds.unix_names()); !s.ok()) return s;
+      if (Status s = encode_fd(w, static_cast<int>(fd), fds[fd], vm.proc_->fds); !s.ok()) return s;
   w.u32(static_cast<uint32_t>(vm.proc_->fds.channels()));
   return Status();
 }
@@ -259,13 +265,17 @@ Status VmStateCodec::decode_fds(ByteReader& r, const VmOptions& opts, Vm& vm, Ch
   ChannelPairs own;
   ChannelPairs& shared = channels ? *channels : own;
   std::string problem;
+  std::map<int, std::string> epolls;  // guest epoll fd -> what it watched
   for (uint32_t i = 0; i < nfds && r.ok(); ++i) {
     SavedFd s;
     if (!decode_fd(r, &s)) break;
     problem = reopen_fd(r, opts, p, shared, s);
     if (!problem.empty()) break;
     if (s.e.host_fd >= 0) p.fds.install_at(s.fd, s.e);
+    if (s.e.kind == FdKind::kEpoll) epolls[s.fd] = s.pending;
   }
+  for (const auto& [epfd, saved] : epolls)
+    if (problem.empty() && r.ok()) problem = rewatch_epoll(r, p, epfd, saved);
   if (!problem.empty()) return Status::error("restore: " + problem);
   p.fds.set_next_channel(static_cast<int>(r.u32("channel count")));
   return Status();

@@ -79,6 +79,11 @@ Status encode_listener_queue(const UnixListener& l, std::string* out);
 // reader failed on a bad value.
 int reopen_pair_end(ByteReader& r, ChannelPairs& channels, const FdEntry& e, const std::string& pending,
                     std::string* problem);
+// What an epoll instance watches (epoll_codec.cc), and a restored
+// process's instance `epfd` watching it again once its table is open: ""
+// or why a host call failed (a bad record fails the reader).
+void encode_epoll_interest(const EpollSets::Interest& interest, std::string* out);
+std::string rewatch_epoll(ByteReader& r, Process& p, int epfd, const std::string& saved);
 // A restored listener's host fd (a dup of its eventfd): the first of its
 // descriptors makes it and requeues its connections from `queue`.
 int reopen_listener(ByteReader& r, Process& p, ChannelPairs& channels, const FdEntry& e, const std::string& queue,

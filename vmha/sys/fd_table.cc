@@ -66,6 +66,7 @@ int FdTable::close(int fd) {
   if (!e) return -EBADF;
   ::close(e->host_fd);
   if (e->kind == FdKind::kUnixListener) names_->release(e->channel);
+  epolls_->forget(this, fd);
   *e = FdEntry{};
   return 0;
 }
@@ -78,6 +79,7 @@ void FdTable::fork_from(FdTable& parent) {
   close_all();
   channels_ = parent.channels_;
   names_ = parent.names_;
+  epolls_ = parent.epolls_;
   slots_.resize(parent.slots_.size());
   for (size_t fd = 0; fd < parent.slots_.size(); ++fd) {
     FdEntry& e = parent.slots_[fd];

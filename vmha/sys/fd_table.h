@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "vmha/sys/epoll_sets.h"
 #include "vmha/sys/unix_names.h"
 
 namespace vmha {
@@ -22,6 +23,7 @@ enum class FdKind : uint8_t {
   kProcFds = 6,       // the /proc/self/fd directory: a listing in a host memfd (sys/proc_views.h)
   kUnixSocket = 7,    // socket(AF_UNIX) not connected (path: its type, and ":" and its name once bound)
   kUnixListener = 8,  // a listening AF_UNIX socket (host fd: its eventfd, sys/unix_names.h)
+  kEpoll = 9,         // an epoll instance (host fd: the host's; what it watches: sys/epoll_sets.h)
 };
 
 // The guest's own sockets: a socketpair's ends, an unconnected AF_UNIX socket.
@@ -54,7 +56,7 @@ struct FdEntry {
 // from a channel's pipe: dup and fork give them a channel to share by.
 inline bool reopened_alone(FdKind k) {
   return k == FdKind::kFile || k == FdKind::kReadOnly || k == FdKind::kDevice || k == FdKind::kProcFds ||
-         k == FdKind::kUnixSocket;
+         k == FdKind::kUnixSocket || k == FdKind::kEpoll;
 }
 
 // Whether the guest may change the file behind e (size, mode, times): only a
@@ -93,9 +95,12 @@ class FdTable {
   void share_channels(const FdTable& other) {
     channels_ = other.channels_;
     names_ = other.names_;
+    epolls_ = other.epolls_;
   }
   // The tree's AF_UNIX names and listeners (a forked table shares them).
   UnixNames& unix_names() { return *names_; }
+  // The tree's epoll interest lists (a forked table shares them).
+  EpollSets& epolls() { return *epolls_; }
   // execve: closes the descriptors marked close-on-exec.
   void close_on_exec();
   int close(int fd);  // 0 or -EBADF
@@ -107,6 +112,7 @@ class FdTable {
   std::vector<FdEntry> slots_;
   std::shared_ptr<int> channels_ = std::make_shared<int>(0);
   std::shared_ptr<UnixNames> names_ = std::make_shared<UnixNames>();
+  std::shared_ptr<EpollSets> epolls_ = std::make_shared<EpollSets>();
 };
 
 }  // namespace vmha

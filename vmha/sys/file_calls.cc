@@ -360,37 +360,10 @@ int64_t sys_poll(Process& p, const SyscallArgs& a) {
     FdEntry* e = fds[i].fd >= 0 ? p.fds.get(fds[i].fd) : nullptr;
     host[i].fd = e ? e->host_fd : -1;
   }
-  // A poll cut by an epoch pause restarts with what is left of its timeout.
   const int timeout = static_cast<int>(a.a[2]);
-  auto restarted = std::exchange(p.call_deadline, std::nullopt);
-  timespec deadline{}, now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  int left = timeout;
-  if (timeout >= 0) {
-    if (restarted) {
-      deadline = restarted->at;
-    } else {
-      deadline = now;
-      deadline.tv_sec += timeout / 1000;
-      deadline.tv_nsec += static_cast<long>(timeout % 1000) * 1000000;
-      if (deadline.tv_nsec >= 1000000000) deadline.tv_sec += 1, deadline.tv_nsec -= 1000000000;
-    }
-    const int64_t ns = (deadline.tv_sec - now.tv_sec) * 1000000000LL + (deadline.tv_nsec - now.tv_nsec);
-    left = ns <= 0 ? 0 : static_cast<int>((ns + 999999) / 1000000);
-  }
-  // Another guest thread or process may be what this poll waits for: look
-  // without waiting, and give the vCPU up when nothing is ready yet.
-  const bool share = left != 0 && p.tree && p.tree->others_runnable(p);
-  int r = poll(host.data(), n, share ? 0 : left);
-  if (r == 0 && share) {
-    if (timeout >= 0) p.call_deadline = Process::CallDeadline{CLOCK_MONOTONIC, deadline};
-    return kRetryLater;
-  }
-  if (r < 0 && errno == EINTR) {
-    if (timeout >= 0) p.call_deadline = Process::CallDeadline{CLOCK_MONOTONIC, deadline};
-    return kWaitForRelease;
-  }
-  if (r < 0) return -errno;
+  int64_t r =
+      wait_for_ready(p, timeout < 0 ? -1 : timeout * 1000000LL, [&](int ms) { return poll(host.data(), n, ms); });
+  if (r < 0) return r;
   for (uint64_t i = 0; i < n; ++i) {
     fds[i].revents = host[i].revents;
     if (fds[i].fd >= 0 && !p.fds.get(fds[i].fd)) fds[i].revents = POLLNVAL, ++r;
@@ -426,37 +399,11 @@ int64_t do_select(Process& p, uint64_t nfds, const uint64_t sets_va[3], int64_t 
     guest_fd.push_back(static_cast<int>(fd));
   }
   const uint64_t before = p.sigmask;
-  if (mask) {
-    p.sigmask = *mask & ~kUnblockable;
-    collect_signals(p.signals);
-    if (p.signals.deliverable(p.sigmask, p.sigactions)) {
-      if (!p.signals.saved_mask) p.signals.saved_mask = before;
-      return -EINTR;
-    }
-  }
-  auto restarted = std::exchange(p.call_deadline, std::nullopt);
-  timespec now{}, deadline{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  int left = -1;
-  if (timeout_ns >= 0) {
-    if (restarted) {
-      deadline = restarted->at;
-    } else {
-      const int64_t at = static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec + timeout_ns;
-      deadline = {at / 1000000000, at % 1000000000};
-    }
-    const int64_t ns = (deadline.tv_sec - now.tv_sec) * 1000000000LL + (deadline.tv_nsec - now.tv_nsec);
-    left = ns <= 0 ? 0 : static_cast<int>(std::min<int64_t>((ns + 999999) / 1000000, INT32_MAX));
-  }
-  const bool share = left != 0 && p.tree && p.tree->others_runnable(p);
-  int r = poll(host.data(), host.size(), share ? 0 : left);
-  if ((r == 0 && share) || (r < 0 && errno == EINTR)) {
-    p.sigmask = before;  // before the call again
-    if (timeout_ns >= 0) p.call_deadline = Process::CallDeadline{CLOCK_MONOTONIC, deadline};
-    return r == 0 ? kRetryLater : kWaitForRelease;
-  }
-  p.sigmask = before;
-  if (r < 0) return -errno;
+  if (mask)
+    if (int64_t r = apply_wait_mask(p, *mask); r < 0) return r;
+  const int64_t r = wait_for_ready(p, timeout_ns, [&](int ms) { return poll(host.data(), host.size(), ms); });
+  p.sigmask = before;  // before the call again, if it runs again
+  if (r < 0) return r;
   for (auto& set : sets) std::fill(set.begin(), set.end(), 0);
   int count = 0;
   for (size_t i = 0; i < host.size(); ++i) {

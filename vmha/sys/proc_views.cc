@@ -113,6 +113,9 @@ int proc_link_target(Process& p, const ProcView& v, std::string* target) {
     case FdKind::kUnixListener:
       *target = "socket:[" + std::to_string(e->channel) + "]";
       return 0;
+    case FdKind::kEpoll:
+      *target = "anon_inode:[eventpoll]";
+      return 0;
     case FdKind::kProcFds:
       *target = "/proc/" + std::to_string(p.pid) + "/fd";
       return 0;

@@ -13,9 +13,9 @@ constexpr uint64_t kMaxNr = 512;
 struct Table {
   SyscallDef defs[kMaxNr] = {};
   Table() {
-    for (auto group :
-         {memory_syscalls(), file_syscalls(), path_syscalls(), time_syscalls(), process_syscalls(), signal_syscalls(),
-          thread_syscalls(), futex_syscalls(), fork_syscalls(), socket_syscalls(), socket_name_syscalls()})
+    for (auto group : {memory_syscalls(), file_syscalls(), path_syscalls(), time_syscalls(), process_syscalls(),
+                       signal_syscalls(), thread_syscalls(), futex_syscalls(), fork_syscalls(), socket_syscalls(),
+                       socket_name_syscalls(), epoll_syscalls()})
       for (const SyscallDef& d : group)
         if (d.nr < kMaxNr) defs[d.nr] = d;
   }

@@ -34,6 +34,7 @@ std::span<const SyscallDef> futex_syscalls();
 std::span<const SyscallDef> fork_syscalls();
 std::span<const SyscallDef> socket_syscalls();
 std::span<const SyscallDef> socket_name_syscalls();
+std::span<const SyscallDef> epoll_syscalls();
 
 // clone/clone3 without CLONE_THREAD (fork_calls.cc).
 int64_t clone_process(Process& p, const SyscallArgs& a, uint64_t flags, uint64_t stack, uint64_t parent_tid,
