@@ -4,7 +4,8 @@
 // carrying messages between processes; a server bound in the working
 // directory serving a forked child, and checkpointed while the child's
 // connection waits in its queue); Python's multiprocessing Listener and
-// Client talk through a name; epoll watches a socketpair end, a pipe and a
+// Client talk through a name; a state whose socket records are corrupted
+// byte by byte is refused or restored, never a crash; epoll watches a socketpair end, a pipe and a
 // listener as natively, and again after a restore; Python's asyncio serves
 // and connects through a name; a user lookup with HOME unset (glibc then asks nscd's socket)
 // prints nothing from vmha — a batch job on a host without HOME failed so;
@@ -19,7 +20,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -123,6 +126,34 @@ START_TEST(python_asyncio_serves_through_a_name) {
 }
 END_TEST
 
+// Every byte near the listener's and the bound socket's records (found by
+// their name) set to 0, 0xff or flipped: Vm::restore refuses the state or
+// restores it (a name or a count may change harmlessly), and never crashes.
+START_TEST(corrupted_socket_records_are_refused_or_restored) {
+  std::vector<uint8_t> state;
+  VmOptions opts;
+  vmha_test::output_across_checkpoint({probe(), "server"}, SYS_getppid, &state, &opts);
+  const std::string name = "srv.sock";
+  std::vector<size_t> at;
+  for (auto it = state.begin(); (it = std::search(it, state.end(), name.begin(), name.end())) != state.end(); ++it)
+    at.push_back(static_cast<size_t>(it - state.begin()));
+  ck_assert_msg(at.size() >= 2, "the state names %s %zu times", name.c_str(), at.size());
+  int refused = 0, tried = 0;
+  for (size_t pos : at)
+    for (size_t i = pos < 48 ? 0 : pos - 48; i < std::min(state.size(), pos + 48); ++i)
+      for (int how = 0; how < 3; ++how) {
+        std::vector<uint8_t> bad = state;
+        bad[i] = how == 0 ? 0 : how == 1 ? 0xff : bad[i] ^ 0x80;
+        if (bad[i] == state[i]) continue;
+        std::unique_ptr<Vm> back;
+        refused += !Vm::restore(opts, bad, &back).ok();
+        ++tried;
+      }
+  std::printf("corrupted socket records: %d of %d states refused, the rest restored\n", refused, tried);
+  ck_assert_int_gt(refused, 0);
+}
+END_TEST
+
 START_TEST(python_listener_and_client_talk) {
   if (access("/usr/bin/python3", X_OK) != 0) {
     std::printf("note: /usr/bin/python3 is missing here; not run\n");
@@ -205,6 +236,7 @@ int main() {
   tcase_add_test(tc, probe_uses_sockets_as_natively);
   tcase_add_test(tc, server_serves_a_child_as_natively);
   tcase_add_test(tc, checkpoint_keeps_a_waiting_connection);
+  tcase_add_test(tc, corrupted_socket_records_are_refused_or_restored);
   tcase_add_test(tc, python_listener_and_client_talk);
   tcase_add_test(tc, epoll_watches_as_natively_and_after_a_restore);
   tcase_add_test(tc, python_asyncio_serves_through_a_name);
