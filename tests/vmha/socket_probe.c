@@ -164,6 +164,11 @@ static int server(void) {
   if (child == 0) {
     int c = socket(AF_UNIX, SOCK_STREAM, 0);
     printf("child connects: %s\n", connect_to(c, "srv.sock"));
+    struct sockaddr_un them = {0}, me = {0};
+    socklen_t tl = sizeof them, ml = sizeof me;
+    getpeername(c, (struct sockaddr *)&them, &tl);
+    getsockname(c, (struct sockaddr *)&me, &ml);
+    printf("child's peer: %s (%u bytes), its own name: %u bytes\n", them.sun_path, (unsigned)tl, (unsigned)ml);
     send(c, "hello", 5, 0);
     char buf[16];
     ssize_t n = recv(c, buf, sizeof buf, 0);
@@ -180,6 +185,10 @@ static int server(void) {
   char buf[16];
   ssize_t n = recv(a, buf, sizeof buf, 0);
   printf("accepted (peer %u bytes): %.*s\n", (unsigned)len, (int)(n < 0 ? 0 : n), buf);
+  struct sockaddr_un own = {0};
+  socklen_t ol = sizeof own;
+  getsockname(a, (struct sockaddr *)&own, &ol);
+  printf("accepted socket's own name: %s (%u bytes)\n", own.sun_path, (unsigned)ol);
   send(a, "ack", 3, 0);
   int status = 0;
   waitpid(child, &status, 0);

@@ -18,7 +18,7 @@ enum class FdKind : uint8_t {
   kFile = 1,          // regular file or directory under the working directory
   kDevice = 2,        // one of the allowed devices (/dev/null, /dev/zero, /dev/urandom)
   kPipe = 3,          // pipe made by the guest (both ends inside the VM)
-  kSocket = 4,        // socketpair made by the guest (both ends inside the VM)
+  kSocket = 4,        // a socketpair, or a connection (path: type, and ":" and its listener's name)
   kReadOnly = 5,      // regular file or directory under a read-only path (path: absolute)
   kProcFds = 6,       // the /proc/self/fd directory: a listing in a host memfd (sys/proc_views.h)
   kUnixSocket = 7,    // socket(AF_UNIX) not connected (path: its type, and ":" and its name once bound)

@@ -490,6 +490,7 @@ bool interrupted_call_restarts(Process& p, const SyscallArgs& a, bool sa_restart
     case SYS_pselect6:
     case SYS_epoll_wait:
     case SYS_epoll_pwait:
+    case SYS_epoll_pwait2:
     case SYS_rt_sigtimedwait:
       return false;
     // Restarted with SA_RESTART; a regular file never waited.

@@ -197,16 +197,21 @@ int64_t sys_shutdown(Process& p, const SyscallArgs& a) {
 // getsockname/getpeername: a guest socket's (unnamed) addresses; anything
 // else is not a socket (what shells ask of their standard input).
 // A bound socket's or listener's own name is the one the guest bound
-// (vmha's host socket has none, or another); a connection's ends are unnamed.
+// (vmha's host socket has none, or another); a connection to a listener
+// names it as the connecting side's peer and the accepting side's own; a
+// socketpair's ends are unnamed.
 int64_t sock_name(Process& p, const SyscallArgs& a, bool peer) {
   const FdEntry* e = p.fds.get(fd_arg(a, 0));
   if (!e) return -EBADF;
   if (!is_guest_socket(e->kind) && e->kind != FdKind::kUnixListener) return -ENOTSOCK;
   sockaddr_storage addr{};
   socklen_t got = sizeof addr;
+  const std::string name = socket_bound_name(e->path);
   if (e->kind != FdKind::kSocket) {
     if (peer) return -ENOTCONN;
-    got = socket_address(socket_bound_name(e->path), &addr);
+    got = socket_address(name, &addr);
+  } else if (!name.empty()) {
+    got = socket_address((e->end == 0) == peer ? name : "", &addr);
   } else if ((peer ? getpeername(e->host_fd, reinterpret_cast<sockaddr*>(&addr), &got)
                    : getsockname(e->host_fd, reinterpret_cast<sockaddr*>(&addr), &got)) < 0) {
     return -errno;

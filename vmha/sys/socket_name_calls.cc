@@ -108,7 +108,14 @@ int64_t do_accept(Process& p, const SyscallArgs& a, int flags) {
   }
   PendingConnection c = names.accept(*l);
   if (flags & SOCK_NONBLOCK) fcntl(c.host_fd, F_SETFL, O_NONBLOCK);
-  FdEntry conn{c.host_fd, FdKind::kSocket, socket_type_name(l->type), 0, (flags & SOCK_CLOEXEC) != 0, -1, c.channel, 1};
+  FdEntry conn{c.host_fd,
+               FdKind::kSocket,
+               socket_type_name(l->type) + ":" + l->name,
+               0,
+               (flags & SOCK_CLOEXEC) != 0,
+               -1,
+               c.channel,
+               1};
   int g = p.fds.install(conn);
   if (g < 0) {
     close(c.host_fd);
@@ -125,7 +132,9 @@ int64_t do_accept(Process& p, const SyscallArgs& a, int flags) {
 int64_t sys_accept(Process& p, const SyscallArgs& a) { return do_accept(p, a, 0); }
 int64_t sys_accept4(Process& p, const SyscallArgs& a) { return do_accept(p, a, static_cast<int>(a.a[3])); }
 
-// The descriptor of a connecting socket becomes its end of a new pair.
+// The descriptor of a connecting socket becomes its end of a new pair (end
+// 0; the accepting side's is end 1); both record the listener's name, the
+// one's peer and the other's own, as Linux names them (fd_table.h).
 int64_t connect_to(Process& p, FdEntry& e, UnixListener& l) {
   const int type = socket_type_from_name(e.path);
   if (l.type != type) return -EPROTOTYPE;
@@ -139,7 +148,7 @@ int64_t connect_to(Process& p, FdEntry& e, UnixListener& l) {
   close(e.host_fd);
   e.host_fd = host;
   e.kind = FdKind::kSocket;
-  e.path = socket_type_name(type);
+  e.path = socket_type_name(type) + ":" + l.name;
   e.channel = channel;
   e.end = 0;
   return 0;
