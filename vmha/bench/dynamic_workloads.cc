@@ -18,7 +18,8 @@ const char* const kPython = "/usr/bin/python3";
 // The python programs, kept as files in the source tree (the tests run the
 // same ones) and copied into the guest's working directory: vmha confines a
 // guest to it and the system paths.
-const char* const kPythonPrograms[] = {"python_compute.py", "numbered_lines.py", "threaded_lines.py"};
+const char* const kPythonPrograms[] = {"python_compute.py", "numbered_lines.py", "threaded_lines.py",
+                                       "socket_lines.py"};
 
 }  // namespace
 
@@ -35,6 +36,9 @@ std::vector<DynamicWorkload> dynamic_workloads(const std::string& workload_dir) 
       // working directory, the guest's only writable place).
       {"dyn-forkexec", {"/bin/bash", "-c", "for i in $(seq 200); do /usr/bin/true; done; echo done"}},
       {"dyn-pipeline", {"/bin/bash", "-c", "seq 1 200000 | sort -n -T . | md5sum"}},
+      // Local sockets: 2000 round trips between a client and a forked
+      // server waiting with epoll, through an AF_UNIX name.
+      {"dyn-sockets", {kPython, "socket_lines.py", "2000", "100"}},
   };
 }
 
