@@ -6,7 +6,8 @@
 # its exit status is the program's. Then a client and a forked server
 # talking through an AF_UNIX name (the server waits with epoll), killed
 # while lines go back and forth: the connection, the listener and the
-# server's epoll instance are restored with the bytes in flight. A few kills here
+# server's epoll instance are restored with the bytes in flight; then the
+# same over TCP on 127.0.0.1. A few kills here
 # (VMHA_FAILOVER_PY_KILLS, default 8); `vmha bench --only failover-python3
 # --kills 50` runs the full loop.
 . "$top_srcdir/tests/integration/vmha_repl_lib.sh"
@@ -29,4 +30,5 @@ kill_loop python3 "$KILLS" $((KILLS * 2)) 100 native.out "$PY" "$PROG" $ARGS
 cp "$top_srcdir/vmha/workloads/socket_lines.py" . && SOCK_PROG=$PWD/socket_lines.py
 "$PY" "$SOCK_PROG" 400 3000 > socket.native || { echo "FAIL: socket_lines.py does not run natively"; exit 1; }
 kill_loop "lines through an AF_UNIX connection" "$KILLS" $((KILLS * 2)) 350 socket.native "$PY" "$SOCK_PROG" 400 3000
+kill_loop "lines through TCP on 127.0.0.1" "$KILLS" $((KILLS * 2)) 350 socket.native "$PY" "$SOCK_PROG" 400 3000 tcp
 exit $fail

@@ -100,7 +100,7 @@ START_TEST(test_plugstack_read_only_paths) {
   ck_assert_str_eq(s.ro.c_str(), vmha::kDefaultReadOnlyPaths);
   std::vector<std::string> opts = read_only_options(s);
   ck_assert_str_eq(opts[0].c_str(), "--no-default-ro");
-  ck_assert_int_eq(opts.size(), 1 + 2 * 9);
+  ck_assert_int_eq(opts.size(), 1 + 2 * 10);
   ck_assert_str_eq(opts[1].c_str(), "--ro");
   ck_assert_str_eq(opts[2].c_str(), "/usr");
   std::string err;

@@ -9,8 +9,11 @@
    to it (getppid() marks where the child's connection and message wait in
    the listener's queue); `socket_probe epoll` watches a socketpair end, a
    pipe and a listener with epoll (getppid() marks a checkpoint after they
-   were added) while a forked child makes each ready; `socket_probe connect PATH` connects to PATH twice
-   and prints the errors; `socket_probe inet` makes an AF_INET socket and
+   were added) while a forked child makes each ready; `socket_probe tcp`
+   serves a forked child over TCP on 127.0.0.1 (a port the kernel, or vmha,
+   chooses; getppid() marks a checkpoint with the connection waiting), and
+   a listening IPv6 socket given no port; `socket_probe connect PATH` connects to PATH twice
+   and prints the errors; `socket_probe inet` makes a UDP socket and
    prints whether it could. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,6 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -140,6 +146,15 @@ static int probe(void) {
   return 0;
 }
 
+/* A forked client's request: sends `what`, prints the answer and ends. */
+static void ask(int fd, const char *what) {
+  send(fd, what, strlen(what), 0);
+  char buf[16];
+  ssize_t n = recv(fd, buf, sizeof buf, 0);
+  printf("child got: %.*s\n", (int)(n < 0 ? 0 : n), buf);
+  exit(0);
+}
+
 static int server(void) {
   int s = socket(AF_UNIX, SOCK_STREAM, 0);
   struct sockaddr_un sa = {.sun_family = AF_UNIX, .sun_path = "srv.sock"};
@@ -169,11 +184,7 @@ static int server(void) {
     getpeername(c, (struct sockaddr *)&them, &tl);
     getsockname(c, (struct sockaddr *)&me, &ml);
     printf("child's peer: %s (%u bytes), its own name: %u bytes\n", them.sun_path, (unsigned)tl, (unsigned)ml);
-    send(c, "hello", 5, 0);
-    char buf[16];
-    ssize_t n = recv(c, buf, sizeof buf, 0);
-    printf("child got: %.*s\n", (int)(n < 0 ? 0 : n), buf);
-    exit(0);
+    ask(c, "hello");
   }
   struct pollfd pfd = {s, POLLIN, 0};
   int ready = poll(&pfd, 1, -1);
@@ -239,7 +250,57 @@ static int watch(void) {
   return 0;
 }
 
+static int tcp(void) {
+  int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP), one = 1, domain = 0;
+  setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  printf("TCP_NODELAY: %s\n", err_name(setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) ? errno : 0));
+  socklen_t len = sizeof domain;
+  getsockopt(s, SOL_SOCKET, SO_DOMAIN, &domain, &len);
+  printf("domain: %s\n", domain == AF_INET ? "AF_INET" : "other");
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  int b = bind(s, (struct sockaddr *)&a, sizeof a);
+  printf("bind: %s, listen: %s\n", err_name(b ? errno : 0), err_name(listen(s, 4) ? errno : 0));
+  len = sizeof a;
+  getsockname(s, (struct sockaddr *)&a, &len);
+  char text[32];
+  inet_ntop(AF_INET, &a.sin_addr, text, sizeof text);
+  printf("bound to %s, a port chosen: %s\n", text, ntohs(a.sin_port) > 0 ? "yes" : "NO");
+  int again = socket(AF_INET, SOCK_STREAM, 0);
+  printf("second bind: %s\n", err_name(bind(again, (struct sockaddr *)&a, sizeof a) ? errno : 0));
+  fflush(stdout);
+  pid_t child = fork();
+  if (child == 0) {
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    printf("child connects: %s\n", err_name(connect(c, (struct sockaddr *)&a, sizeof a) ? errno : 0));
+    struct sockaddr_in peer = {0};
+    socklen_t pl = sizeof peer;
+    getpeername(c, (struct sockaddr *)&peer, &pl);
+    printf("child's peer is the listener: %s\n", peer.sin_port == a.sin_port ? "yes" : "NO");
+    ask(c, "ping");
+  }
+  struct pollfd pfd = {s, POLLIN, 0};
+  poll(&pfd, 1, -1);
+  getppid(); /* the test checkpoints here: the child's connection and "ping" wait */
+  struct sockaddr_in from = {0};
+  len = sizeof from;
+  int c = accept(s, (struct sockaddr *)&from, &len);
+  char buf[16];
+  ssize_t n = recv(c, buf, sizeof buf, 0);
+  printf("accepted from %s: %.*s\n", from.sin_family == AF_INET ? "AF_INET" : "other", (int)(n < 0 ? 0 : n), buf);
+  send(c, "PONG", 4, 0);
+  waitpid(child, NULL, 0);
+  int s6 = socket(AF_INET6, SOCK_STREAM, 0);
+  struct sockaddr_in6 a6 = {0};
+  len = sizeof a6;
+  listen(s6, 1);
+  getsockname(s6, (struct sockaddr *)&a6, &len);
+  printf("IPv6 listener given no port: %s, a port chosen: %s\n", a6.sin6_family == AF_INET6 ? "AF_INET6" : "other",
+         ntohs(a6.sin6_port) > 0 ? "yes" : "NO");
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 2 && strcmp(argv[1], "tcp") == 0) return tcp();
   if (argc == 2 && strcmp(argv[1], "server") == 0) return server();
   if (argc == 2 && strcmp(argv[1], "epoll") == 0) return watch();
   if (argc == 3 && strcmp(argv[1], "connect") == 0) {
@@ -249,7 +310,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (argc == 2 && strcmp(argv[1], "inet") == 0) {
-    int s = socket(AF_INET, SOCK_STREAM, 0);
+    int s = socket(AF_INET, SOCK_DGRAM, 0);
     printf("inet: %s\n", s >= 0 ? "yes" : err_name(errno));
     return 0;
   }

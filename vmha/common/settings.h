@@ -36,6 +36,7 @@ constexpr int startup_limit_ms(int lease_ms) {
 // Confinement: the system paths a guest may read (never write) besides its
 // working directory, colon-separated (vmha --ro, plugstack.conf ro=).
 inline constexpr const char* kDefaultReadOnlyPaths =
-    "/usr:/lib:/lib64:/etc/ld.so.cache:/etc/localtime:/usr/share/zoneinfo:/etc/passwd:/etc/group:/etc/nsswitch.conf";
+    "/usr:/lib:/lib64:/etc/ld.so.cache:/etc/localtime:/usr/share/zoneinfo:/etc/passwd:/etc/group:/etc/nsswitch.conf:/"
+    "etc/hosts";
 
 }  // namespace vmha

@@ -104,7 +104,7 @@ bool get_u32(const std::string& in, size_t* at, uint32_t* v) {
 Status encode_listener_queue(const UnixListener& l, std::string* out) {
   out->clear();
   for (const PendingConnection& c : l.queue) {
-    FdEntry end{c.host_fd, FdKind::kSocket, socket_type_name(l.type), 0, false, -1, c.channel, 1};
+    FdEntry end{c.host_fd, FdKind::kSocket, l.prefix, 0, false, -1, c.channel, 1};
     std::string pending;
     if (Status s = peek_pending(end, &pending); !s.ok()) return s;
     put_u32(out, static_cast<uint32_t>(c.channel));
@@ -159,7 +159,7 @@ int reopen_listener(ByteReader& r, Process& p, ChannelPairs& channels, const FdE
       r.fail("listener", "a stream or seqpacket socket's type and name");
       return -1;
     }
-    if (int rc = names.listen(e.channel, name, type, e.stream); rc < 0) {
+    if (int rc = names.listen(e.channel, name, socket_prefix(e.path), e.stream); rc < 0) {
       *problem = "cannot recreate a guest's listener: " + std::string(std::strerror(-rc));
       return -1;
     }
@@ -172,7 +172,7 @@ int reopen_listener(ByteReader& r, Process& p, ChannelPairs& channels, const FdE
         r.fail("listener queue", "each connection's channel and bytes");
         return -1;
       }
-      FdEntry end{-1, FdKind::kSocket, socket_type_name(type), 0, false, -1, static_cast<int>(channel), 1};
+      FdEntry end{-1, FdKind::kSocket, socket_prefix(e.path), 0, false, -1, static_cast<int>(channel), 1};
       int fd = reopen_pair_end(r, channels, end, queue.substr(at, len), problem);
       if (fd < 0) return -1;
       names.requeue(*l, {fd, end.channel});

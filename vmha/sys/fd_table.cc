@@ -21,12 +21,19 @@ std::string socket_type_name(int type) {
 }
 
 int socket_type_from_name(const std::string& path) {
-  const std::string name = path.substr(0, path.find(':'));
-  if (name.empty()) return SOCK_STREAM;
+  const std::string name = socket_prefix(path);
+  if (name.empty() || name == "tcp4" || name == "tcp6") return SOCK_STREAM;
   if (name == "dgram") return SOCK_DGRAM;
   if (name == "seqpacket") return SOCK_SEQPACKET;
   return -1;
 }
+
+int socket_family_from_name(const std::string& path) {
+  const std::string name = socket_prefix(path);
+  return name == "tcp4" ? AF_INET : name == "tcp6" ? AF_INET6 : AF_UNIX;
+}
+
+std::string socket_prefix(const std::string& path) { return path.substr(0, path.find(':')); }
 
 std::string socket_bound_name(const std::string& path) {
   size_t colon = path.find(':');

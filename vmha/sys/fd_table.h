@@ -29,12 +29,17 @@ enum class FdKind : uint8_t {
 // The guest's own sockets: a socketpair's ends, an unconnected AF_UNIX socket.
 inline bool is_guest_socket(FdKind k) { return k == FdKind::kSocket || k == FdKind::kUnixSocket; }
 
-// A socket type as FdEntry::path records it ("" for SOCK_STREAM, as states
-// before kept every socketpair), and back from a path ("type" or
-// "type:name"): -1 for a type that is none.
+// A socket type as FdEntry::path records it ("" for an AF_UNIX SOCK_STREAM,
+// as states before kept every socketpair; "tcp4" and "tcp6" for the guest's
+// TCP sockets, which vmha serves as AF_UNIX ones inside the VM), and back
+// from a path ("type" or "type:name"): -1 for a type that is none.
 std::string socket_type_name(int type);
 int socket_type_from_name(const std::string& path);
-// The name a socket's path records after its type ("": not bound).
+// The family a socket's path records: AF_UNIX, AF_INET or AF_INET6.
+int socket_family_from_name(const std::string& path);
+// The type part of a socket's path, and the name after it ("": not bound;
+// sys/unix_names.h says how names look).
+std::string socket_prefix(const std::string& path);
 std::string socket_bound_name(const std::string& path);
 
 struct FdEntry {

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <netinet/in.h>
 #include <sys/un.h>
 
 #include <algorithm>
@@ -52,20 +53,26 @@ std::string family_name(int family) {
 
 int fd_arg(const SyscallArgs& a, int i) { return static_cast<int>(a.a[i]); }
 
+// A TCP socket (AF_INET or AF_INET6, SOCK_STREAM) is served as an AF_UNIX
+// one: it reaches the guest's own listeners on any local address, and
+// nothing else (socket_name_calls.cc).
 int64_t sys_socket(Process& p, const SyscallArgs& a) {
   const int family = static_cast<int>(a.a[0]), type = static_cast<int>(a.a[1]);
-  if (family != AF_UNIX) {
-    p.log_once(
-        kFamilyKey | static_cast<uint32_t>(family),
-        "socket(" + family_name(family) + "): network from the guest is not supported: returning ENOSYS to the guest");
+  const int base = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC), protocol = static_cast<int>(a.a[2]);
+  const bool tcp =
+      (family == AF_INET || family == AF_INET6) && base == SOCK_STREAM && (protocol == 0 || protocol == IPPROTO_TCP);
+  if (family != AF_UNIX && !tcp) {
+    p.log_once(kFamilyKey | static_cast<uint32_t>(family),
+               "socket(" + family_name(family) +
+                   "): network from the guest is not supported (TCP between the job's own processes is): "
+                   "returning ENOSYS to the guest");
     return -ENOSYS;
   }
-  const int base = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
   FdEntry e;
   e.kind = FdKind::kUnixSocket;
-  e.path = socket_type_name(base);
+  e.path = tcp ? (family == AF_INET ? "tcp4" : "tcp6") : socket_type_name(base);
   if (socket_type_from_name(e.path) < 0) return -ESOCKTNOSUPPORT;
-  e.host_fd = socket(AF_UNIX, type | SOCK_CLOEXEC, static_cast<int>(a.a[2]));
+  e.host_fd = socket(AF_UNIX, base | (type & SOCK_NONBLOCK) | SOCK_CLOEXEC, tcp ? 0 : protocol);
   if (e.host_fd < 0) return -errno;
   e.cloexec = type & SOCK_CLOEXEC;
   e.channel = p.fds.next_channel();  // its name in /proc/self/fd, and how a restore shares it
@@ -80,7 +87,7 @@ int64_t sys_socket(Process& p, const SyscallArgs& a) {
 int64_t send_with_address(Process& p, const FdEntry& e, uint64_t va, uint64_t len, const char* call) {
   if (socket_type_from_name(e.path) != SOCK_DGRAM) return e.kind == FdKind::kSocket ? -EISCONN : -EOPNOTSUPP;
   SocketName n;
-  if (int rc = read_socket_name(p, va, len, &n)) return rc;
+  if (int rc = read_socket_name(p, va, len, AF_UNIX, &n)) return rc;
   return refuse_outside(p, n, call);
 }
 
@@ -207,11 +214,12 @@ int64_t sock_name(Process& p, const SyscallArgs& a, bool peer) {
   sockaddr_storage addr{};
   socklen_t got = sizeof addr;
   const std::string name = socket_bound_name(e->path);
+  const int family = socket_family_from_name(e->path);
   if (e->kind != FdKind::kSocket) {
     if (peer) return -ENOTCONN;
-    got = socket_address(name, &addr);
+    got = socket_address(name, family, &addr);
   } else if (!name.empty()) {
-    got = socket_address((e->end == 0) == peer ? name : "", &addr);
+    got = socket_address((e->end == 0) == peer ? name : "", family, &addr);
   } else if ((peer ? getpeername(e->host_fd, reinterpret_cast<sockaddr*>(&addr), &got)
                    : getsockname(e->host_fd, reinterpret_cast<sockaddr*>(&addr), &got)) < 0) {
     return -errno;
@@ -221,25 +229,35 @@ int64_t sock_name(Process& p, const SyscallArgs& a, bool peer) {
 int64_t sys_getsockname(Process& p, const SyscallArgs& a) { return sock_name(p, a, false); }
 int64_t sys_getpeername(Process& p, const SyscallArgs& a) { return sock_name(p, a, true); }
 
-// A listener's options, as Linux gives a listening AF_UNIX socket's.
-int listener_option(const FdEntry& e, int level, int name, int* value) {
-  if (level != SOL_SOCKET) return -ENOPROTOOPT;
+// The options vmha answers itself: a listener's (its host fd is an
+// eventfd) and what makes a TCP socket one (its host socket is AF_UNIX; TCP
+// and IP level options read 0). 1 when the host socket answers instead.
+int own_option(const FdEntry& e, int level, int name, int* value) {
+  const int family = socket_family_from_name(e.path);
+  const bool listener = e.kind == FdKind::kUnixListener;
+  if (family != AF_UNIX && level != SOL_SOCKET) {
+    *value = 0;
+    return 0;
+  }
+  if (level != SOL_SOCKET) return listener ? -ENOPROTOOPT : 1;
   switch (name) {
-    case SO_TYPE:
-      *value = socket_type_from_name(e.path);
-      return 0;
     case SO_DOMAIN:
-      *value = AF_UNIX;
-      return 0;
-    case SO_ACCEPTCONN:
-      *value = 1;
+      *value = family;
       return 0;
     case SO_PROTOCOL:
+      *value = family == AF_UNIX ? 0 : IPPROTO_TCP;
+      return 0;
+    case SO_TYPE:
+      *value = socket_type_from_name(e.path);
+      return listener ? 0 : 1;
+    case SO_ACCEPTCONN:
+      *value = listener;
+      return listener ? 0 : 1;
     case SO_ERROR:
       *value = 0;
-      return 0;
+      return listener ? 0 : 1;
     default:
-      return -ENOPROTOOPT;
+      return listener ? -ENOPROTOOPT : 1;
   }
 }
 
@@ -252,9 +270,9 @@ int64_t sys_getsockopt(Process& p, const SyscallArgs& a) {
   if (!p.as->copy_in(&room, a.a[4], sizeof room)) return -EFAULT;
   std::vector<char> buf(std::min<socklen_t>(room, 256));
   socklen_t got = static_cast<socklen_t>(buf.size());
-  if (e->kind == FdKind::kUnixListener) {
-    int value = 0;
-    if (int rc = listener_option(*e, static_cast<int>(a.a[1]), static_cast<int>(a.a[2]), &value)) return rc;
+  int value = 0;
+  if (int rc = own_option(*e, static_cast<int>(a.a[1]), static_cast<int>(a.a[2]), &value); rc <= 0) {
+    if (rc < 0) return rc;
     got = std::min<socklen_t>(room, sizeof value);
     std::memcpy(buf.data(), &value, got);
   } else if (getsockopt(e->host_fd, static_cast<int>(a.a[1]), static_cast<int>(a.a[2]), buf.data(), &got) < 0) {
@@ -272,9 +290,12 @@ int64_t sys_setsockopt(Process& p, const SyscallArgs& a) {
   if (!e) return -EBADF;
   if (!is_guest_socket(e->kind) && e->kind != FdKind::kUnixListener) return -ENOTSOCK;
   const int level = static_cast<int>(a.a[1]), name = static_cast<int>(a.a[2]);
+  const bool tcp = socket_family_from_name(e->path) != AF_UNIX;
   if (level == SOL_SOCKET && (name == SO_REUSEADDR || name == SO_REUSEPORT)) return 0;
+  // TCP and IP options (TCP_NODELAY, IPV6_V6ONLY, ...) mean nothing between the job's own processes.
+  if (tcp && (level == IPPROTO_TCP || level == IPPROTO_IP || level == IPPROTO_IPV6)) return 0;
   if (level == SOL_SOCKET && (name == SO_SNDBUF || name == SO_RCVBUF || name == SO_KEEPALIVE)) {
-    if (e->kind == FdKind::kUnixListener) return 0;
+    if (e->kind == FdKind::kUnixListener || (tcp && name == SO_KEEPALIVE)) return 0;
     int value = 0;
     if (a.a[4] < sizeof value || !p.as->copy_in(&value, a.a[3], sizeof value))
       return a.a[4] < sizeof value ? -EINVAL : -EFAULT;

@@ -1,6 +1,7 @@
-// AF_UNIX names inside the VM: bind, listen, accept and connect. A name the
-// guest binds is a socket file in its working directory (or an abstract
-// name, kept by vmha alone), and a connect to it never reaches the host's
+// AF_UNIX names and TCP ports inside the VM: bind, listen, accept and
+// connect. A name the guest binds is a socket file in its working directory
+// (or an abstract name or a TCP port, kept by vmha alone: a TCP socket is an
+// AF_UNIX one on the host), and a connect to it never reaches the host's
 // listening socket: vmha pairs the two sides itself (unix_names.h), so every
 // connection is a pair of ends with both in the VM, in each checkpoint with
 // its bytes in flight, and its queue before accept is vmha's. A name no
@@ -55,15 +56,20 @@ int64_t sys_bind(Process& p, const SyscallArgs& a) {
     return is_guest_socket(e->kind) || e->kind == FdKind::kUnixListener ? -EINVAL : -ENOTSOCK;
   if (!socket_bound_name(e->path).empty()) return -EINVAL;  // bound already
   SocketName n;
-  if (int rc = read_socket_name(p, a.a[1], a.a[2], &n)) return rc;
+  if (int rc = read_socket_name(p, a.a[1], a.a[2], socket_family_from_name(e->path), &n)) return rc;
   UnixNames& names = p.fds.unix_names();
-  if (n.abstract) {
+  if (n.inet && n.port == 0) {  // a port of vmha's choosing, as the kernel would choose one
+    n.port = names.free_port();
+    if (!n.port) return -EADDRINUSE;
+    n.key = "tcp:" + std::to_string(n.port) + n.key.substr(n.key.find('/'));
+  }
+  if (n.abstract || n.inet) {
     if (UnixListener* l = names.listener(names.bound(n.key)); l) return -EADDRINUSE;
   } else if (int rc = bind_file(p, e->host_fd, n)) {
     return rc;
   }
   names.bind(n.key, e->channel);
-  e->path = e->path.substr(0, e->path.find(':')) + ":" + n.key;
+  e->path = socket_prefix(e->path) + ":" + n.key;
   return 0;
 }
 
@@ -72,13 +78,20 @@ int64_t sys_listen(Process& p, const SyscallArgs& a) {
   if (!e) return -EBADF;
   UnixNames& names = p.fds.unix_names();
   const int backlog = static_cast<int>(std::min<uint64_t>(a.a[1], SOMAXCONN));
-  if (e->kind == FdKind::kUnixListener) return names.listen(e->channel, "", 0, backlog) < 0 ? -ENOMEM : 0;
+  if (e->kind == FdKind::kUnixListener) return names.listen(e->channel, "", "", backlog) < 0 ? -ENOMEM : 0;
   if (e->kind != FdKind::kUnixSocket) return e->kind == FdKind::kSocket ? -EINVAL : -ENOTSOCK;
-  const std::string name = socket_bound_name(e->path);
-  const int type = socket_type_from_name(e->path);
+  std::string name = socket_bound_name(e->path);
+  const int type = socket_type_from_name(e->path), family = socket_family_from_name(e->path);
   if (type == SOCK_DGRAM) return -EOPNOTSUPP;
-  if (name.empty()) return -EINVAL;  // Linux would bind an abstract name of its choosing
-  int ready = names.listen(e->channel, name, type, backlog);
+  if (name.empty() && family == AF_UNIX) return -EINVAL;  // Linux would bind an abstract name of its choosing
+  if (name.empty()) {                                     // TCP: a port of vmha's choosing on every address
+    const int port = names.free_port();
+    if (!port) return -EADDRINUSE;
+    name = "tcp:" + std::to_string(port) + (family == AF_INET ? "/0.0.0.0" : "/::");
+    names.bind(name, e->channel);
+    e->path = socket_prefix(e->path) + ":" + name;
+  }
+  int ready = names.listen(e->channel, name, socket_prefix(e->path), backlog);
   if (ready < 0) return ready;
   int fd = fcntl(ready, F_DUPFD_CLOEXEC, 0);
   if (fd < 0) return -errno;
@@ -108,21 +121,15 @@ int64_t do_accept(Process& p, const SyscallArgs& a, int flags) {
   }
   PendingConnection c = names.accept(*l);
   if (flags & SOCK_NONBLOCK) fcntl(c.host_fd, F_SETFL, O_NONBLOCK);
-  FdEntry conn{c.host_fd,
-               FdKind::kSocket,
-               socket_type_name(l->type) + ":" + l->name,
-               0,
-               (flags & SOCK_CLOEXEC) != 0,
-               -1,
-               c.channel,
-               1};
+  FdEntry conn{c.host_fd, FdKind::kSocket, l->prefix + ":" + l->name, 0, (flags & SOCK_CLOEXEC) != 0, -1, c.channel, 1};
   int g = p.fds.install(conn);
   if (g < 0) {
     close(c.host_fd);
     return g;
   }
   sockaddr_storage peer;
-  const socklen_t len = socket_address("", &peer);  // the connecting side is unnamed
+  const socklen_t len =
+      socket_address("", socket_family_from_name(l->prefix), &peer);  // the connecting side is unnamed
   if (!give_address(p, a.a[1], a.a[2], peer, len)) {
     p.fds.close(g);
     return -EFAULT;
@@ -137,7 +144,8 @@ int64_t sys_accept4(Process& p, const SyscallArgs& a) { return do_accept(p, a, s
 // one's peer and the other's own, as Linux names them (fd_table.h).
 int64_t connect_to(Process& p, FdEntry& e, UnixListener& l) {
   const int type = socket_type_from_name(e.path);
-  if (l.type != type) return -EPROTOTYPE;
+  if (l.type != type || (socket_family_from_name(e.path) == AF_UNIX) != (socket_family_from_name(l.prefix) == AF_UNIX))
+    return -EPROTOTYPE;
   const int nonblock = fcntl(e.host_fd, F_GETFL) & O_NONBLOCK;
   const int channel = p.fds.next_channel();
   int host = -1;
@@ -148,7 +156,7 @@ int64_t connect_to(Process& p, FdEntry& e, UnixListener& l) {
   close(e.host_fd);
   e.host_fd = host;
   e.kind = FdKind::kSocket;
-  e.path = socket_type_name(type) + ":" + l.name;
+  e.path = socket_prefix(e.path) + ":" + l.name;
   e.channel = channel;
   e.end = 0;
   return 0;
@@ -161,10 +169,12 @@ int64_t sys_connect(Process& p, const SyscallArgs& a) {
   if (e->kind == FdKind::kUnixListener) return -EINVAL;
   if (e->kind != FdKind::kUnixSocket) return -ENOTSOCK;
   SocketName n;
-  if (int rc = read_socket_name(p, a.a[1], a.a[2], &n)) return rc;
+  if (int rc = read_socket_name(p, a.a[1], a.a[2], socket_family_from_name(e->path), &n)) return rc;
   UnixNames& names = p.fds.unix_names();
   if (const int ch = n.key.empty() ? -1 : names.bound(n.key); ch >= 0) {
     UnixListener* l = names.listener(ch);
+    // A TCP port on another address than a local one or the listener's is the network's.
+    if (n.inet && !n.local && (!l || l->name != n.key)) return refuse_outside(p, n, "connect");
     return l ? connect_to(p, *e, *l) : -ECONNREFUSED;  // bound, not listening: as natively
   }
   return refuse_outside(p, n, "connect");

@@ -1,5 +1,7 @@
 #include "vmha/sys/unix_names.h"
 
+#include "vmha/sys/fd_table.h"
+
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -17,11 +19,11 @@ UnixNames::~UnixNames() {
 }
 
 int UnixNames::bound(const std::string& name) const {
-  auto it = names_.find(name);
+  auto it = names_.find(name_key(name));
   return it == names_.end() ? -1 : it->second;
 }
 
-int UnixNames::listen(int channel, const std::string& name, int type, int backlog) {
+int UnixNames::listen(int channel, const std::string& name, const std::string& prefix, int backlog) {
   UnixListener& l = listeners_[channel];
   if (l.ready_fd < 0) {
     l.ready_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -30,7 +32,8 @@ int UnixNames::listen(int channel, const std::string& name, int type, int backlo
       listeners_.erase(channel);
       return -err;
     }
-    l.type = type;
+    l.type = socket_type_from_name(prefix);
+    l.prefix = prefix;
     l.name = name;
   }
   l.backlog = backlog < 0 ? 0 : backlog;
@@ -75,6 +78,16 @@ void UnixNames::set_ready(UnixListener& l) {
   (void)r;
 }
 
+int UnixNames::free_port() {
+  constexpr int kFirst = 32768, kLast = 60999;
+  for (int tries = 0; tries <= kLast - kFirst; ++tries) {
+    const int port = next_port_;
+    next_port_ = port == kLast ? kFirst : port + 1;
+    if (!listener(bound("tcp:" + std::to_string(port)))) return port;
+  }
+  return 0;
+}
+
 void UnixNames::acquire(int channel) {
   if (UnixListener* l = listener(channel)) ++l->refs;
 }
@@ -84,7 +97,7 @@ void UnixNames::release(int channel) {
   if (!l || --l->refs > 0) return;
   for (PendingConnection& c : l->queue) close(c.host_fd);
   close(l->ready_fd);
-  auto it = names_.find(l->name);
+  auto it = names_.find(name_key(l->name));
   if (it != names_.end() && it->second == channel) names_.erase(it);
   listeners_.erase(channel);
 }

@@ -1,5 +1,5 @@
-// UnixNames: the AF_UNIX names the guest's processes bind, and their
-// listening sockets, shared by every fd table of the tree. A connect to a
+// UnixNames: the AF_UNIX names and TCP ports the guest's processes bind,
+// and their listening sockets, shared by every fd table of the tree. A connect to a
 // guest's listener never goes through the host: vmha makes a socketpair,
 // gives one end to the connecting socket and queues the other until the
 // listener accepts it, so each connection is a pair of ends like a
@@ -7,6 +7,11 @@
 // the queue is vmha's own (in checkpoints too). The listener's host
 // descriptor is an eventfd, readable while connections wait: poll and
 // select see it as they see a listening socket.
+//
+// A name is a path as the policy records it, "./" before a relative one
+// (what bind gave, for getsockname: without the "./"); "@" and the rest for
+// the abstract namespace; "tcp:PORT/ADDRESS" for a TCP port (one port space
+// for IPv4 and IPv6, as a dual-stack host has), ADDRESS as it was bound.
 #pragma once
 #include <deque>
 #include <map>
@@ -20,9 +25,15 @@ struct PendingConnection {
   int channel = -1;
 };
 
+// What a name is looked up by: a TCP name without its address.
+inline std::string name_key(const std::string& name) {
+  return name.compare(0, 4, "tcp:") == 0 ? name.substr(0, name.find('/')) : name;
+}
+
 struct UnixListener {
   int ready_fd = -1;  // eventfd: 1 while `queue` holds a connection
   int type = 0;       // SOCK_STREAM or SOCK_SEQPACKET
+  std::string prefix;  // its type as its descriptor's path records it (fd_table.h)
   int backlog = 0;
   int refs = 0;  // guest descriptors open on it
   std::string name;
@@ -38,13 +49,15 @@ class UnixNames {
 
   // `name` (a guest path as the policy records it, or "@..." for the
   // abstract namespace) now names the socket of `channel`.
-  void bind(const std::string& name, int channel) { names_[name] = channel; }
+  void bind(const std::string& name, int channel) { names_[name_key(name)] = channel; }
   // The channel `name` is bound to, or -1.
   int bound(const std::string& name) const;
 
   // Makes the socket of `channel` a listener (or changes its backlog): a
   // host eventfd the caller dups for the guest's descriptor, or -errno.
-  int listen(int channel, const std::string& name, int type, int backlog);
+  int listen(int channel, const std::string& name, const std::string& prefix, int backlog);
+  // A TCP port no listener holds (32768 and up, as Linux's ephemeral range), or 0.
+  int free_port();
   UnixListener* listener(int channel);
 
   // A connection to the listener of `channel`: the connecting side's end
@@ -65,6 +78,7 @@ class UnixNames {
   void set_ready(UnixListener& l);
   std::map<std::string, int> names_;
   std::map<int, UnixListener> listeners_;
+  int next_port_ = 32768;
 };
 
 }  // namespace vmha
