@@ -56,6 +56,12 @@ std::string canonical(const std::string& path) {
 std::string probe() { return canonical(vmha_test::builddir() + "/tests/vmha/socket_probe"); }
 std::string probe_dir() { return probe().substr(0, probe().rfind('/')); }
 
+bool have_python() {
+  if (access("/usr/bin/python3", X_OK) == 0) return true;
+  std::printf("note: /usr/bin/python3 is missing here; not run\n");
+  return false;
+}
+
 vmha_test::Captured under_vmha(const std::vector<std::string>& argv) {
   std::vector<std::string> vm = {vmha_test::vmha_bin(), "run", "--ro", probe_dir(), "--"};
   vm.insert(vm.end(), argv.begin(), argv.end());
@@ -120,10 +126,7 @@ START_TEST(tcp_on_localhost_as_natively_and_after_a_restore) {
 END_TEST
 
 START_TEST(python_http_server_on_localhost) {
-  if (access("/usr/bin/python3", X_OK) != 0) {
-    std::printf("note: /usr/bin/python3 is missing here; not run\n");
-    return;
-  }
+  if (!have_python()) return;
   vmha_test::Captured c = same_as_native(
       {"/usr/bin/python3", "-c",
        "import http.server, threading, urllib.request\n"
@@ -144,10 +147,7 @@ START_TEST(python_http_server_on_localhost) {
 END_TEST
 
 START_TEST(python_asyncio_serves_through_a_name) {
-  if (access("/usr/bin/python3", X_OK) != 0) {
-    std::printf("note: /usr/bin/python3 is missing here; not run\n");
-    return;
-  }
+  if (!have_python()) return;
   vmha_test::Captured c = same_as_native({"/usr/bin/python3", "-c",
                                           "import asyncio\n"
                                           "async def main():\n"
@@ -193,10 +193,7 @@ START_TEST(corrupted_socket_records_are_refused_or_restored) {
 END_TEST
 
 START_TEST(python_listener_and_client_talk) {
-  if (access("/usr/bin/python3", X_OK) != 0) {
-    std::printf("note: /usr/bin/python3 is missing here; not run\n");
-    return;
-  }
+  if (!have_python()) return;
   vmha_test::Captured c = same_as_native({"/usr/bin/python3", "-c",
                                           "import os\n"
                                           "from multiprocessing.connection import Listener, Client\n"

@@ -28,6 +28,8 @@ enum class FdKind : uint8_t {
 
 // The guest's own sockets: a socketpair's ends, an unconnected AF_UNIX socket.
 inline bool is_guest_socket(FdKind k) { return k == FdKind::kSocket || k == FdKind::kUnixSocket; }
+// Any socket of the guest's, a listener too (what getsockname, getsockopt answer for).
+inline bool is_any_socket(FdKind k) { return is_guest_socket(k) || k == FdKind::kUnixListener; }
 
 // A socket type as FdEntry::path records it ("" for an AF_UNIX SOCK_STREAM,
 // as states before kept every socketpair; "tcp4" and "tcp6" for the guest's

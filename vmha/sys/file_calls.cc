@@ -31,8 +31,6 @@ namespace vmha {
 
 namespace {
 
-int fd_arg(const SyscallArgs& a, int i) { return static_cast<int>(a.a[i]); }
-
 // A file with held writes (output commit) is read only after their release.
 bool must_wait(Process& p, const FdEntry& e) { return e.kind == FdKind::kFile && p.out->must_wait(e.host_fd); }
 

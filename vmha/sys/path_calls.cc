@@ -123,7 +123,7 @@ int64_t open_proc_view(Process& p, const std::string& path, int flags, bool foll
   } else if (v.kind == ProcView::Kind::kFdLink && follow) {
     const FdEntry* e = p.fds.get(v.fd);
     if (!e) return -ENOENT;
-    if (is_guest_socket(e->kind) || e->kind == FdKind::kUnixListener) return -ENXIO;
+    if (is_any_socket(e->kind)) return -ENXIO;
     if (e->kind != FdKind::kPipe && e->kind != FdKind::kStdStream) return 1;
     if (flags & O_DIRECTORY) return -ENOTDIR;
     entry = *e;

@@ -51,8 +51,6 @@ std::string family_name(int family) {
   }
 }
 
-int fd_arg(const SyscallArgs& a, int i) { return static_cast<int>(a.a[i]); }
-
 // A TCP socket (AF_INET or AF_INET6, SOCK_STREAM) is served as an AF_UNIX
 // one: it reaches the guest's own listeners on any local address, and
 // nothing else (socket_name_calls.cc).
@@ -210,7 +208,7 @@ int64_t sys_shutdown(Process& p, const SyscallArgs& a) {
 int64_t sock_name(Process& p, const SyscallArgs& a, bool peer) {
   const FdEntry* e = p.fds.get(fd_arg(a, 0));
   if (!e) return -EBADF;
-  if (!is_guest_socket(e->kind) && e->kind != FdKind::kUnixListener) return -ENOTSOCK;
+  if (!is_any_socket(e->kind)) return -ENOTSOCK;
   sockaddr_storage addr{};
   socklen_t got = sizeof addr;
   const std::string name = socket_bound_name(e->path);
@@ -265,7 +263,7 @@ int own_option(const FdEntry& e, int level, int name, int* value) {
 int64_t sys_getsockopt(Process& p, const SyscallArgs& a) {
   const FdEntry* e = p.fds.get(fd_arg(a, 0));
   if (!e) return -EBADF;
-  if (!is_guest_socket(e->kind) && e->kind != FdKind::kUnixListener) return -ENOTSOCK;
+  if (!is_any_socket(e->kind)) return -ENOTSOCK;
   socklen_t room = 0;
   if (!p.as->copy_in(&room, a.a[4], sizeof room)) return -EFAULT;
   std::vector<char> buf(std::min<socklen_t>(room, 256));
@@ -288,7 +286,7 @@ int64_t sys_getsockopt(Process& p, const SyscallArgs& a) {
 int64_t sys_setsockopt(Process& p, const SyscallArgs& a) {
   const FdEntry* e = p.fds.get(fd_arg(a, 0));
   if (!e) return -EBADF;
-  if (!is_guest_socket(e->kind) && e->kind != FdKind::kUnixListener) return -ENOTSOCK;
+  if (!is_any_socket(e->kind)) return -ENOTSOCK;
   const int level = static_cast<int>(a.a[1]), name = static_cast<int>(a.a[2]);
   const bool tcp = socket_family_from_name(e->path) != AF_UNIX;
   if (level == SOL_SOCKET && (name == SO_REUSEADDR || name == SO_REUSEPORT)) return 0;

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "vmha/output/output_sink.h"
+#include "vmha/sys/guest_io.h"
 #include "vmha/sys/process_tree.h"
 #include "vmha/sys/socket_addr.h"
 #include "vmha/sys/syscall_table.h"
@@ -26,8 +27,6 @@
 namespace vmha {
 
 namespace {
-
-int fd_arg(const SyscallArgs& a, int i) { return static_cast<int>(a.a[i]); }
 
 // Binds the host socket at a path inside the policy, so the file exists as
 // natively (ls shows it, a second bind finds it: EADDRINUSE).
@@ -52,8 +51,7 @@ int bind_file(Process& p, int host_fd, const SocketName& n) {
 int64_t sys_bind(Process& p, const SyscallArgs& a) {
   FdEntry* e = p.fds.get(fd_arg(a, 0));
   if (!e) return -EBADF;
-  if (e->kind != FdKind::kUnixSocket)
-    return is_guest_socket(e->kind) || e->kind == FdKind::kUnixListener ? -EINVAL : -ENOTSOCK;
+  if (e->kind != FdKind::kUnixSocket) return is_any_socket(e->kind) ? -EINVAL : -ENOTSOCK;
   if (!socket_bound_name(e->path).empty()) return -EINVAL;  // bound already
   SocketName n;
   if (int rc = read_socket_name(p, a.a[1], a.a[2], socket_family_from_name(e->path), &n)) return rc;
@@ -113,10 +111,9 @@ int64_t do_accept(Process& p, const SyscallArgs& a, int flags) {
   if (!l) return -EINVAL;
   if (l->queue.empty()) {
     if (fcntl(e->host_fd, F_GETFL) & O_NONBLOCK) return -EAGAIN;
-    if (p.tree && p.tree->others_runnable(p)) return kRetryLater;
-    // Nothing else can run now: wait on the host until the slice's kick.
+    // As poll waits: the listener's eventfd is readable once a connection is queued.
     pollfd pfd{e->host_fd, POLLIN, 0};
-    if (poll(&pfd, 1, -1) < 0) return errno == EINTR ? kWaitForRelease : -errno;
+    if (int64_t r = wait_for_ready(p, -1, [&](int ms) { return poll(&pfd, 1, ms); }); r < 0) return r;
     if (l->queue.empty()) return kRetryLater;
   }
   PendingConnection c = names.accept(*l);

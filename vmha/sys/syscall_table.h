@@ -15,6 +15,9 @@ struct SyscallArgs {
   uint64_t a[6] = {};
 };
 
+// Argument i as a guest descriptor.
+inline int fd_arg(const SyscallArgs& a, int i) { return static_cast<int>(a.a[i]); }
+
 using SyscallFn = int64_t (*)(Process&, const SyscallArgs&);
 
 struct SyscallDef {
