@@ -8,8 +8,13 @@
 // compute is saved (state version 5: threads, and the program's path) and restored into a fresh VM that
 // finishes with the native output; a thread blocked reading an empty pipe
 // does not hold up one that computes; a state of a newer version is refused.
+// Each of these runs with one vCPU (threads take turns) and with three (the
+// helper vCPUs run threads at once). With more than one vCPU two threads
+// do run at the same time, which one vCPU never does; a thread that faults
+// on a helper vCPU ends the process exactly as on vCPU 0.
 // tests/vmha/thread_probe.c is the guest.
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -31,6 +36,11 @@
 using namespace vmha;
 
 namespace {
+
+// The VM's vCPUs in this test (the loop tests: 1, then 3).
+int g_vcpus = 1;
+constexpr int kVcpuRuns[] = {1, 3};
+void set_vcpus(int loop_index) { g_vcpus = kVcpuRuns[loop_index]; }
 
 std::string probe(bool dynamic) {
   return vmha_test::builddir() + (dynamic ? "/tests/vmha/thread_probe_dynamic" : "/tests/vmha/thread_probe");
@@ -60,6 +70,7 @@ struct ProbeVm {
     ElfImage img;
     ck_assert(read_elf_file(probe(dynamic), &img).ok());
     opts.memory_bytes = 256 << 20;
+    opts.vcpus = g_vcpus;
     opts.workdir = dir;
     opts.std_fds[1] = out;
     ck_assert(Vm::create(opts, &vm).ok());
@@ -105,6 +116,7 @@ std::string run_probe(bool dynamic, const std::vector<std::string>& args, bool p
 const std::vector<std::string> kRounds = {"rounds", "3", "4", "300"};
 
 START_TEST(static_pthreads_print_the_native_output) {
+  set_vcpus(_i);
   std::string dir = vmha_test::make_temp_dir();
   std::string want = native(false, kRounds, dir);
   ck_assert_msg(contains(want, "round 2: turns=1200 total=3000"), "%s", want.c_str());
@@ -119,6 +131,7 @@ START_TEST(static_pthreads_print_the_native_output) {
 END_TEST
 
 START_TEST(dynamic_pthreads_print_the_native_output) {
+  set_vcpus(_i);
   std::string dir = vmha_test::make_temp_dir();
   std::string want = native(true, kRounds, dir);
   std::string got = run_probe(true, kRounds, false);
@@ -127,6 +140,7 @@ START_TEST(dynamic_pthreads_print_the_native_output) {
 END_TEST
 
 START_TEST(pauses_are_invisible_to_waiting_threads) {
+  set_vcpus(_i);
   std::string dir = vmha_test::make_temp_dir();
   std::string want = native(false, kRounds, dir);
   int pauses = 0;
@@ -152,6 +166,7 @@ uint32_t state_version(const std::vector<uint8_t>& state) {
 }
 
 START_TEST(save_with_waiting_threads_restores_and_finishes) {
+  set_vcpus(_i);
   for (bool dynamic : {false, true}) {
     std::string ndir = vmha_test::make_temp_dir();
     ck_assert(close(open((ndir + "/release").c_str(), O_WRONLY | O_CREAT, 0644)) == 0);
@@ -185,6 +200,7 @@ START_TEST(save_with_waiting_threads_restores_and_finishes) {
 END_TEST
 
 START_TEST(blocking_read_does_not_hold_up_other_threads) {
+  set_vcpus(_i);
   // The reader blocks on an empty pipe; the other thread must still compute
   // and print, and only then does the test write the byte.
   ProbeVm p(false, {"pipe"});
@@ -205,6 +221,34 @@ START_TEST(blocking_read_does_not_hold_up_other_threads) {
   close(in[1]);
   expect_exit_0(r);
   ck_assert_msg(contains(p.output(), "computed x=905\nread=z\n"), "%s", p.output().c_str());
+}
+END_TEST
+
+// The probe's counter and main thread run at once only with helper vCPUs;
+// with one vCPU no window may ever see it (the test can fail both ways).
+START_TEST(helper_vcpus_run_threads_at_once) {
+  g_vcpus = 1;
+  ck_assert_str_eq(run_probe(false, {"overlap", "20000"}, false).c_str(), "overlap=0\n");
+  // Windows until the overlap is seen (a loaded host may take a while).
+  g_vcpus = 2;
+  ck_assert_str_eq(run_probe(false, {"overlap", "100000000"}, false).c_str(), "overlap=1\n");
+}
+END_TEST
+
+// A thread faults while main spins: with two vCPUs it faults on the helper,
+// goes back before the instruction and faults again on vCPU 0.
+START_TEST(fault_on_a_helper_vcpu_ends_the_process_as_on_vcpu_0) {
+  std::string message[2];
+  for (int v : {1, 2}) {
+    g_vcpus = v;
+    ProbeVm p(false, {"segv"});
+    RunResult r = p.vm->run();
+    ck_assert_msg(r.end == RunResult::End::kSignaled && r.code == SIGSEGV, "%d vCPUs: end %d code %d %s", v,
+                  static_cast<int>(r.end), r.code, r.message.c_str());
+    message[v - 1] = r.message;
+  }
+  ck_assert_msg(contains(message[1], "page fault at 0x10 (write, not mapped)"), "%s", message[1].c_str());
+  ck_assert_str_eq(message[0].c_str(), message[1].c_str());
 }
 END_TEST
 
@@ -238,12 +282,14 @@ int main() {
   Suite* s = suite_create("vmha_threads");
   TCase* tc = tcase_create("threads");
   tcase_set_timeout(tc, 300);
-  tcase_add_test(tc, static_pthreads_print_the_native_output);
-  tcase_add_test(tc, dynamic_pthreads_print_the_native_output);
-  tcase_add_test(tc, pauses_are_invisible_to_waiting_threads);
-  tcase_add_test(tc, save_with_waiting_threads_restores_and_finishes);
-  tcase_add_test(tc, blocking_read_does_not_hold_up_other_threads);
+  tcase_add_loop_test(tc, static_pthreads_print_the_native_output, 0, 2);
+  tcase_add_loop_test(tc, dynamic_pthreads_print_the_native_output, 0, 2);
+  tcase_add_loop_test(tc, pauses_are_invisible_to_waiting_threads, 0, 2);
+  tcase_add_loop_test(tc, save_with_waiting_threads_restores_and_finishes, 0, 2);
+  tcase_add_loop_test(tc, blocking_read_does_not_hold_up_other_threads, 0, 2);
   tcase_add_test(tc, newer_state_version_is_refused);
+  tcase_add_test(tc, helper_vcpus_run_threads_at_once);
+  tcase_add_test(tc, fault_on_a_helper_vcpu_ends_the_process_as_on_vcpu_0);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);
 }

@@ -22,6 +22,15 @@
  *   thread_probe pipe               one thread blocks reading standard input
  *                                   while the other computes and prints
  *                                   "computed"; the byte comes after that
+ *   thread_probe overlap W          one thread counts while main, making no
+ *                                   system call, reads the count in up to W
+ *                                   short windows: "overlap=1" once a window
+ *                                   saw it change 3 times (both threads ran
+ *                                   at once), else "overlap=0" (on one CPU a
+ *                                   window can see at most one change: the
+ *                                   counter runs only when main is off)
+ *   thread_probe segv               a thread writes to address 16 while main
+ *                                   spins: the process dies by SIGSEGV
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -353,6 +362,57 @@ static int futex_ops(void) {
   return 0;
 }
 
+/* overlap */
+static atomic_ulong ticks;
+static atomic_int stop_counting;
+
+static void *counter(void *arg) {
+  (void)arg;
+  while (!atomic_load_explicit(&stop_counting, memory_order_relaxed))
+    atomic_fetch_add_explicit(&ticks, 1, memory_order_relaxed);
+  return NULL;
+}
+
+static int overlap(long windows) {
+  pthread_t t;
+  pthread_create(&t, NULL, counter, NULL);
+  while (!atomic_load_explicit(&ticks, memory_order_relaxed)) {}
+  int seen = 0;
+  for (long w = 0; w < windows && !seen; ++w) {
+    unsigned long last = atomic_load_explicit(&ticks, memory_order_relaxed);
+    int changes = 0;
+    for (int i = 0; i < 20000; ++i) {
+      unsigned long now = atomic_load_explicit(&ticks, memory_order_relaxed);
+      if (now != last) ++changes;
+      last = now;
+    }
+    seen = changes >= 3;
+  }
+  atomic_store(&stop_counting, 1);
+  pthread_join(t, NULL);
+  printf("overlap=%d\n", seen);
+  return 0;
+}
+
+/* segv */
+static volatile int never;
+static volatile uintptr_t unmapped = 16;
+
+static void *faulter(void *arg) {
+  (void)arg;
+  unsigned long x = 1;
+  for (int i = 0; i < 1000000; ++i) x = x * 6364136223846793005ul + 1442695040888963407ul;
+  *(volatile unsigned long *)unmapped = x;
+  return NULL;
+}
+
+static int segv(void) {
+  pthread_t t;
+  pthread_create(&t, NULL, faulter, NULL);
+  while (!never) {}
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc >= 5 && !strcmp(argv[1], "rounds")) return rounds(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
   if (argc >= 2 && !strcmp(argv[1], "block")) return block();
@@ -360,6 +420,8 @@ int main(int argc, char **argv) {
   if (argc >= 2 && !strcmp(argv[1], "futex")) return futex_ops();
   if (argc >= 2 && !strcmp(argv[1], "sigwait")) return sigwait_mode();
   if (argc >= 2 && !strcmp(argv[1], "pipe")) return pipe_mode();
-  fprintf(stderr, "usage: thread_probe rounds R N ITERS | block | misc | futex | sigwait | pipe\n");
+  if (argc >= 3 && !strcmp(argv[1], "overlap")) return overlap(atol(argv[2]));
+  if (argc >= 2 && !strcmp(argv[1], "segv")) return segv();
+  fprintf(stderr, "usage: thread_probe rounds R N ITERS | block | misc | futex | sigwait | pipe | overlap W | segv\n");
   return 2;
 }

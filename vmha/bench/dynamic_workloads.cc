@@ -31,6 +31,10 @@ std::vector<DynamicWorkload> dynamic_workloads(const std::string& workload_dir) 
       {"dyn-md5sum", {"/usr/bin/md5sum", kDynamicDataFile}},
       {"dyn-py-thr4", python_threaded_lines(40, 4000, "threads.out")},
       {"dyn-omp4", omp_lines(workload_dir, 40, 300000, 4)},
+      // Two compute-bound threads, on as many vCPUs as CPUs and on vCPU 0
+      // alone: what the helper vCPUs bring.
+      {"dyn-omp2", omp_lines(workload_dir, 20, 4000000, 2)},
+      {"dyn-omp2-1vcpu", omp_lines(workload_dir, 20, 4000000, 2), 1},
       // Process trees: fork+exec cost (200 runs of true from a shell loop),
       // and a pipeline of three processes (sort's temporary files in the
       // working directory, the guest's only writable place).

@@ -12,6 +12,7 @@ struct DynamicWorkload {
   std::string name;
   std::vector<std::string> argv;  // argv[0]: an absolute path, maybe not installed; python's
                                   // programs relative to the working directory (copy_python_programs)
+  int vcpus = 0;                  // VmOptions::vcpus (0: one per CPU)
 };
 
 // The data file the tools read, in the guest's working directory.

@@ -32,6 +32,7 @@ struct Workload {
   bool memory_intensive;
   std::vector<std::string> argv;  // argv[0] an absolute path
   bool dynamic = false;           // Debian's dynamically linked programs (dynamic_workloads.h)
+  int vcpus = 0;                  // VmOptions::vcpus (0: one per CPU)
 };
 
 double pct(std::vector<double> v, double p) {
@@ -77,7 +78,7 @@ NativeRun run_native(const std::vector<std::string>& argv, const std::string& di
   return r;
 }
 
-// What the guest would take on an idle host: the vCPU thread's CPU time plus
+// What the guest would take on an idle host: the vCPU threads' CPU time plus
 // the time it was paused for checkpoints. Unlike wall time it does not count
 // waiting for a CPU, which dominates on a loaded 2-core machine.
 double busy_s(const EngineStats& st) {
@@ -115,7 +116,7 @@ struct ModeResult {
   EngineStats stats;  // per-epoch samples pooled over repetitions
 };
 
-ModeResult run_once(const std::vector<std::string>& argv, bool async, int epoch_ms, const std::string& key,
+ModeResult run_once(const std::vector<std::string>& argv, int vcpus, bool async, int epoch_ms, const std::string& key,
                     const std::string& addr_file, const std::string& workdir) {
   ModeResult m;
   std::string addr;
@@ -130,6 +131,7 @@ ModeResult run_once(const std::vector<std::string>& argv, bool async, int epoch_
   VmOptions vo;
   vo.memory_bytes = 1024ull << 20;
   vo.workdir = workdir;
+  vo.vcpus = vcpus;
   fflush(stdout);
   int saved = dup(1);
   int null = open("/dev/null", O_WRONLY);
@@ -236,7 +238,7 @@ std::vector<Workload> workloads(const std::string& d) {
       {"steps", true, {d + "steps", "200", "20000", "4"}}, {"bfs", true, {d + "bfs", "300000", "8"}},
       {"matmul", false, {d + "matmul", "1000"}},           {"kvserver", false, {d + "kvserver", "600"}},
   };
-  for (auto& w : dynamic_workloads(d)) all.push_back({w.name, false, w.argv, true});
+  for (auto& w : dynamic_workloads(d)) all.push_back({w.name, false, w.argv, true, w.vcpus});
   return all;
 }
 
@@ -257,8 +259,8 @@ bool run_workload(const Workload& w, const ReplBenchOptions& o, const Scratch& s
       std::fprintf(stderr, "vmha bench: %s does not run natively (build the workloads?)\n", w.argv[0].c_str());
       return false;
     }
-    ModeResult a1 = run_once(w.argv, true, o.epoch_ms, s.key, s.addr_file, s.dir);
-    ModeResult s1 = run_once(w.argv, false, o.epoch_ms, s.key, s.addr_file, s.dir);
+    ModeResult a1 = run_once(w.argv, w.vcpus, true, o.epoch_ms, s.key, s.addr_file, s.dir);
+    ModeResult s1 = run_once(w.argv, w.vcpus, false, o.epoch_ms, s.key, s.addr_file, s.dir);
     if (!a1.ok || !s1.ok) return false;
     r->natives.push_back(t.wall_s), r->native_cpus.push_back(t.cpu_s);
     r->async.add(a1), r->stop_copy.add(s1);

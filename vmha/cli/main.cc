@@ -61,6 +61,8 @@ Runner setup_run(CLI::App* app, std::string* log_file) {
   app->add_option("--workdir", run->workdir, "The guest's working directory (read-write)")->capture_default_str();
   auto policy = add_read_only_options(app);
   app->add_option("--memory", run->memory_mib, "Guest memory in MiB (reserved, not committed)")->capture_default_str();
+  app->add_option("--vcpus", run->vcpus, "vCPUs for the guest's threads, 1-16 (0: one per CPU vmha may run on)")
+      ->capture_default_str();
   app->add_option("--snapshot-at-syscall", run->snapshot_at_syscall,
                   "Stop after this many system calls and snapshot the VM");
   app->add_option("--snapshot-after-ms", run->snapshot_after_ms,

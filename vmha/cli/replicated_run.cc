@@ -91,6 +91,7 @@ int run_replicated(const RunCommandOptions& o) {
   vo.workdir = o.workdir;
   vo.read_only = o.read_only;
   vo.memory_bytes = o.memory_mib << 20;
+  vo.vcpus = static_cast<int>(o.vcpus);
   vo.relay_host_signals = true;
   LiveStatsFile live(o.stats_file);
   if (!o.stats_file.empty())

@@ -79,6 +79,7 @@ int run_command(const RunCommandOptions& o) {
   // Checked here so 0 or an absurd size is not first met inside mmap (or
   // wraps when shifted to bytes).
   if (Status s = check_memory_mib(o.memory_mib); !s.ok()) return fail("--memory: " + s.message());
+  if (Status s = check_vcpus(o.vcpus); !s.ok()) return fail("--vcpus: " + s.message());
   if (!o.backup.empty()) return run_replicated(o);
   signal(SIGPIPE, SIG_IGN);  // the guest gets EPIPE and SIGPIPE's default action from the VMM
   VmOptions vo;
@@ -86,6 +87,7 @@ int run_command(const RunCommandOptions& o) {
   vo.workdir = o.workdir;
   vo.read_only = o.read_only;
   vo.memory_bytes = o.memory_mib << 20;
+  vo.vcpus = static_cast<int>(o.vcpus);
   vo.relay_host_signals = true;  // SIGTERM and friends go to the guest (vmha(1) SIGNALS)
   ExecPlan plan;
   const char* path_env = std::getenv("PATH");

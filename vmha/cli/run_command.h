@@ -14,6 +14,7 @@ struct RunCommandOptions {
   std::string workdir = ".";
   std::vector<std::string> read_only;  // the policy's read-only paths (vmha(1) CONFINEMENT; main fills it)
   uint64_t memory_mib = 4096;
+  long vcpus = 0;                    // vCPU 0 and vcpus-1 helpers; 0: one per CPU (vmha(1) THREADS)
   uint64_t snapshot_at_syscall = 0;  // 0: never
   uint64_t snapshot_after_ms = 0;    // 0: never; else stop the vCPU after this long
   bool restore = false;              // continue in a fresh VM restored from the snapshot

@@ -88,7 +88,8 @@ class Primary {
         guest_end = Clock::now();
         timespec cpu{};
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
-        stats_.guest_cpu_s = static_cast<double>(cpu.tv_sec) + static_cast<double>(cpu.tv_nsec) * 1e-9;
+        stats_.guest_cpu_s =
+            static_cast<double>(cpu.tv_sec) + static_cast<double>(cpu.tv_nsec) * 1e-9 + vm_.helper_cpu_seconds();
         done_ = true;
       });
     } catch (const std::system_error& e) {

@@ -49,7 +49,7 @@ struct EngineStats {
   std::vector<double> catch_up_ms;        // async: before the pause, waiting for the backup to read prefetched pages
   double startup_s = 0;                   // VMM, transport, connection, first checkpoint
   double guest_s = 0;                     // guest start to its end, wall clock
-  double guest_cpu_s = 0;                 // CPU time of the vCPU thread (guest + VMM system calls + faults)
+  double guest_cpu_s = 0;                 // CPU time of the vCPU threads (guest + VMM system calls + faults)
   std::vector<double> pages_per_ckpt;     // distinct pages per checkpoint
   std::vector<double> output_latency_ms;  // per output record: written -> released
   uint64_t prefetched_pages = 0, residual_pages = 0;

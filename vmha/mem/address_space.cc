@@ -3,12 +3,18 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
 #include "vmha/mem/guest_layout.h"
 
 namespace vmha {
+
+uint64_t AddressSpace::next_generation() {
+  static std::atomic<uint64_t> last{0};
+  return ++last;
+}
 
 using namespace layout;
 
@@ -123,7 +129,7 @@ void AddressSpace::release(uint64_t start, uint64_t end) {
     }
   }
   if (!frames.empty()) mem_.free_frames(frames);
-  flush_ = true;
+  mark_changed();
 }
 
 namespace {
@@ -175,7 +181,7 @@ bool AddressSpace::copy_from(AddressSpace& parent) {
     if (!zero_page(src)) mem_.write(frame, src, kPageSize);
     pt_.set_leaf(pte, frame | (e & ~kPteFrame));
   });
-  flush_ = true;
+  mark_changed();
   return ok;
 }
 
@@ -188,13 +194,13 @@ void AddressSpace::release_all() {
   pt_.clear_user_leaves();
   vmas_.clear();
   brk_start_ = brk_cur_ = 0;
-  flush_ = true;
+  mark_changed();
 }
 
 bool AddressSpace::map_fixed(uint64_t start, uint64_t end, int prot, int flags) {
   carve(start, end);
   insert({start, end, prot, flags});
-  flush_ = true;
+  mark_changed();
   return populate(start, end, prot);
 }
 
@@ -258,7 +264,7 @@ int AddressSpace::protect(uint64_t addr, uint64_t len, int prot) {
   }
   carve(addr, end);
   for (const Vma& v : pieces) insert(v);
-  flush_ = true;
+  mark_changed();
   return populate(addr, end, prot) ? 0 : -ENOMEM;
 }
 
@@ -317,7 +323,7 @@ int64_t AddressSpace::remap(uint64_t old_addr, uint64_t old_len, uint64_t new_le
   if (!moved.empty()) mem_.forget_guest_mappings(moved);
   carve(old_addr, old_addr + old_len);
   insert({dest, dest + move, v.prot, v.flags});
-  flush_ = true;
+  mark_changed();
   if (new_len > move && !map_fixed(dest + move, dest + new_len, v.prot, v.flags)) return -ENOMEM;
   if (old_len > move) unmap(old_addr + move, old_len - move);
   return static_cast<int64_t>(dest);

@@ -65,6 +65,10 @@ class AddressSpace {
     flush_ = false;
     return f;
   }
+  // Changes with every change the shadow TLB must forget, never taken: a
+  // helper vCPU reloads the tables when it differs from what it loaded.
+  // Unique across address spaces.
+  uint64_t generation() const { return generation_; }
 
   // State for serialisation.
   const std::map<uint64_t, Vma>& vmas() const { return vmas_; }
@@ -94,6 +98,12 @@ class AddressSpace {
   std::map<uint64_t, Vma> vmas_;
   uint64_t brk_start_ = 0, brk_cur_ = 0;
   bool flush_ = false;
+  uint64_t generation_ = next_generation();
+  void mark_changed() {
+    flush_ = true;
+    generation_ = next_generation();
+  }
+  static uint64_t next_generation();
 };
 
 }  // namespace vmha

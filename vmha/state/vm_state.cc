@@ -110,6 +110,7 @@ Status Vm::restore(const VmOptions& opts_in, std::span<const uint8_t> state, std
   VcpuRecord cpu;
   VmStateCodec::decode_vcpu(r, &cpu);
   if (!r.ok()) return read_error(r);
+  if (Status s = check_vcpus(opts.vcpus); !s.ok()) return s;
   std::unique_ptr<Vm> vm(new Vm());
   if (Status s = vm->open_kvm(opts); !s.ok()) return s;
   if (version >= 4) {

@@ -2,15 +2,18 @@
 // id, the word cleared at its exit, its signal mask and TLS base, what it
 // waits for) and the futex wait queues.
 //
-// Design: the guest's threads take turns on the VM's one vCPU (the VMM
-// saves one thread's registers and loads another's) instead of one vCPU and
-// host thread each. A thread switches out when it blocks (futex wait, a
+// Design: the guest's threads take turns on vCPU 0 (the VMM saves one
+// thread's registers and loads another's) instead of one vCPU and host
+// thread each serving its own system calls. Helper vCPUs
+// (vmm/helper_vcpus.h) add parallel user code without changing this
+// picture: they run only while vCPU 0 runs and their threads are data
+// again before the VMM does anything. A thread switches out when it blocks (futex wait, a
 // sleep), yields, exits, or its time slice ends (a kick, vmm/vm_run.cc).
 // Why: a pause, a save and a restore then see every thread at a consistent
 // point for free (the ones not on the vCPU are data here, a blocked one is a
-// wait record and not a host thread inside a system call), one dirty ring
-// tracks all of them, and the system-call layer needs no locks. The price:
-// the guest's threads share one host CPU, and a host call that blocks
+// wait record and not a host thread inside a system call), and the
+// system-call layer needs no locks. The price: system calls are served one
+// at a time on vCPU 0, and a host call that blocks
 // holds the vCPU for the rest of its thread's time slice: the slice's kick
 // cuts it, the thread waits before the call, and it runs the call again at
 // its next turn. A read of an empty pipe, a write to a full one and a poll

@@ -13,7 +13,7 @@ constexpr uint32_t kRingBytes = 1u << 20;  // 65536 entries of 16 bytes
 }
 
 RingTracker::~RingTracker() {
-  if (ring_) munmap(ring_, map_bytes_);
+  for (Ring& r : rings_) munmap(r.gfns, map_bytes_);
 }
 
 Status RingTracker::attach_vm(int vm_fd) {
@@ -36,19 +36,22 @@ Status RingTracker::attach_vcpu(int vcpu_fd) {
   void* p = mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, vcpu_fd,
                  KVM_DIRTY_LOG_PAGE_OFFSET * sysconf(_SC_PAGESIZE));
   if (p == MAP_FAILED) return Status::error(errno_text("mmap of the dirty ring"));
-  ring_ = static_cast<kvm_dirty_gfn*>(p);
+  std::lock_guard<std::mutex> lock(mu_);
+  rings_.push_back({static_cast<kvm_dirty_gfn*>(p), 0});
   return Status();
 }
 
 Status RingTracker::collect() {
   uint32_t n = 0;
-  for (;; ++n) {
-    kvm_dirty_gfn& e = ring_[fetch_ % entries_];
-    uint32_t flags = __atomic_load_n(&e.flags, __ATOMIC_ACQUIRE);
-    if (!(flags & KVM_DIRTY_GFN_F_DIRTY)) break;
-    pending_.push_back(e.offset);  // one memslot (0): offset is the frame number
-    __atomic_store_n(&e.flags, KVM_DIRTY_GFN_F_RESET, __ATOMIC_RELEASE);
-    ++fetch_;
+  for (Ring& r : rings_) {
+    for (;; ++n) {
+      kvm_dirty_gfn& e = r.gfns[r.fetch % entries_];
+      uint32_t flags = __atomic_load_n(&e.flags, __ATOMIC_ACQUIRE);
+      if (!(flags & KVM_DIRTY_GFN_F_DIRTY)) break;
+      pending_.push_back(e.offset);  // one memslot (0): offset is the frame number
+      __atomic_store_n(&e.flags, KVM_DIRTY_GFN_F_RESET, __ATOMIC_RELEASE);
+      ++r.fetch;
+    }
   }
   stats_.guest_pages += n;
   if (n && ioctl(vm_fd_, KVM_RESET_DIRTY_RINGS, 0) < 0) return Status::error(errno_text("KVM_RESET_DIRTY_RINGS"));
@@ -69,13 +72,18 @@ Status RingTracker::harvest(std::vector<uint64_t>& pfns) {
 uint64_t RingTracker::pending_pages() {
   std::lock_guard<std::mutex> lock(mu_);
   uint64_t n = 0;
-  while (ring_ && n < entries_ && (__atomic_load_n(&ring_[(fetch_ + n) % entries_].flags, __ATOMIC_ACQUIRE) & KVM_DIRTY_GFN_F_DIRTY))
-    ++n;
+  for (const Ring& r : rings_) {
+    uint32_t k = 0;
+    while (k < entries_ &&
+           (__atomic_load_n(&r.gfns[(r.fetch + k) % entries_].flags, __ATOMIC_ACQUIRE) & KVM_DIRTY_GFN_F_DIRTY))
+      ++k;
+    n += k;
+  }
   return n + pending_.size() + DirtyTracker::pending_pages();
 }
 
 Status RingTracker::on_ring_full() {
-  // The vCPU thread drains the ring itself into the pending set: it blocks
+  // A vCPU thread drains the rings itself into the pending set: it blocks
   // on the lock while a harvester is working, and never spins.
   std::lock_guard<std::mutex> lock(mu_);
   ++stats_.ring_full_exits;

@@ -1,9 +1,11 @@
-// RingTracker: KVM's per-vCPU dirty ring (KVM_CAP_DIRTY_LOG_RING). The ring
-// is enabled on the VM fd before any vCPU exists and mapped from the vCPU fd.
+// RingTracker: KVM's per-vCPU dirty rings (KVM_CAP_DIRTY_LOG_RING). The ring
+// size is set on the VM fd before any vCPU exists; each vCPU's ring is mapped
+// from its fd, and a harvest drains all of them.
 // Entries are collected under a lock into a pending set, so the vCPU thread
 // (ring full) and a harvester thread can both drain it without spinning.
 #pragma once
 #include <mutex>
+#include <vector>
 
 #include "vmha/track/dirty_tracker.h"
 #include <linux/kvm.h>
@@ -22,12 +24,15 @@ class RingTracker : public DirtyTracker {
   uint64_t pending_pages() override;
 
  private:
-  Status collect();  // ring → pending_, then KVM_RESET_DIRTY_RINGS; lock held
+  Status collect();  // rings → pending_, then KVM_RESET_DIRTY_RINGS; lock held
+  struct Ring {
+    kvm_dirty_gfn* gfns = nullptr;
+    uint32_t fetch = 0;
+  };
   int vm_fd_ = -1;
-  kvm_dirty_gfn* ring_ = nullptr;
+  std::vector<Ring> rings_;
   uint32_t entries_ = 0;
   size_t map_bytes_ = 0;
-  uint32_t fetch_ = 0;
   std::mutex mu_;
   std::vector<uint64_t> pending_;
 };

@@ -35,6 +35,11 @@ constexpr uint64_t kExceptionStubVa = kKernelBase + 0x4000;
 constexpr uint64_t kKernelStackVa = kKernelBase + 0x6000;  // two pages
 constexpr uint64_t kKernelStackTop = kKernelBase + 0x8000;
 constexpr uint64_t kKernelPages = 8;
+// Helper vCPU k (1..15, helper_vcpus.h) has its own copy of the TSS at
+// kTssVa + k * kHelperTssStride, whose RSP0 is kKernelStackTop - k *
+// kHelperStackSlot: exceptions on two vCPUs at once never share a frame.
+constexpr uint64_t kHelperTssStride = 256;
+constexpr uint64_t kHelperStackSlot = 512;
 
 // Guest memory sizes vmha accepts (`vmha run --memory`, Vm::create, VM
 // states): room for the page tables, a program and its stack, up to 1 TiB.

@@ -1,4 +1,4 @@
-// Guest threads on the one vCPU (sys/threads.h says why): at each safe point
+// Guest threads on vCPU 0 (sys/threads.h says why): at each safe point
 // of the run loop the VMM ends due waits, and when the running thread
 // blocked, yielded, exited or used up its time slice, saves its registers and
 // FPU state and loads the next runnable thread's (round robin). A thread
@@ -69,26 +69,34 @@ int64_t Vm::next_kick_ns() {
   return due;
 }
 
+Status Vm::get_cpu(int fd, ThreadCpu* c) {
+  if (ioctl(fd, KVM_GET_REGS, &c->regs) < 0) return Status::error(errno_text("KVM_GET_REGS"));
+  c->xsave.resize(4096);
+  if (ioctl(fd, kKvmGetXsave, c->xsave.data()) == 0) return Status();
+  c->xsave.clear();
+  if (ioctl(fd, KVM_GET_FPU, &c->fpu) < 0) return Status::error(errno_text("KVM_GET_FPU"));
+  return Status();
+}
+
+Status Vm::set_cpu(int fd, const ThreadCpu& c) {
+  if (ioctl(fd, KVM_SET_REGS, &c.regs) < 0) return Status::error(errno_text("KVM_SET_REGS"));
+  if (!c.xsave.empty()) {
+    if (ioctl(fd, kKvmSetXsave, c.xsave.data()) < 0) return Status::error(errno_text("KVM_SET_XSAVE"));
+  } else if (ioctl(fd, KVM_SET_FPU, &c.fpu) < 0) {
+    return Status::error(errno_text("KVM_SET_FPU"));
+  }
+  return Status();
+}
+
 Status Vm::save_cpu(ThreadCpu* c) {
   if (Status s = flush_sync_regs(); !s.ok()) return s;
-  if (ioctl(vcpu_fd_, KVM_GET_REGS, &c->regs) < 0) return Status::error(errno_text("KVM_GET_REGS"));
-  c->xsave.resize(4096);
-  if (ioctl(vcpu_fd_, kKvmGetXsave, c->xsave.data()) == 0) return Status();
-  c->xsave.clear();
-  if (ioctl(vcpu_fd_, KVM_GET_FPU, &c->fpu) < 0) return Status::error(errno_text("KVM_GET_FPU"));
-  return Status();
+  return get_cpu(vcpu_fd_, c);
 }
 
 Status Vm::load_cpu(const ThreadCpu& c) {
   // Registers still waiting in kvm_run are the thread leaving (saved, or exited).
   if (sync_regs_) run_->kvm_dirty_regs &= ~KVM_SYNC_X86_REGS;
-  if (ioctl(vcpu_fd_, KVM_SET_REGS, &c.regs) < 0) return Status::error(errno_text("KVM_SET_REGS"));
-  if (!c.xsave.empty()) {
-    if (ioctl(vcpu_fd_, kKvmSetXsave, c.xsave.data()) < 0) return Status::error(errno_text("KVM_SET_XSAVE"));
-  } else if (ioctl(vcpu_fd_, KVM_SET_FPU, &c.fpu) < 0) {
-    return Status::error(errno_text("KVM_SET_FPU"));
-  }
-  return Status();
+  return set_cpu(vcpu_fd_, c);
 }
 
 Status Vm::thread_born(const kvm_regs& parent, ThreadKey key, uint64_t stack) {
@@ -172,7 +180,10 @@ Status Vm::schedule(bool* idle) {
   }
   const bool slice_over = now >= slice_end_ns_ || yield_;
   yield_ = false;
-  if (!proc_->zombie && cur->runnable() && !cur->in_call && !(slice_over && others_runnable(*tree_, proc_))) {
+  // A thread that a helper vCPU sent back to run a system call here goes first.
+  std::optional<std::pair<Process*, size_t>> wanted = take_want_main();
+  if (!wanted && !proc_->zombie && cur->runnable() && !cur->in_call &&
+      !(slice_over && others_runnable(*tree_, proc_))) {
     kick_.aim(next_kick_ns());
     return Status();
   }
@@ -181,8 +192,8 @@ Status Vm::schedule(bool* idle) {
   auto& all = tree_->all();
   size_t here = 0;
   while (here < all.size() && all[here].get() != proc_) ++here;
-  Process* next = nullptr;
-  size_t index = 0;
+  Process* next = wanted ? wanted->first : nullptr;
+  size_t index = wanted ? wanted->second : 0;
   for (size_t k = 1; k <= all.size() && !next; ++k) {
     Process* q = all[(here + k) % all.size()].get();
     if (q->zombie) continue;

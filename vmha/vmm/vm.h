@@ -1,7 +1,9 @@
-// Vm: one process VM — a KVM virtual machine with one vCPU running an
-// x86-64 Linux program at CPL3, whose system calls exit to this VMM, and the
-// processes it forks (sys/process_tree.h). Every thread of every process
-// takes turns on that vCPU (sys/threads.h, thread_switch.cc).
+// Vm: one process VM — a KVM virtual machine running an x86-64 Linux
+// program at CPL3, whose system calls exit to this VMM, and the processes it
+// forks (sys/process_tree.h). Every thread of every process takes turns on
+// vCPU 0 (sys/threads.h, thread_switch.cc); with VmOptions::vcpus > 1 the
+// other vCPUs run further threads' user code while vCPU 0 runs
+// (helper_vcpus.h).
 //
 // Seams for replication: memory() is one contiguous region registered once;
 // tracker() can be harvested from another thread while run() runs;
@@ -14,10 +16,12 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -33,6 +37,7 @@
 #include "vmha/track/dirty_tracker.h"
 #include "vmha/vmm/cpu_tables.h"
 #include "vmha/vmm/elf_image.h"
+#include "vmha/vmm/helper_vcpus.h"
 
 namespace vmha {
 
@@ -65,7 +70,16 @@ struct VmOptions {
   // SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2 sent to this process go to the
   // guest (its handler or default action) while run() runs (vmha(1) SIGNALS).
   bool relay_host_signals = false;
+  // vCPUs: vCPU 0 and vcpus-1 helpers (helper_vcpus.h), 1 to kMaxVcpus;
+  // 0: one per CPU this process may run on (a Slurm task's CPUs), at most
+  // kMaxVcpus, fewer if KVM gives fewer.
+  int vcpus = 0;
 };
+
+constexpr int kMaxVcpus = 16;
+// OK when `n` is 0 (one per CPU) or within 1 to kMaxVcpus; otherwise an
+// error that names the range.
+Status check_vcpus(long n);
 
 struct RunResult {
   enum class End { kExited, kSignaled, kStopped, kFailed };
@@ -122,6 +136,9 @@ class Vm {
   Process& process() { return tree_->root(); }
   ProcessTree& processes() { return *tree_; }
   uint64_t syscalls() const { return syscalls_; }
+  // vCPUs in use, and the CPU time the helpers' threads have used.
+  int vcpus() const { return 1 + static_cast<int>(helpers_ ? helpers_->size() : 0); }
+  double helper_cpu_seconds() const { return helpers_ ? helpers_->cpu_seconds() : 0; }
   // Guest physical address of a guest virtual one (~0 when unmapped).
   uint64_t guest_physical(uint64_t va) { return tree_->root().as->page_table().translate(va, false); }
 
@@ -130,9 +147,10 @@ class Vm {
   RunResult run_loop();
   RunResult finish_after_exception(const char* what);
   Status open_kvm(const VmOptions& opts);
-  Status setup_cpuid();
+  Status setup_cpuid(int fd);
   Status set_initial_cpu(uint64_t entry, uint64_t sp);
-  Status set_msrs(std::span<const std::pair<uint32_t, uint64_t>> msrs);
+  Status set_msrs(std::span<const std::pair<uint32_t, uint64_t>> msrs) { return set_msrs(vcpu_fd_, msrs); }
+  static Status set_msrs(int fd, std::span<const std::pair<uint32_t, uint64_t>> msrs);
   Status handle_syscall(RunResult* end);
   void handle_exception(RunResult* end);
   Status apply_vmm_changes();
@@ -163,6 +181,8 @@ class Vm {
   int64_t slice_end_ns_ = 0;  // CLOCK_MONOTONIC
   Status save_cpu(ThreadCpu* c);
   Status load_cpu(const ThreadCpu& c);
+  static Status get_cpu(int fd, ThreadCpu* c);
+  static Status set_cpu(int fd, const ThreadCpu& c);
   // After clone: the new thread starts as its parent returns from the call,
   // with rax = 0 and rsp = its stack.
   Status thread_born(const kvm_regs& parent, ThreadKey key, uint64_t stack);
@@ -183,6 +203,31 @@ class Vm {
   // A pending signal that no running or runnable thread can take cuts the
   // wait of one that can.
   void route_signals(Process& p);
+
+  // Helper vCPUs (helper_dispatch.cc): before vCPU 0 enters KVM_RUN,
+  // runnable threads that need no VMM work go onto the helpers; when it
+  // comes out, they come back as data (recall) before anything else runs.
+  // A thread that reached a system call or an exception on a helper waits
+  // in want_main_ to run it again on vCPU 0, ahead of the others.
+  struct HelperLoad {
+    bool used = false;
+    ThreadKey key{};
+    const AddressSpace* as = nullptr;
+    uint64_t generation = 0;  // the address space's when its tables were loaded
+    uint64_t cr3 = 0;
+  };
+  std::unique_ptr<HelperVcpus> helpers_;
+  std::vector<HelperLoad> helper_loads_;
+  std::vector<kvm_sregs> helper_sregs_;  // each helper's segments, tables and TSS
+  std::deque<ThreadKey> want_main_;
+  size_t dispatch_cursor_ = 0;
+  std::atomic<bool> helper_woke_{false};
+  Status create_helpers();
+  Status prepare_helpers();
+  Status dispatch_helpers();
+  Status recall_helpers();
+  // The runnable thread waiting in want_main_ for vCPU 0, if any.
+  std::optional<std::pair<Process*, size_t>> take_want_main();
 
   VmOptions opts_;
   int kvm_fd_ = -1, vm_fd_ = -1, vcpu_fd_ = -1;

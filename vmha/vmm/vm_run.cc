@@ -303,8 +303,10 @@ RunResult Vm::run_loop() {
     return r;
   };
   if (Status s = start_signals(); !s.ok()) return finish(failed(s.message()));
+  if (Status s = prepare_helpers(); !s.ok()) return finish(failed(s.message()));
   for (;;) {
-    if (kick_.take_kicked()) run_->immediate_exit = 0;  // a pause asked for after this sets it again
+    // A pause asked for after this sets it again.
+    if (kick_.take_kicked() | helper_woke_.exchange(false)) run_->immediate_exit = 0;
     if (pause_requested_.load()) park();
     if (stop_requested_.exchange(false)) {
       run_->immediate_exit = 0;
@@ -327,8 +329,14 @@ RunResult Vm::run_loop() {
       result.code = proc_->exit.code;
       return finish(result);
     }
-    if (ioctl(vcpu_fd_, KVM_RUN, 0) < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
+    if (Status s = dispatch_helpers(); !s.ok()) return finish(failed(s.message()));
+    const int rc = ioctl(vcpu_fd_, KVM_RUN, 0);
+    const int run_errno = errno;
+    // The helpers stop whenever vCPU 0 stops: what follows sees one vCPU.
+    if (Status s = recall_helpers(); !s.ok()) return finish(failed(s.message()));
+    if (rc < 0) {
+      if (run_errno == EINTR || run_errno == EAGAIN) continue;
+      errno = run_errno;
       return finish(failed(errno_text("KVM_RUN")));
     }
     switch (run_->exit_reason) {

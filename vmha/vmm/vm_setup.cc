@@ -38,6 +38,7 @@ kvm_segment user_segment(uint16_t sel, bool code) {
 }  // namespace
 
 Vm::~Vm() {
+  helpers_.reset();  // joins their threads; the tracker unmaps their rings below
   if (tree_)
     for (auto& p : tree_->all())
       if (p) p->fds.close_all();
@@ -87,7 +88,8 @@ Status Vm::open_kvm(const VmOptions& opts) {
     run_->kvm_valid_regs = KVM_SYNC_X86_REGS;
   }
   if (Status s = tracker_->attach_vcpu(vcpu_fd_); !s.ok()) return s;
-  if (Status s = setup_cpuid(); !s.ok()) return s;
+  if (Status s = setup_cpuid(vcpu_fd_); !s.ok()) return s;
+  if (Status s = create_helpers(); !s.ok()) return s;
 
   auto pt = std::make_unique<PageTable>(*mem_);
   auto as = std::make_unique<AddressSpace>(*mem_, *pt);
@@ -114,7 +116,7 @@ Status Vm::open_kvm(const VmOptions& opts) {
   return Status();
 }
 
-Status Vm::setup_cpuid() {
+Status Vm::setup_cpuid(int fd) {
   auto entries = std::make_unique<KvmCpuidList>();
   if (ioctl(kvm_fd_, kKvmGetSupportedCpuid, entries.get()) < 0)
     return Status::error(errno_text("KVM_GET_SUPPORTED_CPUID"));
@@ -137,11 +139,11 @@ Status Vm::setup_cpuid() {
       e.eax = e.ebx = e.ecx = e.edx = 0;
     }
   }
-  if (ioctl(vcpu_fd_, kKvmSetCpuid2, entries.get()) < 0) return Status::error(errno_text("KVM_SET_CPUID2"));
+  if (ioctl(fd, kKvmSetCpuid2, entries.get()) < 0) return Status::error(errno_text("KVM_SET_CPUID2"));
   return Status();
 }
 
-Status Vm::set_msrs(std::span<const std::pair<uint32_t, uint64_t>> msrs) {
+Status Vm::set_msrs(int fd, std::span<const std::pair<uint32_t, uint64_t>> msrs) {
   KvmMsrList<16> m;
   if (msrs.size() > 16) return Status::error("KVM_SET_MSRS: too many MSRs");
   m.nmsrs = static_cast<uint32_t>(msrs.size());
@@ -149,7 +151,7 @@ Status Vm::set_msrs(std::span<const std::pair<uint32_t, uint64_t>> msrs) {
     m.entries[i].index = msrs[i].first;
     m.entries[i].data = msrs[i].second;
   }
-  int n = ioctl(vcpu_fd_, kKvmSetMsrs, &m);
+  int n = ioctl(fd, kKvmSetMsrs, &m);
   if (n < 0) return Status::error(errno_text("KVM_SET_MSRS"));
   if (n != static_cast<int>(msrs.size())) {
     char idx[16];
@@ -165,9 +167,16 @@ Status check_memory_mib(uint64_t mib) {
                        std::to_string(kMinMemoryMib) + " to " + std::to_string(kMaxMemoryMib) + " MiB (1 TiB)");
 }
 
+Status check_vcpus(long n) {
+  if (n >= 0 && n <= kMaxVcpus) return Status();
+  return Status::error(std::to_string(n) + " vCPUs is outside the valid range, 1 to " + std::to_string(kMaxVcpus) +
+                       " (0: one per CPU vmha may run on)");
+}
+
 Status Vm::create(const VmOptions& opts, std::unique_ptr<Vm>* out) {
   uint64_t mib = (opts.memory_bytes >> 20) + ((opts.memory_bytes & ((1u << 20) - 1)) != 0);
   if (Status s = check_memory_mib(mib); !s.ok()) return s;
+  if (Status s = check_vcpus(opts.vcpus); !s.ok()) return s;
   std::unique_ptr<Vm> vm(new Vm());
   if (Status s = vm->open_kvm(opts); !s.ok()) return s;
   if (!vm->pt_->init() || !install_cpu_tables(*vm->mem_, *vm->pt_, &vm->tables_))
