@@ -153,7 +153,9 @@ START_TEST(host_sigusr1_runs_the_guest_handler) {
 END_TEST
 
 // vmha run -- signal_probe ARGS in the background; SIG once it is ready.
-vmha_test::Captured vmha_signalled(const std::vector<std::string>& args, int sig) {
+// `blocked`: vmha starts with SIG and the pause signal blocked, as a parent's
+// mask passes through exec.
+vmha_test::Captured vmha_signalled(const std::vector<std::string>& args, int sig, bool blocked = false) {
   std::string dir = vmha_test::make_temp_dir();
   std::string out = dir + "/out", err = dir + "/err";
   char vmha[PATH_MAX], prog[PATH_MAX];  // absolute: the child changes directory
@@ -166,6 +168,13 @@ vmha_test::Captured vmha_signalled(const std::vector<std::string>& args, int sig
     dup2(o, 1);
     dup2(e, 2);
     if (chdir(dir.c_str()) != 0) _exit(126);
+    if (blocked) {
+      sigset_t set;
+      sigemptyset(&set);
+      sigaddset(&set, sig);
+      sigaddset(&set, SIGRTMIN + 5);
+      sigprocmask(SIG_BLOCK, &set, nullptr);
+    }
     std::vector<char*> a;
     for (auto& s : argv) a.push_back(s.data());
     a.push_back(nullptr);
@@ -187,6 +196,15 @@ START_TEST(host_sigterm_runs_the_handler_once) {
     ck_assert_msg(c.exit_code() == 0, "term %s: status %d, stderr: %s", how, c.status, c.err.c_str());
     ck_assert_msg(count(c.out, "final line\n") == 1, "term %s: %s", how, c.out.c_str());
   }
+}
+END_TEST
+
+// A mask vmha inherits (slurmstepd's, a shell's) must not hold back scancel:
+// this hung before vmha unblocked the signals it relays.
+START_TEST(sigterm_reaches_the_guest_when_the_parent_blocked_it) {
+  vmha_test::Captured c = vmha_signalled({"term", "spin"}, SIGTERM, true);
+  ck_assert_msg(c.exit_code() == 0, "status %d, stderr: %s", c.status, c.err.c_str());
+  ck_assert_msg(count(c.out, "final line\n") == 1, "%s", c.out.c_str());
 }
 END_TEST
 
@@ -322,6 +340,7 @@ int main() {
   tcase_add_test(tc, host_sigusr1_runs_the_guest_handler);
   tcase_add_test(tc, host_sigterm_runs_the_handler_once);
   tcase_add_test(tc, sigterm_default_action_ends_vmha_with_it);
+  tcase_add_test(tc, sigterm_reaches_the_guest_when_the_parent_blocked_it);
   tcase_add_test(tc, timers_deliver_after_their_time);
   tcase_add_test(tc, pauses_do_not_change_signal_behaviour);
   tcase_add_test(tc, restored_vm_delivers_the_armed_timer);

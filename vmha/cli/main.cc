@@ -17,6 +17,7 @@
 #include "vmha/cli/run_command.h"
 #include "vmha/engine/backup_service.h"
 #include "vmha/sys/confinement.h"
+#include "vmha/sys/signal_kick.h"
 
 namespace {
 
@@ -167,6 +168,7 @@ const Command kCommands[] = {
 }  // namespace
 
 int main(int argc, char** argv) {
+  vmha::unblock_vmha_signals();  // before any thread: they all inherit it
   CLI::App app{"vmha: a KVM process VM for x86-64 Linux programs, with exact dirty-page tracking"};
   app.set_version_flag("--version", std::string("vmha ") + PACKAGE_VERSION);
   app.require_subcommand(1);

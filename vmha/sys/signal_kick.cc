@@ -68,7 +68,17 @@ void install_kick_handler() {
 
 }  // namespace
 
+void unblock_vmha_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : kRelayed) sigaddset(&set, sig);
+  sigaddset(&set, kick_signal());
+  sigaddset(&set, pause_signal());
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+}
+
 void relay_host_signals() {
+  unblock_vmha_signals();  // on this (the vCPU) thread, whatever the parent blocked
   static const bool installed = [] {
     struct sigaction sa {};
     sa.sa_sigaction = on_host_signal;

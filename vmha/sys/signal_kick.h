@@ -19,8 +19,14 @@
 namespace vmha {
 
 // SIGTERM, SIGINT, SIGHUP, SIGUSR1 and SIGUSR2 received by this process
-// become guest signals from now on (process-wide, idempotent).
+// become guest signals from now on (process-wide, idempotent); the calling
+// thread unblocks them.
 void relay_host_signals();
+// Unblocks on the calling thread (and the threads it starts later) the
+// relayed host signals and vmha's own kick and pause signals: a signal mask
+// inherited from vmha's parent (exec keeps it) would hold back scancel's
+// SIGTERM and every epoch pause.
+void unblock_vmha_signals();
 // The relayed host signals received since the last call (sigbit set).
 uint64_t take_host_signals();
 
