@@ -114,6 +114,29 @@ bool vector_has_error_code(int v) {
 
 uint64_t CpuTables::kernel_stack_gpa(uint64_t va) const { return first_frame + (va - kKernelBase); }
 
+bool read_exception_frame(const GuestMemory& mem, const CpuTables& tables, uint64_t rsp, uint64_t stack_lo,
+                          uint64_t stack_hi, ExceptionFrame* out) {
+  uint64_t f[7];
+  if (rsp < stack_lo || rsp > stack_hi || stack_hi - rsp < sizeof f) return false;
+  std::memcpy(f, mem.host(tables.kernel_stack_gpa(rsp)), sizeof f);
+  *out = ExceptionFrame{f[0], f[1], f[2], f[3], f[4], f[5], f[6]};
+  return true;
+}
+
+kvm_segment user_segment(uint16_t selector, bool code) {
+  kvm_segment s{};
+  s.selector = selector;
+  s.limit = 0xffffffff;
+  s.present = 1;
+  s.dpl = 3;
+  s.s = 1;
+  s.g = 1;
+  s.type = code ? kSegCodeExecRead : kSegDataReadWrite;
+  s.l = code ? 1 : 0;
+  s.db = code ? 0 : 1;
+  return s;
+}
+
 bool install_cpu_tables(GuestMemory& mem, PageTable& pt, CpuTables* out) {
   uint64_t first = 0;
   if (!alloc_kernel_frames(mem, &first)) return false;

@@ -22,10 +22,6 @@ using namespace layout;
 static_assert(kMaxVcpus * kHelperTssStride <= kPageSize, "helper TSS copies fit in the TSS page");
 static_assert(kMaxVcpus * kHelperStackSlot <= kKernelStackTop - kKernelStackVa, "helper stacks fit");
 
-namespace {
-constexpr size_t kExceptionFrameWords = 7;  // vector, error code, rip, cs, rflags, rsp, ss
-}
-
 Status Vm::create_helpers() {
   int want = opts_.vcpus;
   if (want == 0) {  // one per CPU this process may run on
@@ -69,24 +65,9 @@ Status Vm::prepare_helpers() {
     kvm_sregs& s = helper_sregs_[k];
     s.tr.base = kTssVa + id * kHelperTssStride;
     // User segments, as vCPU 0 has them between two system calls.
-    s.cs.selector = kUserCs;
-    s.cs.dpl = 3;
-    s.cs.l = 1;
-    s.cs.db = 0;
-    s.cs.type = kSegCodeExecRead;
-    s.ss.selector = kUserDs;
-    s.ss.dpl = 3;
-    s.ss.db = 1;
-    s.ss.type = kSegDataReadWrite;
-    const std::pair<uint32_t, uint64_t> essential[] = {{kMsrLstar, kSyscallStubVa}, {kMsrGsBase, 0}};
-    if (Status st = set_msrs(helpers_->fd(k), essential); !st.ok()) return st;
-    const std::pair<uint32_t, uint64_t> optional[] = {
-        {kMsrStar, (uint64_t(kUser32Cs & ~3) << 48) | (uint64_t(kKernelCs) << 32)},
-        {kMsrCstar, kSyscallStubVa},
-        {kMsrSfmask, kRflagsTf | kRflagsDf | kRflagsIf | kRflagsNt},
-        {kMsrKernelGsBase, 0},
-    };
-    for (const auto& m : optional) (void)set_msrs(helpers_->fd(k), {&m, 1});
+    s.cs = user_segment(kUserCs, true);
+    s.ss = user_segment(kUserDs, false);
+    if (Status st = set_syscall_msrs(helpers_->fd(k)); !st.ok()) return st;
     helper_loads_[k] = HelperLoad{};
   }
   return Status();
@@ -150,12 +131,23 @@ Status Vm::dispatch_helpers() {
       load.as = as;
       load.generation = as->generation();
     }
-    kvm_sregs s = helper_sregs_[i];
-    s.cr3 = load.cr3;
-    if (ioctl(fd, KVM_SET_SREGS, &s) < 0) return Status::error(errno_text("KVM_SET_SREGS"));
+    // Segments and tables go in again only when they may have changed: CR3
+    // above, or a system call or an exception that took the helper to CPL0
+    // (recall). Otherwise the FS base alone, when it is another thread's.
     const uint64_t fs = c.t == &c.q->threads.current() ? c.q->fs_base : c.t->fs_base;
-    const std::pair<uint32_t, uint64_t> msr[] = {{kMsrFsBase, fs}};
-    if (Status st = set_msrs(fd, msr); !st.ok()) return st;
+    if (!load.sregs_loaded || load.sregs_cr3 != load.cr3) {
+      kvm_sregs s = helper_sregs_[i];
+      s.cr3 = load.cr3;
+      s.fs.base = fs;
+      if (ioctl(fd, KVM_SET_SREGS, &s) < 0) return Status::error(errno_text("KVM_SET_SREGS"));
+      load.sregs_loaded = true;
+      load.sregs_cr3 = load.cr3;
+      load.fs = fs;
+    } else if (fs != load.fs) {
+      const std::pair<uint32_t, uint64_t> msr[] = {{kMsrFsBase, fs}};
+      if (Status st = set_msrs(fd, msr); !st.ok()) return st;
+      load.fs = fs;
+    }
     thread_cpus_.erase(it);
     load.used = true;
     load.key = key;
@@ -186,25 +178,27 @@ Status Vm::recall_helpers() {
         // r11 as `syscall` left them): vCPU 0 takes the same exit.
         if (c.regs.rip != kSyscallStubVa) c.regs.rip -= 2;
         want_main_.push_back(load.key);
+        load.sregs_loaded = false;
         break;
       case HelperVcpus::Exit::kException: {
         // The CPU's frame on this helper's stack: back to the faulting
         // instruction, which faults again on vCPU 0 (a breakpoint's trap
         // reports the next one: back over the int3).
         const uint64_t slot_top = kKernelStackTop - (k + 1) * kHelperStackSlot;
-        uint64_t f[kExceptionFrameWords] = {};
-        if (c.regs.rsp >= slot_top - kHelperStackSlot && c.regs.rsp + sizeof f <= slot_top) {
-          std::memcpy(f, mem_->host(tables_.kernel_stack_gpa(c.regs.rsp)), sizeof f);
-          c.regs.rip = f[2] - (f[0] == 3 ? 1 : 0);
-          c.regs.rflags = f[4];
-          c.regs.rsp = f[5];
+        ExceptionFrame f;
+        if (read_exception_frame(*mem_, tables_, c.regs.rsp, slot_top - kHelperStackSlot, slot_top, &f)) {
+          c.regs.rip = f.rip - (f.vector == 3 ? 1 : 0);
+          c.regs.rflags = f.rflags;
+          c.regs.rsp = f.rsp;
         } else {
           c.regs.rip -= 2;  // not the stub: vCPU 0 runs the `out` again and refuses it
         }
         want_main_.push_back(load.key);
+        load.sregs_loaded = false;
         break;
       }
       case HelperVcpus::Exit::kFailed:
+        load.sregs_loaded = false;
         if (result.ok()) result = Status::error("vCPU " + std::to_string(k + 1) + ": " + helpers_->why(k));
         break;
     }

@@ -151,6 +151,8 @@ class Vm {
   Status set_initial_cpu(uint64_t entry, uint64_t sp);
   Status set_msrs(std::span<const std::pair<uint32_t, uint64_t>> msrs) { return set_msrs(vcpu_fd_, msrs); }
   static Status set_msrs(int fd, std::span<const std::pair<uint32_t, uint64_t>> msrs);
+  // What the syscall stub needs on every vCPU: LSTAR and its companions.
+  static Status set_syscall_msrs(int fd);
   Status handle_syscall(RunResult* end);
   void handle_exception(RunResult* end);
   Status apply_vmm_changes();
@@ -215,6 +217,8 @@ class Vm {
     const AddressSpace* as = nullptr;
     uint64_t generation = 0;  // the address space's when its tables were loaded
     uint64_t cr3 = 0;
+    bool sregs_loaded = false;  // the helper holds helper_sregs_ with sregs_cr3 and fs
+    uint64_t sregs_cr3 = 0, fs = 0;
   };
   std::unique_ptr<HelperVcpus> helpers_;
   std::vector<HelperLoad> helper_loads_;

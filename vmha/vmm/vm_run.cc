@@ -190,18 +190,8 @@ Status Vm::handle_syscall(RunResult* end) {
   if (syscall_enters_cpl0_) {
     kvm_sregs sregs;
     if (ioctl(vcpu_fd_, KVM_GET_SREGS, &sregs) < 0) return Status::error(errno_text("KVM_GET_SREGS"));
-    kvm_segment cs = sregs.cs, ss = sregs.ss;
-    cs.selector = kUserCs;
-    cs.dpl = 3;
-    cs.l = 1;
-    cs.db = 0;
-    cs.type = 11;
-    ss.selector = kUserDs;
-    ss.dpl = 3;
-    ss.type = 3;
-    ss.db = 1;
-    sregs.cs = cs;
-    sregs.ss = ss;
+    sregs.cs = user_segment(kUserCs, true);
+    sregs.ss = user_segment(kUserDs, false);
     if (ioctl(vcpu_fd_, KVM_SET_SREGS, &sregs) < 0) return Status::error(errno_text("KVM_SET_SREGS"));
   }
   return apply_vmm_changes();
@@ -212,11 +202,10 @@ void Vm::handle_exception(RunResult* end) {
   kvm_sregs sregs;
   ioctl(vcpu_fd_, KVM_GET_REGS, &r);
   ioctl(vcpu_fd_, KVM_GET_SREGS, &sregs);
-  uint64_t frame[7] = {};
-  if (r.rsp >= kKernelStackVa && r.rsp + sizeof frame <= kKernelStackTop)
-    std::memcpy(frame, mem_->host(tables_.kernel_stack_gpa(r.rsp)), sizeof frame);
-  int vector = static_cast<int>(frame[0]);
-  uint64_t err = frame[1], rip = frame[2];
+  ExceptionFrame frame;
+  (void)read_exception_frame(*mem_, tables_, r.rsp, kKernelStackVa, kKernelStackTop, &frame);
+  int vector = static_cast<int>(frame.vector);
+  uint64_t err = frame.error, rip = frame.rip;
   int sig;
   std::string what;
   switch (vector) {

@@ -19,24 +19,6 @@ namespace vmha {
 
 using namespace layout;
 
-namespace {
-
-kvm_segment user_segment(uint16_t sel, bool code) {
-  kvm_segment s{};
-  s.selector = sel;
-  s.limit = 0xffffffff;
-  s.present = 1;
-  s.dpl = 3;
-  s.s = 1;
-  s.g = 1;
-  s.type = code ? kSegCodeExecRead : kSegDataReadWrite;
-  s.l = code ? 1 : 0;
-  s.db = code ? 0 : 1;
-  return s;
-}
-
-}  // namespace
-
 Vm::~Vm() {
   helpers_.reset();  // joins their threads; the tracker unmaps their rings below
   if (tree_)
@@ -223,17 +205,23 @@ Status Vm::set_initial_cpu(uint64_t entry, uint64_t sp) {
   fpu.mxcsr = kMxcsrDefault;
   if (ioctl(vcpu_fd_, KVM_SET_FPU, &fpu) < 0) return Status::error(errno_text("KVM_SET_FPU"));
 
+  const std::pair<uint32_t, uint64_t> fs[] = {{kMsrFsBase, 0}};
+  if (Status s = set_msrs(fs); !s.ok()) return s;
+  return set_syscall_msrs(vcpu_fd_);
+}
+
+Status Vm::set_syscall_msrs(int fd) {
   // LSTAR is essential; this KVM refuses some of the others (STAR on
   // kvm_pvm), which only matter on hosts where SYSCALL really enters CPL0.
-  const std::pair<uint32_t, uint64_t> essential[] = {{kMsrLstar, kSyscallStubVa}, {kMsrFsBase, 0}, {kMsrGsBase, 0}};
-  if (Status s = set_msrs(essential); !s.ok()) return s;
+  const std::pair<uint32_t, uint64_t> essential[] = {{kMsrLstar, kSyscallStubVa}, {kMsrGsBase, 0}};
+  if (Status s = set_msrs(fd, essential); !s.ok()) return s;
   const std::pair<uint32_t, uint64_t> optional[] = {
       {kMsrStar, (uint64_t(kUser32Cs & ~3) << 48) | (uint64_t(kKernelCs) << 32)},
       {kMsrCstar, kSyscallStubVa},
       {kMsrSfmask, kRflagsTf | kRflagsDf | kRflagsIf | kRflagsNt},  // cleared on entry, as Linux does
       {kMsrKernelGsBase, 0},
   };
-  for (const auto& m : optional) (void)set_msrs({&m, 1});
+  for (const auto& m : optional) (void)set_msrs(fd, {&m, 1});
   return Status();
 }
 
