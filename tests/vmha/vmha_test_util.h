@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -83,7 +84,29 @@ inline Captured run_capture(const std::vector<std::string>& argv, const std::str
   return c;
 }
 
-// A fresh directory under $TMPDIR (or /tmp) for one test.
+// Directories make_temp_dir made in this process, removed when it exits
+// (a test's forked child, Check's default, exits after each test). Only the
+// process that made one removes it: a helper the test forks and that exits
+// early must not take the test's files away.
+struct TempDirs {
+  pid_t owner = 0;
+  std::vector<std::string> dirs;
+};
+inline TempDirs& temp_dirs() {
+  static TempDirs t;
+  return t;
+}
+inline void remove_temp_dirs() {
+  TempDirs& t = temp_dirs();
+  if (t.owner != getpid()) return;
+  std::error_code ec;
+  for (const std::string& d : t.dirs) std::filesystem::remove_all(d, ec);
+  t.dirs.clear();
+}
+
+// A fresh directory under $TMPDIR (or /tmp) for one test; removed with
+// everything in it when the process that asked for it exits (kept, for a
+// look after a failure, when VMHA_TEST_KEEP is set).
 inline std::string make_temp_dir() {
   const char* t = std::getenv("TMPDIR");
   std::string tmpl = std::string(t ? t : "/tmp") + "/vmha-test-XXXXXX";
@@ -94,7 +117,17 @@ inline std::string make_temp_dir() {
     std::exit(99);
   }
   char real[PATH_MAX];
-  return realpath(buf.data(), real) ? real : buf.data();
+  std::string dir = realpath(buf.data(), real) ? real : buf.data();
+  if (!std::getenv("VMHA_TEST_KEEP")) {
+    TempDirs& td = temp_dirs();
+    if (td.owner != getpid()) {  // first one in this process (or a fork of the one that registered)
+      td.owner = getpid();
+      td.dirs.clear();
+      std::atexit(remove_temp_dirs);
+    }
+    td.dirs.push_back(dir);
+  }
+  return dir;
 }
 
 }  // namespace vmha_test
