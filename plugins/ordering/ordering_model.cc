@@ -149,7 +149,8 @@ class LearnedOrderScorer final : public OrderScorer {
       pmsg_.clear();
       if (channel_ && channel_->placement_message(pmsg_) && pmsg_.size() != agent_.config().placement.placement_message)
         pmsg_.clear();  // another model's message: zeros, as without one
-      float gate = 0;   // a preemptive model's LAS weight (running jobs among `jobs` when preempting)
+      float gate = 0;   // a preemptive model's weight on its second prior, LAS or Gittins (running jobs among `jobs`
+                        // when preempting)
       agent_.score_with_messages(rows_, jobs.size(), cl_, pmsg_, out_, msgs_, &gate);
       if (out_.size() != jobs.size()) {
         *error = "ordering agent returned " + std::to_string(out_.size()) + " scores";

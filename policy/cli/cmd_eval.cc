@@ -9,6 +9,7 @@
 #include "policy/cli/common.h"
 #include "policy/cli/eval_protocol.h"
 #include "policy/cli/generalize_protocol.h"
+#include "policy/learn/agents/order_prior.h"
 #include "policy/report/summary.h"
 #include "policy/sim/simulator.h"
 
@@ -24,6 +25,7 @@ struct EvalArgs {
   int train_scenarios = 0, eval_scenarios = 0, episodes = 0, jobs = 0;
   std::size_t window = 0;
   bool preemptive = false;
+  std::string prior = "las";
 };
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -58,7 +60,7 @@ void run_generalize_command(const EvalArgs& a, const PolicyContext& ctx) {
   g.out = a.out;
   g.period = a.in.period;
   g.messages = ctx.messages;
-  g.preemptive = a.preemptive;
+  g.preemptive = a.preemptive ? learn::preemptive_prior(a.prior) : 0;
   run_generalize(g);
   std::cout << a.out << "/summary.md\n" << a.out << "/summary.json\n";
 }
@@ -119,8 +121,9 @@ void setup_eval(CLI::App* app) {
       ->check(CLI::Range(1, 100000));
   app->add_option("--jobs", args->jobs, "generalize: jobs per scenario")->check(CLI::Range(2, 1000000));
   app->add_option("--window", args->window, "generalize: jobs per training episode")->check(CLI::Range(1, 1000000));
-  app->add_flag("--preemptive", args->preemptive,
-                "generalize: train preemptive models (duet train --preemptive)");
+  auto* preemptive =
+      app->add_flag("--preemptive", args->preemptive, "generalize: train preemptive models (duet train --preemptive)");
+  add_prior_option(app, args->prior, preemptive, "generalize: ");
   app->add_option("--out", args->out, "output directory (created)")->required();
   app->add_flag("--no-plots", args->no_plots, "skip gnuplot (still writes the plot data and script)");
   app->callback([args] {

@@ -10,6 +10,7 @@
 
 #include "policy/cli/commands.h"
 #include "policy/cli/common.h"
+#include "policy/learn/agents/order_prior.h"
 #include "policy/learn/model/model_combine.h"
 #include "policy/learn/model/model_file.h"
 #include "policy/learn/nets/model_init.h"
@@ -21,6 +22,7 @@ struct ModelArgs {
   std::string out, in, order_from, place_from;
   uint64_t seed = 1;
   bool preemptive = false;
+  std::string prior = "las";
 };
 
 }  // namespace
@@ -32,13 +34,15 @@ void setup_model(CLI::App* app) {
       app->add_subcommand("init", "write an untrained model (seeded random weights, identity normalisation)");
   init->add_option("--out,-o", args->out, "model file to write")->required();
   init->add_option("--seed", args->seed, "seed for the initial weights")->capture_default_str();
-  init->add_flag("--preemptive", args->preemptive,
-                 "a preemptive ordering (duet-model(5), PREEMPTION; written as format 2)");
+  auto* preemptive = init->add_flag("--preemptive", args->preemptive,
+                                    "a preemptive ordering (duet-model(5), PREEMPTION; written as format 2)");
+  add_prior_option(init, args->prior, preemptive);
   init->callback([args] {
     learn::NetConfig nc;
-    nc.ordering.preemptive = args->preemptive ? 1 : 0;
+    nc.ordering.preemptive = args->preemptive ? learn::preemptive_prior(args->prior) : 0;
     learn::Model m = learn::make_initial_model(nc, learn::GpHyper{}, args->seed);
-    m.provenance = fmt::format("duet model init --seed {}{}", args->seed, args->preemptive ? " --preemptive" : "");
+    m.provenance = fmt::format("duet model init --seed {}{}{}", args->seed, args->preemptive ? " --preemptive" : "",
+                               nc.ordering.preemptive == learn::kPreemptGittins ? " --prior gittins" : "");
     learn::save_model(m, args->out);
     std::cout << fmt::format("wrote {} ({} arrays, untrained, seed {})\n", args->out, m.weights.size(), args->seed);
   });
@@ -52,7 +56,10 @@ void setup_model(CLI::App* app) {
         "model        {}\nformat       {}\nparameters   {}\nkernel       {}\npreemptive   {}\njob types    {}\n"
         "provenance   {}\n",
         args->in, learn::model_version(m), params, learn::kernel_kind_name(m.gp.kind),
-        m.nets.ordering.preemptive ? "yes" : "no", m.job_types.size(), m.provenance);
+        m.nets.ordering.preemptive
+            ? fmt::format("yes (prior {})", learn::preemptive_prior_name(m.nets.ordering.preemptive))
+            : std::string("no"),
+        m.job_types.size(), m.provenance);
   });
   CLI::App* comb = app->add_subcommand(
       "combine", "one model from the ordering agent of one file and the placement agent of another");

@@ -10,6 +10,7 @@
 #include "policy/cli/commands.h"
 #include "policy/cli/common.h"
 #include "policy/cli/train_workers.h"
+#include "policy/learn/agents/order_prior.h"
 #include "policy/learn/train/trainer.h"
 
 namespace duet::cli {
@@ -21,6 +22,8 @@ struct TrainArgs {
   std::string png;
   std::string agents = "both", keep = "best";
   WorkerOptions workers;
+  bool preemptive = false;
+  std::string prior = "las";
 };
 
 // learning curve PNG with gnuplot (skipped, with a note, when absent)
@@ -72,10 +75,12 @@ void setup_train(CLI::App* app) {
                   "fine-tune: start from this model file instead of seeded weights (no warm start unless "
                   "--bc-episodes is given)")
       ->excludes(resume);
-  app->add_flag("--preemptive", a->t.preemptive,
-                "the new model's ordering is preemptive: it ranks running jobs with pending ones each period, with a "
-                "gated LAS prior (duet-model(5), PREEMPTION); ignored with --init and --resume")
-      ->excludes(resume);
+  auto* preemptive = app->add_flag("--preemptive", a->preemptive,
+                                   "the new model's ordering is preemptive: it ranks running jobs with pending ones "
+                                   "each period, with a gated prior (--prior; duet-model(5), PREEMPTION); ignored "
+                                   "with --init and --resume")
+                         ->excludes(resume);
+  add_prior_option(app, a->prior, preemptive);
   app->add_option("--update-passes", a->t.max_update_passes,
                   "passes each PPO/behaviour-cloning epoch learns from; an episode with more uses a fresh random "
                   "subset (0: all; default -1: all, or " +
@@ -106,6 +111,7 @@ void setup_train(CLI::App* app) {
     // a fine-tuned model is already past imitating the heuristic
     if (!a->t.init.empty() && app->get_option("--bc-episodes")->count() == 0) a->t.bc_episodes = 0;
     a->t.keep_last = a->keep == "last";
+    a->t.preemptive = a->preemptive ? learn::preemptive_prior(a->prior) : 0;
     a->t.seed = a->in.seed;
     a->t.ideal = a->in.ideal;
     a->t.messages = a->in.messages;  // --no-messages (Inputs)

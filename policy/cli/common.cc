@@ -120,6 +120,16 @@ SimResult run_pair(const Trace& trace, const ClusterModel& cluster, const Throug
   return r;
 }
 
+void add_prior_option(CLI::App* app, std::string& prior, CLI::Option* preemptive, const std::string& prefix) {
+  app->add_option("--prior", prior,
+                  prefix +
+                      "a preemptive model's second prior: las (Tiresias' discretised LAS) or gittins (the Gittins rank "
+                      "of the job's duration from history)")
+      ->check(CLI::IsMember({"las", "gittins"}))
+      ->needs(preemptive)
+      ->capture_default_str();
+}
+
 void write_to(const std::string& out, const std::function<void(std::ostream&)>& w) {
   if (out.empty() || out == "-") {
     w(std::cout);

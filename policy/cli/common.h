@@ -68,6 +68,10 @@ SimResult run_pair(const Trace& trace, const ClusterModel& cluster, const Throug
 // stdout); throws std::runtime_error.
 void write_to(const std::string& out, const std::function<void(std::ostream&)>& w);
 
+// --prior las|gittins, a preemptive model's second prior (duet-model(5),
+// PREEMPTION), given only with `preemptive` (the --preemptive flag).
+void add_prior_option(CLI::App* app, std::string& prior, CLI::Option* preemptive, const std::string& prefix = "");
+
 // A progress bar on stderr, only when stderr is a terminal; a no-op otherwise.
 std::function<void(double)> progress_bar(const std::string& label);
 void progress_done();

@@ -33,9 +33,11 @@ constexpr Split kSplits[] = {{"train", "2017-09-01 00:00:00", "2017-11-01 00:00:
                              {"test", "2017-11-16 00:00:00", "2018-01-01 00:00:00"}};
 
 // Every baseline ordering with first-fit and fastest-first, the other
-// placements under QSSF; with a model, the learned rows and the ablations.
+// placements under QSSF, and the pairings where Gavel's LAS and the Gittins
+// rank are strongest; with a model, the learned rows and the ablations.
 const char* kBaselinePairs =
-    "*/first-fit,*/fastest-first,qssf/best-fit,qssf/least-loaded,qssf/random,gavel-las/type-affinity";
+    "*/first-fit,*/fastest-first,qssf/best-fit,qssf/least-loaded,qssf/random,gavel-las/type-affinity,"
+    "gittins/best-fit,gittins/type-affinity";
 const char* kLearnedPairs =
     "duet/duet,duet/best-fit,duet/fastest-first,fifo/duet,qssf/duet,duet/duet-rbf,duet/duet-nogp";
 

@@ -42,7 +42,9 @@ struct GeneralizeArgs {
   std::string out;
   double period = 300;
   bool messages = true;
-  bool preemptive = false;  // the models trained are preemptive (duet train --preemptive)
+  // The models trained are preemptive (duet train --preemptive): kPreemptLas
+  // or kPreemptGittins (--prior), 0 = not.
+  std::uint32_t preemptive = 0;
 };
 
 // One scenario: the presets applied and the generator's seed.

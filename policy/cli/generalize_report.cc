@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "policy/cli/generalize_protocol.h"
+#include "policy/learn/agents/order_prior.h"
 
 namespace duet::cli {
 namespace {
@@ -117,7 +118,9 @@ void write_generalize_md(const std::string& path, const GeneralizeArgs& a, const
       "against {} non-oracle baseline pairs. Training seeds: {}.{}\n\n",
       b.train_scenarios, b.episodes, b.window, b.eval_scenarios, b.jobs, a.load,
       rs.empty() ? 0 : rs.front().baselines.size(), seed_list(a.seeds),
-      a.preemptive ? " The models are preemptive (--preemptive)." : "");
+      a.preemptive == learn::kPreemptGittins ? " The models are preemptive (--preemptive --prior gittins)."
+      : a.preemptive                         ? " The models are preemptive (--preemptive)."
+                                             : "");
   f << "**best** = the baseline pair with the lowest geometric mean of mean JCT over the eval scenarios; its mean "
        "JCT is the arithmetic mean over them (hours). Ratios are geometric means over the eval scenarios of "
        "duet/duet's value over the best baseline's; the row shows the **median** training seed (by JCT ratio), "
@@ -186,7 +189,8 @@ void write_generalize_json(const std::string& path, const GeneralizeArgs& a, con
                  {"eval_scenarios", a.budget.eval_scenarios},   {"jobs", a.budget.jobs},
                  {"window", a.budget.window},                   {"load", a.load},
                  {"fee_lambda", a.fee_lambda}};
-  j["preemptive"] = a.preemptive;
+  j["preemptive"] = a.preemptive != 0;
+  if (a.preemptive) j["prior"] = learn::preemptive_prior_name(a.preemptive);
   auto draws = [](const std::vector<ScenarioDraw>& v) {
     nlohmann::ordered_json o = nlohmann::ordered_json::array();
     for (const ScenarioDraw& d : v) o.push_back({{"family", d.family}, {"workload", d.workload}, {"seed", d.seed}});

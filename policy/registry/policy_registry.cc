@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "policy/baselines/dlas.h"
+#include "policy/baselines/gittins.h"
 #include "policy/baselines/heterogeneity.h"
 #include "policy/baselines/ordering.h"
 #include "policy/baselines/placement.h"
@@ -47,6 +48,7 @@ const Entry<OrderingFactory> kOrderings[] = {
     {"tiresias-dlas", [](const PolicyContext&) { return make_dlas(false); }},
     {"multifactor", [](const PolicyContext&) { return make_multifactor(); }},
     {"gavel-las", [](const PolicyContext&) { return make_gavel_las(); }},
+    {"gittins", [](const PolicyContext&) { return make_gittins(); }},
     {"duet",
      [](const PolicyContext& c) {
        learn::DuetPolicyOptions o;

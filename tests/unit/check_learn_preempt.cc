@@ -23,6 +23,7 @@
 #include "policy/model/cluster_model.h"
 #include "policy/model/gavel.h"
 #include "policy/sim/simulator.h"
+#include "policy/util/gittins_index.h"
 #include "tests/unit/test_data.h"
 
 // Last: check.h defines a fail() macro that breaks <ios>.
@@ -42,11 +43,11 @@ NamedArray& weight(Model& m, const std::string& name) {
 }
 
 // An untrained model whose network adds the same score to every job, so the
-// prior alone orders; gate_bias sets a preemptive model's LAS weight
-// (sigmoid(gate_bias)); a model that is not preemptive has no gate.
-std::shared_ptr<const Model> prior_only(bool preemptive, float gate_bias) {
+// prior alone orders; gate_bias sets a preemptive model's LAS (or Gittins)
+// weight (sigmoid(gate_bias)); a model that is not preemptive has no gate.
+std::shared_ptr<const Model> prior_only(bool preemptive, float gate_bias, std::uint32_t kind = kPreemptLas) {
   NetConfig nc;
-  nc.ordering.preemptive = preemptive ? 1 : 0;
+  nc.ordering.preemptive = preemptive ? kind : 0;
   Model m = make_initial_model(nc, GpHyper{}, 3);
   for (float& x : weight(m, "ordering.head2.weight").data) x = 0;
   if (preemptive) weight(m, "ordering.gate.bias").data[0] = gate_bias;
@@ -62,8 +63,9 @@ struct Outcome {
 // arrives at 0, job 2 (100 s) at 4,000: job 1 has 4,000 GPU-seconds, past
 // Tiresias' first queue (3,250); job 2 has none. Its predicted remaining
 // GPU time (no history: the 1 h prior) is 0 for job 1, 1 h for job 2.
-Outcome run_long_then_short(std::shared_ptr<const Model> m) {
-  std::istringstream ts("job_id,submit,duration,num_gpus\n1,0,10000,1\n2,4000,100,1\n");
+Outcome run_long_then_short(std::shared_ptr<const Model> m, int second_at = 4000, int first_s = 10000) {
+  std::istringstream ts("job_id,submit,duration,num_gpus\n1,0," + std::to_string(first_s) + ",1\n2," +
+                        std::to_string(second_at) + ",100,1\n");
   std::istringstream cs("machine,gpu_type,num_gpus\nm,V100,1\n");
   Trace t = read_trace(ts, "trace");
   ClusterModel c = build_cluster(read_cluster(cs, "cluster"), gavel_table());
@@ -91,6 +93,49 @@ START_TEST(las_prior_preempts_long_job_for_short_new_one) {
   ck_assert_int_eq(o.r.preemptions, 1);
   ck_assert_double_eq_tol(o.jct[2], 100, 1e-6);
   ck_assert_double_eq_tol(o.jct[1], 10100, 1e-6);
+}
+END_TEST
+
+// The Gittins prior with no history: both jobs log-normal with the 1 h
+// prior median and spread 1.5, whose rank grows past the median. At 4,000 s
+// job 1's rank (about 7,200 s) halved by the running credit is below a new
+// job's (about 4,600 s): job 2 waits until job 1's rank passes twice its
+// own (some 7,500 s run), then takes the GPU at a periodic decision. At
+// 12,000 s job 1's rank (about 13,300 s) halved is above at once.
+START_TEST(gittins_prior_preempts_once_the_running_job_is_far_past_its_median) {
+  Outcome later = run_long_then_short(prior_only(true, 20.0f, kPreemptGittins), 4000, 20000);
+  ck_assert_int_eq(later.r.preemptions, 1);
+  ck_assert_msg(later.jct[2] > 2000 && later.jct[2] < 5000, "job 2 took %.0f s", later.jct[2]);
+  ck_assert_double_eq_tol(later.jct[1], 20100, 1e-6);
+  Outcome now = run_long_then_short(prior_only(true, 20.0f, kPreemptGittins), 12000, 20000);
+  ck_assert_int_eq(now.r.preemptions, 1);
+  ck_assert_double_eq_tol(now.jct[2], 100, 1e-6);
+  ck_assert_double_eq_tol(now.jct[1], 20100, 1e-6);
+}
+END_TEST
+
+START_TEST(gittins_level_is_the_rank_in_gpu_hours) {
+  std::vector<float> row(kJobFeatures, 0.f);
+  row[8] = static_cast<float>(std::log1p(60.0));  // median 1 h
+  row[9] = 1.5f;
+  row[0] = static_cast<float>(std::log1p(4.0));  // 4 GPUs
+  const double rank_h = 4 * gittins_rank_s(3600, 1.5, 0) / 3600;
+  ck_assert_float_eq_tol(gittins_level(row), static_cast<float>(std::log1p(rank_h)), 1e-4);
+  row[7] = 1;  // running: half its rank
+  ck_assert_float_eq_tol(gittins_level(row), static_cast<float>(std::log1p(rank_h * kGittinsRunningCredit)), 1e-4);
+  ck_assert_float_eq(second_prior(kPreemptGittins, row), gittins_level(row));
+  ck_assert_float_eq(second_prior(kPreemptLas, row), las_level(row));
+  row[8] = NAN;
+  ck_assert(std::isfinite(gittins_level(row)));
+  ck_assert_uint_eq(preemptive_prior("gittins"), kPreemptGittins);
+  ck_assert_uint_eq(preemptive_prior("las"), kPreemptLas);
+  bool threw = false;
+  try {
+    preemptive_prior("srpt");
+  } catch (const std::invalid_argument& e) {
+    threw = std::string(e.what()).find("las or gittins") != std::string::npos;
+  }
+  ck_assert(threw);
 }
 END_TEST
 
@@ -128,7 +173,7 @@ START_TEST(las_level_queues_and_running_credit) {
   ck_assert_float_eq(las_level(row), 2 * kLasQueueStep);
   std::vector<float> s(1, 0.f);
   row[kJobRemainingGpuHours] = 1.f;
-  add_blended_order_prior(row, s, 2.0, 0.25f);
+  add_blended_order_prior(kPreemptLas, row, s, 2.0, 0.25f);
   ck_assert_float_eq_tol(s[0], -2.0f * (0.75f * 1.f + 0.25f * 2 * kLasQueueStep), 1e-6);
 }
 END_TEST
@@ -146,6 +191,10 @@ START_TEST(model_file_round_trips_the_option) {
   ck_assert_uint_eq(back.weight("ordering.gate.weight").data.size(), 2 * 32 + kClusterFeatures);
   ck_assert_uint_eq(model_version(back), kModelVersionPreemptive);
   ck_assert_uint_eq(load_model(plain).nets.ordering.preemptive, 0);
+  const std::string git = (dir / "gittins.model").string();
+  save_model(*prior_only(true, 1.25f, kPreemptGittins), git);
+  ck_assert_uint_eq(load_model(git).nets.ordering.preemptive, kPreemptGittins);
+  ck_assert_uint_eq(read_container_versions(git, std::string_view(kModelMagic, 8), 1, 9, "m").version, 2);
   // A model that is not preemptive is still written as format 1, the format
   // older builds read; a preemptive one is format 2, which they refuse.
   ck_assert_uint_eq(read_container_versions(plain, std::string_view(kModelMagic, 8), 1, 9, "m").version, 1);
@@ -167,6 +216,8 @@ int main() {
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, las_prior_preempts_long_job_for_short_new_one);
   tcase_add_test(tc, qssf_side_of_the_gate_keeps_the_running_job);
+  tcase_add_test(tc, gittins_prior_preempts_once_the_running_job_is_far_past_its_median);
+  tcase_add_test(tc, gittins_level_is_the_rank_in_gpu_hours);
   tcase_add_test(tc, model_that_is_not_preemptive_never_preempts);
   tcase_add_test(tc, las_level_queues_and_running_credit);
   tcase_add_test(tc, model_file_round_trips_the_option);

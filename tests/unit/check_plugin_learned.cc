@@ -211,6 +211,25 @@ START_TEST(test_preemptive_ordering_agent) {
     else
       ck_assert_msg(scores[0] < scores[1], "running job past queue 0: %g, pending: %g", scores[0], scores[1]);
   }
+  // The Gittins prior (untrained: the prior alone), no history yet (1 h
+  // median, spread 1.5): a job 100 s or 5,000 s into its run (rank about
+  // 8,000 s, halved while running) stays ahead of a fresh one (about 4,600
+  // s), where LAS above put the 5,000 s one behind; one at 20,000 s, far
+  // past its median, has more to go (about 18,500 s): behind it.
+  nc.ordering.preemptive = duet::learn::kPreemptGittins;
+  c.model_path = g_dir + "/gittins.model";
+  duet::learn::save_model(duet::learn::make_initial_model(nc, duet::learn::GpHyper{}, 7), c.model_path);
+  auto g = make_order_scorer(c, &err);
+  ck_assert_msg(g != nullptr && g->preemptive(), "%s", err.c_str());
+  for (double attained : {100.0, 5000.0, 20000.0}) {
+    run.run_s = run.attained_gpu_s = attained;
+    const std::vector<JobInfo> jobs = {run, wait};
+    CK_OK(g->score_queue(jobs, cluster(1), scores, &err), err);
+    if (attained < 10000)
+      ck_assert_msg(scores[0] > scores[1], "running job at %g s: %g, pending: %g", attained, scores[0], scores[1]);
+    else
+      ck_assert_msg(scores[0] < scores[1], "running job at %g s: %g, pending: %g", attained, scores[0], scores[1]);
+  }
 }
 END_TEST
 

@@ -1,12 +1,16 @@
 // Baseline policies through the public interfaces only (policy/core/policy.h),
 // as the Slurm plugins and trainers call them.
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "policy/baselines/dlas.h"
+#include "policy/baselines/gittins.h"
 #include "policy/baselines/placement.h"
 #include "policy/core/policy.h"
 #include "policy/registry/policy_registry.h"
+#include "policy/util/gittins_index.h"
 
 // Last: check.h defines a fail() macro that breaks <ios>.
 #include <check.h>
@@ -63,7 +67,8 @@ static std::vector<size_t> rank(const char* name, const std::vector<JobView>& jo
 }
 
 START_TEST(registry_knows_every_baseline) {
-  for (const char* n : {"fifo", "sjf-oracle", "srtf-oracle", "qssf", "tiresias-las", "tiresias-dlas", "multifactor"})
+  for (const char* n :
+       {"fifo", "sjf-oracle", "srtf-oracle", "qssf", "tiresias-las", "tiresias-dlas", "multifactor", "gittins"})
     ck_assert_str_eq(make_ordering(n)->name().c_str(), n);
   for (const char* n : {"first-fit", "best-fit", "least-loaded", "random", "fastest-first"})
     ck_assert_str_eq(make_placement(n, seeded(1))->name().c_str(), n);
@@ -77,6 +82,8 @@ START_TEST(registry_knows_every_baseline) {
   ck_assert(make_ordering("srtf-oracle")->preemptive());
   ck_assert(make_ordering("tiresias-las")->preemptive());
   ck_assert(make_ordering("tiresias-dlas")->preemptive());
+  ck_assert(make_ordering("gittins")->preemptive());
+  ck_assert(!make_ordering("gittins")->oracle());
   ck_assert(!make_ordering("qssf")->oracle());
 }
 END_TEST
@@ -186,6 +193,67 @@ START_TEST(qssf_learns_from_history) {
 }
 END_TEST
 
+// The Gittins rank of a log-normal duration against what it must be.
+START_TEST(gittins_rank_of_a_log_normal) {
+  // Nearly deterministic: run to completion, rank = the duration itself.
+  ck_assert_double_eq_tol(gittins_rank_s(3600, 0.05, 0), 3600 * std::exp(0.05 * 0.05 / 2), 5);
+  // Never above the mean (the quantum "to completion" gives the mean).
+  for (double sigma : {0.5, 1.0, 1.5, 2.5}) {
+    const double mean = 3600 * std::exp(sigma * sigma / 2);
+    ck_assert(gittins_rank_s(3600, sigma, 0) <= mean * 1.001);
+  }
+  // Scale-free: seconds in, seconds out.
+  ck_assert_double_eq_tol(gittins_rank_s(36000, 1.5, 40000) / gittins_rank_s(3600, 1.5, 4000), 10, 1e-6);
+  // A heavy spread: a job far past its median has much more to go (rank
+  // grows with attained service there, as LAS would have it).
+  double last = gittins_rank_s(3600, 1.5, 3600);
+  for (double a : {10000.0, 36000.0, 360000.0}) {
+    const double r = gittins_rank_s(3600, 1.5, a);
+    ck_assert_msg(r > last, "rank at %g s: %g, not above %g", a, r, last);
+    last = r;
+  }
+  // Hostile inputs rank last and stay finite (sorting needs a total order).
+  for (double bad : {NAN, INFINITY, -INFINITY}) {
+    ck_assert(gittins_rank_s(bad, 1, 0) == std::numeric_limits<double>::max());
+    ck_assert(gittins_rank_s(3600, bad, 0) == std::numeric_limits<double>::max());
+    ck_assert(gittins_rank_s(3600, 1, bad) == std::numeric_limits<double>::max());
+  }
+  ck_assert(std::isfinite(gittins_rank_s(0, 0, 0)) && std::isfinite(gittins_rank_s(-5, -1, -1)));
+  // The table the schedulers read against the numerical minimum, over
+  // spreads and attained service from nothing to far in the tail.
+  double worst = 0;
+  for (double sigma = 0.07; sigma < 5; sigma *= 1.37)
+    for (double a : {0.0, 1.0, 30.0, 600.0, 3000.0, 3600.0, 9000.0, 1e5, 1e6, 1e7}) {
+      const double exact = gittins_rank_exact_s(3600, sigma, a), table = gittins_rank_s(3600, sigma, a);
+      worst = std::max(worst, std::abs(table / exact - 1));
+    }
+  ck_assert_msg(worst < 0.015, "table off by %.4f", worst);
+}
+END_TEST
+
+// The gittins ordering: history per user, GPU-seconds per completion, and a
+// running job kept unless a pending one ranks below half of it.
+START_TEST(gittins_orders_by_rank_with_running_credit) {
+  auto g = make_ordering("gittins");
+  Cluster cl;
+  cl.add("a", 0, 8, 8);
+  for (int i = 0; i < 4; ++i) {
+    g->on_finish(job(100 + i, 1, 0, 0, "alice"), 20000 + 100 * i);  // alice's jobs are long
+    g->on_finish(job(200 + i, 1, 0, 0, "bob"), 60 + i);             // bob's are short
+  }
+  std::vector<JobView> jobs{job(1, 1, 0, 0, "alice"), job(2, 1, 5, 0, "bob"), job(3, 8, 9, 0, "bob")};
+  std::vector<size_t> order;
+  g->rank(jobs, cl.view(), order);
+  // bob's 1-GPU job, then his 8-GPU one (8x the GPU-seconds), then alice's.
+  ck_assert(order == (std::vector<size_t>{1, 2, 0}));
+  // alice's job running, past nothing unusual: kept ahead of a new one of hers.
+  std::vector<JobView> two{seen(1, 1, 0, true, 1000, 0), job(4, 1, 1000, 0, "alice")};
+  two[0].user = "alice";
+  g->rank(two, cl.view(), order);
+  ck_assert(order == (std::vector<size_t>{0, 1}));
+}
+END_TEST
+
 START_TEST(placements_choose_as_documented) {
   Cluster cl;
   cl.add("a", 0, 8, 3, 1.0, 2);
@@ -232,6 +300,8 @@ int main() {
   tcase_add_test(tc, dlas_starvation_promotion);
   tcase_add_test(tc, qssf_learns_from_history);
   tcase_add_test(tc, placements_choose_as_documented);
+  tcase_add_test(tc, gittins_rank_of_a_log_normal);
+  tcase_add_test(tc, gittins_orders_by_rank_with_running_credit);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);
 }

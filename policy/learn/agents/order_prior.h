@@ -2,15 +2,17 @@
 // (NetConfig::ordering.preemptive). Two priors, blended by a gate g in (0, 1)
 // that the network computes from its squeeze context and the cluster summary
 // ("ordering.gate", duet-model(5)):
-//   score_i = net_i - weight * ((1 - g) * qssf_i + g * las_i)
+//   score_i = net_i - weight * ((1 - g) * qssf_i + g * second_i)
 // qssf_i is the QSSF-like prior of add_order_prior (feature 11, predicted
-// remaining GPU-hours); las_i is Tiresias' discretised LAS (las_level). The
+// remaining GPU-hours); second_i is Tiresias' discretised LAS (las_level,
+// kPreemptLas) or the Gittins rank (gittins_level, kPreemptGittins). The
 // simulator's agent, priority/duet and the trainer all compute the terms
 // with these functions; a model that is not preemptive keeps add_order_prior
 // alone. Torch-free.
 #pragma once
 
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "policy/learn/model/net_config.h"
@@ -27,11 +29,30 @@ inline constexpr float kLasQueueStep = 4.0f;     // prior units per queue
 inline constexpr float kLasRunningCredit = 0.5f;  // in queues
 float las_level(std::span<const float> row);
 
-// qssf[i] and las[i] of each of the n rows (kJobFeatures floats each).
-void order_prior_terms(std::span<const float> rows, std::size_t n, std::vector<float>& qssf, std::vector<float>& las);
+// The Gittins rank (policy/util/gittins_index.h) of the job's log-normal
+// duration from its history (features 8 and 9: median and log spread), after
+// the minutes it has run (feature 6), times its GPUs (feature 0), as
+// log1p(GPU-hours per completion): the units of the QSSF-like term. A
+// running job (feature 7) counts at kGittinsRunningCredit of its rank, so
+// jobs of nearly equal rank do not displace each other every period.
+inline constexpr float kGittinsRunningCredit = 0.5f;
+float gittins_level(std::span<const float> row);
 
-// scores[i] -= weight * ((1 - gate) * qssf_i + gate * las_i).
-void add_blended_order_prior(std::span<const float> rows, std::span<float> scores, double weight, float gate);
+// The model's second prior term of one row: las_level or gittins_level.
+float second_prior(std::uint32_t preemptive, std::span<const float> row);
+
+// qssf[i] and second[i] of each of the n rows (kJobFeatures floats each).
+void order_prior_terms(std::uint32_t preemptive, std::span<const float> rows, std::size_t n, std::vector<float>& qssf,
+                       std::vector<float>& second);
+
+// scores[i] -= weight * ((1 - gate) * qssf_i + gate * second_i).
+void add_blended_order_prior(std::uint32_t preemptive, std::span<const float> rows, std::span<float> scores,
+                             double weight, float gate);
+
+// --prior's names: "las" -> kPreemptLas, "gittins" -> kPreemptGittins;
+// std::invalid_argument otherwise.
+std::uint32_t preemptive_prior(std::string_view name);
+const char* preemptive_prior_name(std::uint32_t preemptive);
 
 // The prior of a model's ordering, as every caller adds it: the blend for a
 // preemptive model (gate from OrderingAgent::score), else add_order_prior.
@@ -39,8 +60,9 @@ void add_model_order_prior(const NetConfig& nets, std::span<const float> rows, s
                            float gate);
 
 // The gate's initial bias (duet model init): sigmoid(2) = 0.88, so an
-// untrained preemptive model orders like Tiresias' LAS with QSSF inside a
-// queue, and training moves it from there.
+// untrained preemptive model orders like its second prior (Tiresias' LAS
+// with QSSF inside a queue, or mostly the Gittins rank), and training moves
+// it from there.
 inline constexpr float kLasGateInitBias = 2.0f;
 
 }  // namespace duet::learn

@@ -32,7 +32,7 @@ class OrderingAgent {
   // cluster_features raw values; placement_msg: the placement agent's message
   // (placement_message values, or empty for zeros). scores: one logit per
   // job, higher = schedule earlier. num_jobs may be 0 (no scores). gate, if
-  // given: a preemptive model's weight of the LAS prior (order_prior.h) for
+  // given: a preemptive model's weight of its second prior (LAS or Gittins, order_prior.h) for
   // this queue, else 0.
   void score(std::span<const float> jobs, std::size_t num_jobs, std::span<const float> cluster,
              std::span<const float> placement_msg, std::vector<float>& scores, float* gate = nullptr) const;

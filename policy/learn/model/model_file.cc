@@ -137,8 +137,11 @@ Model decode_payload(const VersionedPayload& file, const std::string& path) {
     *v = r.u32("network size");
   if (file.version >= kModelVersionPreemptive) {
     o.preemptive = r.u32("preemptive flag");
-    if (o.preemptive != 1) r.error("format 2 is written for preemptive models only, the flag is " +
-                                   std::to_string(o.preemptive));
+    if (o.preemptive != kPreemptLas && o.preemptive != kPreemptGittins)
+      r.error(
+          "format 2 is written for preemptive models only: the flag must be 1 (LAS prior) or 2 (Gittins "
+          "prior), it is " +
+          std::to_string(o.preemptive));
   }
   m.job_norm = read_norm(r, "job_norm");
   m.cluster_norm = read_norm(r, "cluster_norm");

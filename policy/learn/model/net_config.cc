@@ -20,8 +20,9 @@ void NetConfig::validate() const {
   check("placement.hidden", placement.hidden);
   check("placement.placement_message", placement.placement_message);
   check("critic.hidden", critic.hidden);
-  if (ordering.preemptive > 1)
-    throw std::invalid_argument("ordering.preemptive = " + std::to_string(ordering.preemptive) + ": expected 0 or 1");
+  if (ordering.preemptive > kPreemptGittins)
+    throw std::invalid_argument("ordering.preemptive = " + std::to_string(ordering.preemptive) +
+                                ": expected 0, 1 (LAS prior) or 2 (Gittins prior)");
 }
 
 namespace {
@@ -40,7 +41,7 @@ std::vector<ParamShape> ordering_param_shapes(const NetConfig& c) {
   linear(v, "ordering.head1", 3 * o.embed + o.cluster_features + c.placement.placement_message, o.head_hidden);
   linear(v, "ordering.head2", o.head_hidden, 1);
   linear(v, "ordering.msg", 3 * o.embed, o.order_message);
-  // gate between the QSSF-like and the LAS prior, from [mean pool, max pool, cluster]
+  // gate between the QSSF-like and the LAS or Gittins prior, from [mean pool, max pool, cluster]
   if (o.preemptive) linear(v, "ordering.gate", 2 * o.embed + o.cluster_features, 1);
   return v;
 }

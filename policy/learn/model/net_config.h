@@ -17,12 +17,14 @@ struct OrderingNetConfig {
   std::uint32_t embed = 32;            // job embedding width
   std::uint32_t head_hidden = 32;      // scoring head width
   std::uint32_t order_message = 4;     // ordering -> placement, per job
-  // 1: preemptive ordering. Running jobs are ranked with pending ones each
-  // decision period (the ranked prefix that fits is kept, the rest preempted),
-  // and a gate from the squeeze context ("ordering.gate") blends the QSSF-like
-  // prior with a discretised LAS prior (order_prior.h). 0: neither (format 1).
+  // Non-zero: preemptive ordering. Running jobs are ranked with pending ones
+  // each decision period (the ranked prefix that fits is kept, the rest
+  // preempted), and a gate from the squeeze context ("ordering.gate") blends
+  // the QSSF-like prior with a second prior (order_prior.h): discretised LAS
+  // (kPreemptLas) or the Gittins rank (kPreemptGittins). 0: neither (format 1).
   std::uint32_t preemptive = 0;
 };
+inline constexpr std::uint32_t kPreemptLas = 1, kPreemptGittins = 2;
 
 struct PlacementNetConfig {
   std::uint32_t machine_features = 9;  // see placement_features.h

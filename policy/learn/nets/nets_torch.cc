@@ -162,6 +162,11 @@ Model make_initial_model(const NetConfig& nets, const GpHyper& gp, std::uint64_t
       o->gate->weight.zero_();
       o->gate->bias.fill_(kLasGateInitBias);
     }
+    // A Gittins-prior model starts as its prior: the score head's last layer
+    // at zero, so an untrained model orders as the blend does (a random
+    // residual is noise in a continuous rank, not only a tie-break inside a
+    // LAS queue); its gradient is not zero, so training moves it at once.
+    if (oc.preemptive == kPreemptGittins) o->head2->weight.zero_();
   }
   Model m;
   m.nets = nets;

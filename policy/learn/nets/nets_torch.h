@@ -29,7 +29,7 @@ struct OrderingNetImpl : torch::nn::Module {
                        const torch::Tensor& placement_msg) const;                  // [n] logits
   torch::Tensor messages(const torch::Tensor& e, const torch::Tensor& ctx) const;  // [n, order_message]
   torch::Tensor forward(const torch::Tensor& jobs, const torch::Tensor& cluster, const torch::Tensor& placement_msg);
-  // Preemptive models: the weight of the LAS prior against the QSSF-like one,
+  // Preemptive models: the weight of the second prior (LAS or Gittins) against the QSSF-like one,
   // sigmoid(gate([ctx ; cluster])), a scalar (order_prior.h).
   torch::Tensor gate_value(const torch::Tensor& ctx, const torch::Tensor& cluster) const;
 

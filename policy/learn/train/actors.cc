@@ -42,7 +42,7 @@ OrderPrior order_prior(const NetConfig& nc, const torch::Tensor& jobs, const std
     return p;
   }
   std::vector<float> q, l;
-  order_prior_terms(rows, static_cast<std::size_t>(jobs.size(0)), q, l);
+  order_prior_terms(nc.ordering.preemptive, rows, static_cast<std::size_t>(jobs.size(0)), q, l);
   p.qssf = torch::tensor(q, torch::kFloat32);
   p.las = torch::tensor(l, torch::kFloat32);
   return p;

@@ -49,7 +49,7 @@ struct OrderOut {
 // blends the two terms of order_prior.h with its gate, which is trained.
 struct OrderPrior {
   torch::Tensor fixed;      // [n] -weight * feature 11
-  torch::Tensor qssf, las;  // [n] order_prior_terms (preemptive models)
+  torch::Tensor qssf, las;  // [n] order_prior_terms (preemptive models; las: the second term, LAS or Gittins)
   float weight = 0;
 };
 // The prior of n job rows (kJobFeatures each) for a model's networks.

@@ -83,11 +83,12 @@ std::uint64_t worker_seed(std::uint64_t seed, int rank) {
 
 std::string provenance(const TrainOptions& o) {
   return "duet train --seed " + std::to_string(o.seed) + " --episodes " + std::to_string(o.episodes) +
-         (workers(o) > 1 ? " --workers " + std::to_string(workers(o)) : "") +
-         " --bc-episodes " + std::to_string(o.bc_episodes) +
+         (workers(o) > 1 ? " --workers " + std::to_string(workers(o)) : "") + " --bc-episodes " +
+         std::to_string(o.bc_episodes) +
          (o.agents == TrainAgents::both ? "" : std::string(" --agents ") + train_agents_name(o.agents)) +
          (o.messages ? "" : " --no-messages") + (o.init.empty() ? "" : " --init " + o.init) +
          (o.preemptive && o.init.empty() ? " --preemptive" : "") +
+         (o.preemptive == kPreemptGittins && o.init.empty() ? " --prior gittins" : "") +
          (o.max_update_passes >= 0 ? " --update-passes " + std::to_string(o.max_update_passes) : "");
 }
 
@@ -146,7 +147,7 @@ class TrainRun {
   // saved and its state.
   Model start_model() {
     NetConfig nc;
-    nc.ordering.preemptive = o_.preemptive ? 1 : 0;
+    nc.ordering.preemptive = o_.preemptive;
     Model m = o_.init.empty() ? make_initial_model(nc, GpHyper{}, o_.seed) : load_model(o_.init);
     if (o_.resume) {
       m = load_model(o_.out);

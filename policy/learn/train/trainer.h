@@ -62,8 +62,9 @@ struct TrainOptions {
   // site's own history) instead of the seeded initial weights; "" = none.
   std::string init;
   // The seeded initial model's ordering is preemptive (duet-model(5),
-  // PREEMPTION); a --init or --resume model keeps its own setting.
-  bool preemptive = false;
+  // PREEMPTION): kPreemptLas or kPreemptGittins (net_config.h), 0 = not;
+  // a --init or --resume model keeps its own setting.
+  std::uint32_t preemptive = 0;
   TrainAgents agents = TrainAgents::both;
   // false: `out` is the best evaluated checkpoint (default); true: the last
   // one (a fixed training budget, e.g. for ablations).
