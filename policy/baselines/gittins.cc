@@ -1,13 +1,13 @@
 #include "policy/baselines/gittins.h"
 
-#include "policy/util/gittins_index.h"
-
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <string>
 #include <tuple>
 #include <unordered_map>
+
+#include "policy/util/gittins_index.h"
 
 namespace duet {
 

@@ -18,6 +18,12 @@
 
 namespace duet {
 
+// What a running job's rank is multiplied by, in the gittins ordering and
+// the learned prior alike: it keeps its GPUs until a pending job ranks
+// below half of it, so jobs of nearly equal rank do not displace each other
+// (and pay the restart) every decision period.
+inline constexpr double kGittinsRunningCredit = 0.5;
+
 namespace gittins_detail {
 
 // Mills ratio Q(z) / phi(z) of the standard normal (Q the upper tail), with

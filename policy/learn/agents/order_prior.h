@@ -33,9 +33,8 @@ float las_level(std::span<const float> row);
 // duration from its history (features 8 and 9: median and log spread), after
 // the minutes it has run (feature 6), times its GPUs (feature 0), as
 // log1p(GPU-hours per completion): the units of the QSSF-like term. A
-// running job (feature 7) counts at kGittinsRunningCredit of its rank, so
-// jobs of nearly equal rank do not displace each other every period.
-inline constexpr float kGittinsRunningCredit = 0.5f;
+// running job (feature 7) counts at kGittinsRunningCredit (gittins_index.h)
+// of its rank.
 float gittins_level(std::span<const float> row);
 
 // The model's second prior term of one row: las_level or gittins_level.
