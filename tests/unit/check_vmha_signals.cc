@@ -22,6 +22,7 @@
 
 #include "tests/vmha/vmha_test_util.h"
 #include "vmha/state/vm_state.h"
+#include "vmha/sys/signal_kick.h"
 #include "vmha/vmm/elf_image.h"
 #include "vmha/vmm/vm.h"
 
@@ -208,6 +209,38 @@ START_TEST(sigterm_reaches_the_guest_when_the_parent_blocked_it) {
 }
 END_TEST
 
+// A host signal must cut the vCPU thread's next blocking host call (a guest
+// sleep) even when it lands before that call starts. Run in a fresh process,
+// whose first timer, the kick, is timer 0: the relay once took that for "no
+// vCPU" and never kicked, so a SIGTERM between two calls waited out the sleep.
+// Also when the VMM re-aims the timer after the signal came (a schedule with
+// nothing due disarms it).
+int sleep_cut_after_host_signal(bool reaim_after) {
+  relay_host_signals();
+  volatile uint8_t immediate_exit = 0;
+  VcpuKick kick;
+  if (!kick.start(&immediate_exit).ok()) return 2;
+  kick.aim(-1);
+  raise(SIGTERM);  // the handler runs now, before the sleep below
+  if (reaim_after) kick.aim(-1);
+  timespec t{20, 0};
+  int r = clock_nanosleep(CLOCK_MONOTONIC, 0, &t, nullptr);
+  if (r != EINTR) return 1;
+  return take_host_signals() == (1ull << (SIGTERM - 1)) ? 0 : 3;
+}
+
+START_TEST(host_signal_before_a_blocking_call_still_cuts_it) {
+  for (bool reaim_after : {false, true}) {
+    pid_t pid = fork();
+    if (pid == 0) _exit(sleep_cut_after_host_signal(reaim_after));
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "re-aimed after: %d, status %d (exit 1: the 20 s sleep ran out uncut)", reaim_after, status);
+  }
+}
+END_TEST
+
 START_TEST(sigterm_default_action_ends_vmha_with_it) {
   vmha_test::Captured c = vmha_signalled({"idle"}, SIGTERM);
   // vmha ends by the guest's signal: a shell sees 128+15.
@@ -340,6 +373,7 @@ int main() {
   tcase_add_test(tc, host_sigusr1_runs_the_guest_handler);
   tcase_add_test(tc, host_sigterm_runs_the_handler_once);
   tcase_add_test(tc, sigterm_default_action_ends_vmha_with_it);
+  tcase_add_test(tc, host_signal_before_a_blocking_call_still_cuts_it);
   tcase_add_test(tc, sigterm_reaches_the_guest_when_the_parent_blocked_it);
   tcase_add_test(tc, timers_deliver_after_their_time);
   tcase_add_test(tc, pauses_do_not_change_signal_behaviour);

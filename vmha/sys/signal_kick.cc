@@ -22,7 +22,14 @@ std::atomic<uint64_t> g_host_pending{0};
 std::atomic<int32_t> g_host_code[kMaxSignal + 1], g_host_pid[kMaxSignal + 1];
 std::atomic<uint32_t> g_host_uid[kMaxSignal + 1];
 std::atomic<bool> g_rekick{false};
-std::atomic<void*> g_kick_timer{nullptr};  // the running vCPU's, for the relay
+// The running vCPU's kick timer, for the relay; kNoTimer when none. Not a
+// null pointer: the kernel numbers a process's timers from 0, so vmha's first
+// timer_t is a null pointer.
+constexpr intptr_t kNoTimer = -1;
+std::atomic<intptr_t> g_kick_timer{kNoTimer};
+
+intptr_t timer_word(timer_t t) { return reinterpret_cast<intptr_t>(t); }
+timer_t word_timer(intptr_t w) { return reinterpret_cast<timer_t>(w); }
 
 thread_local volatile uint8_t* t_immediate_exit = nullptr;
 thread_local volatile sig_atomic_t t_kicked = 0;
@@ -43,9 +50,9 @@ void on_host_signal(int sig, siginfo_t* si, void*) {
   g_host_uid[sig].store(si->si_uid);
   g_host_pending.fetch_or(sigbit(sig));
   g_rekick.store(true);
-  if (void* t = g_kick_timer.load()) {
+  if (intptr_t t = g_kick_timer.load(); t != kNoTimer) {
     itimerspec its = kick_in(0);
-    timer_settime(static_cast<timer_t>(t), 0, &its, nullptr);
+    timer_settime(word_timer(t), 0, &its, nullptr);
   }
   errno = saved;
 }
@@ -117,15 +124,15 @@ Status VcpuKick::start(volatile uint8_t* immediate_exit) {
   started_ = true;
   t_immediate_exit = immediate_exit;
   t_kicked = 0;
-  g_kick_timer.store(timer_);
+  g_kick_timer.store(timer_word(timer_));
   if (g_host_pending.load()) aim(0);  // received before the vCPU started
   return Status();
 }
 
 void VcpuKick::stop() {
   if (!started_) return;
-  void* mine = timer_;
-  g_kick_timer.compare_exchange_strong(mine, nullptr);
+  intptr_t mine = timer_word(timer_);
+  g_kick_timer.compare_exchange_strong(mine, kNoTimer);
   timer_delete(timer_);
   started_ = false;
   t_immediate_exit = nullptr;
@@ -136,6 +143,12 @@ void VcpuKick::aim(int64_t ns) {
   itimerspec its{};
   if (ns >= 0) its = kick_in(ns);
   timer_settime(timer_, 0, &its, nullptr);
+  // A host signal that came in just before this may have aimed the timer at
+  // once and been overwritten here: until the VMM takes it, kick now.
+  if (ns != 0 && g_host_pending.load()) {
+    its = kick_in(0);
+    timer_settime(timer_, 0, &its, nullptr);
+  }
 }
 
 bool VcpuKick::take_kicked() {
