@@ -41,8 +41,8 @@ void setup_model(CLI::App* app) {
     learn::NetConfig nc;
     nc.ordering.preemptive = args->preemptive ? learn::preemptive_prior(args->prior) : 0;
     learn::Model m = learn::make_initial_model(nc, learn::GpHyper{}, args->seed);
-    m.provenance = fmt::format("duet model init --seed {}{}{}", args->seed, args->preemptive ? " --preemptive" : "",
-                               nc.ordering.preemptive == learn::kPreemptGittins ? " --prior gittins" : "");
+    m.provenance =
+        fmt::format("duet model init --seed {}{}", args->seed, learn::preemptive_flags(nc.ordering.preemptive));
     learn::save_model(m, args->out);
     std::cout << fmt::format("wrote {} ({} arrays, untrained, seed {})\n", args->out, m.weights.size(), args->seed);
   });

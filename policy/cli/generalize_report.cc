@@ -118,9 +118,7 @@ void write_generalize_md(const std::string& path, const GeneralizeArgs& a, const
       "against {} non-oracle baseline pairs. Training seeds: {}.{}\n\n",
       b.train_scenarios, b.episodes, b.window, b.eval_scenarios, b.jobs, a.load,
       rs.empty() ? 0 : rs.front().baselines.size(), seed_list(a.seeds),
-      a.preemptive == learn::kPreemptGittins ? " The models are preemptive (--preemptive --prior gittins)."
-      : a.preemptive                         ? " The models are preemptive (--preemptive)."
-                                             : "");
+      a.preemptive ? " The models are preemptive (" + learn::preemptive_flags(a.preemptive).substr(1) + ")." : "");
   f << "**best** = the baseline pair with the lowest geometric mean of mean JCT over the eval scenarios; its mean "
        "JCT is the arithmetic mean over them (hours). Ratios are geometric means over the eval scenarios of "
        "duet/duet's value over the best baseline's; the row shows the **median** training seed (by JCT ratio), "

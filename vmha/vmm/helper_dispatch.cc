@@ -130,18 +130,18 @@ Status Vm::dispatch_helpers() {
       load.cr3 = cr3;
       load.as = as;
       load.generation = as->generation();
+      load.sregs_loaded = false;
     }
     // Segments and tables go in again only when they may have changed: CR3
     // above, or a system call or an exception that took the helper to CPL0
     // (recall). Otherwise the FS base alone, when it is another thread's.
     const uint64_t fs = c.t == &c.q->threads.current() ? c.q->fs_base : c.t->fs_base;
-    if (!load.sregs_loaded || load.sregs_cr3 != load.cr3) {
+    if (!load.sregs_loaded) {
       kvm_sregs s = helper_sregs_[i];
       s.cr3 = load.cr3;
       s.fs.base = fs;
       if (ioctl(fd, KVM_SET_SREGS, &s) < 0) return Status::error(errno_text("KVM_SET_SREGS"));
       load.sregs_loaded = true;
-      load.sregs_cr3 = load.cr3;
       load.fs = fs;
     } else if (fs != load.fs) {
       const std::pair<uint32_t, uint64_t> msr[] = {{kMsrFsBase, fs}};
@@ -169,7 +169,10 @@ Status Vm::recall_helpers() {
     load.used = false;
     ThreadCpu c;
     if (Status s = get_cpu(helpers_->fd(k), &c); !s.ok()) return s;
-    switch (helpers_->exit(k)) {
+    const HelperVcpus::Exit exit = helpers_->exit(k);
+    // A system call, an exception or a failure may have left it at CPL0.
+    if (exit != HelperVcpus::Exit::kNone && exit != HelperVcpus::Exit::kPreempted) load.sregs_loaded = false;
+    switch (exit) {
       case HelperVcpus::Exit::kNone:
       case HelperVcpus::Exit::kPreempted:
         break;
@@ -178,7 +181,6 @@ Status Vm::recall_helpers() {
         // r11 as `syscall` left them): vCPU 0 takes the same exit.
         if (c.regs.rip != kSyscallStubVa) c.regs.rip -= 2;
         want_main_.push_back(load.key);
-        load.sregs_loaded = false;
         break;
       case HelperVcpus::Exit::kException: {
         // The CPU's frame on this helper's stack: back to the faulting
@@ -194,11 +196,9 @@ Status Vm::recall_helpers() {
           c.regs.rip -= 2;  // not the stub: vCPU 0 runs the `out` again and refuses it
         }
         want_main_.push_back(load.key);
-        load.sregs_loaded = false;
         break;
       }
       case HelperVcpus::Exit::kFailed:
-        load.sregs_loaded = false;
         if (result.ok()) result = Status::error("vCPU " + std::to_string(k + 1) + ": " + helpers_->why(k));
         break;
     }

@@ -217,8 +217,8 @@ class Vm {
     const AddressSpace* as = nullptr;
     uint64_t generation = 0;  // the address space's when its tables were loaded
     uint64_t cr3 = 0;
-    bool sregs_loaded = false;  // the helper holds helper_sregs_ with sregs_cr3 and fs
-    uint64_t sregs_cr3 = 0, fs = 0;
+    bool sregs_loaded = false;  // the helper holds helper_sregs_ with cr3 and fs
+    uint64_t fs = 0;
   };
   std::unique_ptr<HelperVcpus> helpers_;
   std::vector<HelperLoad> helper_loads_;

@@ -72,6 +72,11 @@ const char* preemptive_prior_name(std::uint32_t preemptive) {
   return preemptive == kPreemptGittins ? "gittins" : preemptive == kPreemptLas ? "las" : "none";
 }
 
+std::string preemptive_flags(std::uint32_t preemptive) {
+  if (!preemptive) return "";
+  return preemptive == kPreemptGittins ? " --preemptive --prior gittins" : " --preemptive";
+}
+
 void add_model_order_prior(const NetConfig& nets, std::span<const float> rows, std::span<float> scores, double weight,
                            float gate) {
   if (nets.ordering.preemptive)

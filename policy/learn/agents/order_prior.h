@@ -12,6 +12,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -52,6 +53,9 @@ void add_blended_order_prior(std::uint32_t preemptive, std::span<const float> ro
 // std::invalid_argument otherwise.
 std::uint32_t preemptive_prior(std::string_view name);
 const char* preemptive_prior_name(std::uint32_t preemptive);
+// The command-line flags that make such a model: "", " --preemptive" or
+// " --preemptive --prior gittins" (provenance and reports).
+std::string preemptive_flags(std::uint32_t preemptive);
 
 // The prior of a model's ordering, as every caller adds it: the blend for a
 // preemptive model (gate from OrderingAgent::score), else add_order_prior.

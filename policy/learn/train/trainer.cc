@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "policy/learn/agents/duet_policy.h"
+#include "policy/learn/agents/order_prior.h"
 #include "policy/util/rng.h"
 #include "policy/learn/model/model_file.h"
 #include "policy/learn/nets/model_init.h"
@@ -87,8 +88,7 @@ std::string provenance(const TrainOptions& o) {
          std::to_string(o.bc_episodes) +
          (o.agents == TrainAgents::both ? "" : std::string(" --agents ") + train_agents_name(o.agents)) +
          (o.messages ? "" : " --no-messages") + (o.init.empty() ? "" : " --init " + o.init) +
-         (o.preemptive && o.init.empty() ? " --preemptive" : "") +
-         (o.preemptive == kPreemptGittins && o.init.empty() ? " --prior gittins" : "") +
+         (o.init.empty() ? preemptive_flags(o.preemptive) : "") +
          (o.max_update_passes >= 0 ? " --update-passes " + std::to_string(o.max_update_passes) : "");
 }
 
