@@ -226,7 +226,7 @@ int sleep_cut_after_host_signal(bool reaim_after) {
   timespec t{20, 0};
   int r = clock_nanosleep(CLOCK_MONOTONIC, 0, &t, nullptr);
   if (r != EINTR) return 1;
-  return take_host_signals() == (1ull << (SIGTERM - 1)) ? 0 : 3;
+  return take_host_signals() == sigbit(SIGTERM) ? 0 : 3;
 }
 
 START_TEST(host_signal_before_a_blocking_call_still_cuts_it) {

@@ -93,17 +93,13 @@ Status Vm::start_signals() {
 
 Status Vm::deliver_signals(RunResult* end) {
   SignalState& s = proc_->signals;
-  // Re-aim first, then collect: a host signal that lands in between re-aims
-  // the timer after this and kicks again.
-  if (VcpuKick::take_rekick() || s.timers_changed) {
-    s.timers_changed = false;
-    kick_.aim(next_kick_ns());
-  }
   if (proc_ == &tree_->root())
     collect_signals(s);  // host signals go to the first process
   else
     s.expire_timers();
-  if (s.timers_changed) {
+  // One re-aim after collecting: a host signal that lands after the collect
+  // finds the kick re-armed by aim itself (VcpuKick::aim), so it is not lost.
+  if (VcpuKick::take_rekick() || s.timers_changed) {
     s.timers_changed = false;
     kick_.aim(next_kick_ns());
   }
