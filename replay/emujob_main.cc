@@ -22,6 +22,7 @@
 #include "policy/io/data_files.h"
 #include "policy/model/gavel.h"
 #include "policy/model/job_types.h"
+#include "replay/emu_checkpoint.h"
 #include "replay/emu_nodes.h"
 #include "replay/emu_rate.h"
 #include "replay/emu_registry.h"
@@ -50,8 +51,8 @@ std::string env_or(const char* name, const std::string& fallback) {
 }
 
 struct Args {
-  double work = -1, scale = 1, interval = 0.5, beta = 0.10;
-  std::string job_type, nodes_csv, nodes, state_dir, throughputs, job_id;
+  double work = -1, scale = 1, interval = 0.5, beta = 0.10, restart_overhead = 30, checkpoint_every = 10;
+  std::string job_type, nodes_csv, nodes, state_dir, checkpoint_dir, throughputs, job_id;
   int gpus = 0;
   bool known_speeds = false, quiet = false;
 };
@@ -163,26 +164,35 @@ double current_rate(const Args& a, const Job& job, const ThroughputTable& table,
 
 struct Progress {
   double start = 0;     // now_s() when it began
-  double progress = 0;  // reference seconds of work done
+  double target = 0;    // reference seconds of work this run has to do
+  double progress = 0;  // of which done
   double rate = 0, rmin = 0, rmax = 0;
   long evaluations = 0;
+  double left() const { return std::max(0.0, target - progress); }
 };
 
-// "Trains" until the work is done or a signal comes, re-evaluating the rate
-// every --interval wall seconds.
-Progress train(const Args& a, const std::function<double()>& rate_now) {
+// "Trains" until `target` work is done or a signal comes, re-evaluating the
+// rate every --interval wall seconds; `save` is called with the work left
+// every --checkpoint-every wall seconds.
+Progress train(const Args& a, double target, const std::function<double()>& rate_now,
+               const std::function<void(double)>& save) {
   Progress p;
   p.start = now_s();
-  double t = p.start;
+  p.target = target;
+  double t = p.start, saved = p.start;
   p.rate = p.rmin = p.rmax = rate_now();
   p.evaluations = 1;
-  while (p.progress < a.work && !g_stop) {
-    double to_finish = (a.work - p.progress) / (p.rate * a.scale);
+  while (p.progress < target && !g_stop) {
+    double to_finish = (target - p.progress) / (p.rate * a.scale);
     sleep_s(std::min(a.interval, to_finish));
     double t1 = now_s();
     p.progress += p.rate * a.scale * (t1 - t);
     t = t1;
-    if (p.progress >= a.work * (1 - 1e-9) || g_stop) break;
+    if (p.progress >= target * (1 - 1e-9) || g_stop) break;
+    if (t - saved >= a.checkpoint_every) {
+      save(p.left());
+      saved = t;
+    }
     p.rate = rate_now();
     p.rmin = std::min(p.rmin, p.rate);
     p.rmax = std::max(p.rmax, p.rate);
@@ -191,22 +201,54 @@ Progress train(const Args& a, const std::function<double()>& rate_now) {
   return p;
 }
 
+// Where this run starts: the whole work, or -- in a run after a requeue
+// (SLURM_RESTART_COUNT >= 1) with a checkpoint -- the work left then plus
+// the restart overhead, as duet-sim(1) charges a restarted job.
+struct Resume {
+  int restarts = 0;
+  double work_left = 0;
+  bool resumed = false;
+};
+
+Resume resume_point(const Args& a, const std::string& ckpt) {
+  Resume r;
+  r.restarts = std::max(0, std::atoi(env_or("SLURM_RESTART_COUNT", "0").c_str()));
+  r.work_left = a.work;
+  if (r.restarts == 0) {
+    duet::replay::remove_checkpoint(ckpt);  // an earlier job's under a reused id
+    return r;
+  }
+  if (std::optional<double> left = duet::replay::read_checkpoint(ckpt)) {
+    r.work_left = std::min(a.work, *left) + a.restart_overhead;
+    r.resumed = true;
+  }
+  return r;
+}
+
 // Prints how the run went; returns the exit status (128 + the signal if one
 // stopped it).
-int print_outcome(const Args& a, const Job& job, const Progress& p, double wall) {
+int print_outcome(const Args& a, const Job& job, const Resume& r, const Progress& p, double wall) {
   if (g_stop) {
-    std::cout << fmt::format("duet-emujob: job {} stopped by signal {} after {:.3f} s at {:.1f}% of its work\n", job.id,
-                             static_cast<int>(g_stop), wall, 100 * std::min(1.0, p.progress / std::max(a.work, 1e-12)));
+    std::cout << fmt::format(
+        "duet-emujob: job {} stopped by signal {} after {:.3f} s at {:.1f}% of its work ({:.1f} s left, "
+        "checkpointed)\n",
+        job.id, static_cast<int>(g_stop), wall, 100 * std::clamp(1 - p.left() / std::max(a.work, 1e-12), 0.0, 1.0),
+        p.left());
     return 128 + g_stop;
   }
   std::string where;
   for (const EmuNode* n : job.placed)
     where += fmt::format("{}{}({},speed={})", where.empty() ? "" : ",", n->name, n->gpu_type, n->speed);
-  const double measured = wall > 0 ? a.work / (wall * a.scale) : p.rate;
+  const double measured = wall > 0 ? p.target / (wall * a.scale) : p.rate;
+  const std::string resumed =
+      r.resumed
+          ? fmt::format(" (restart {}: resumed with {:.1f} s left, restart overhead included)", r.restarts, r.work_left)
+      : r.restarts ? fmt::format(" (restart {}: no checkpoint, from the start)", r.restarts)
+                   : "";
   std::cout << fmt::format(
-      "duet-emujob: job {} type '{}' gpus {} on {}: work {} s at scale {}: {:.3f} s wall, measured rate {:.4f} "
+      "duet-emujob: job {} type '{}' gpus {} on {}: work {} s at scale {}{}: {:.3f} s wall, measured rate {:.4f} "
       "(model {:.4f}..{:.4f}, {} evaluations)\n",
-      job.id, job.type_name, job.gpus, where, a.work, a.scale, wall, measured, p.rmin, p.rmax, p.evaluations);
+      job.id, job.type_name, job.gpus, where, a.work, a.scale, resumed, wall, measured, p.rmin, p.rmax, p.evaluations);
   return 0;
 }
 
@@ -222,12 +264,21 @@ int run(const Args& a) {
 
   std::string state =
       a.state_dir.empty() ? (std::filesystem::path(nodes_csv).parent_path() / "emujob").string() : a.state_dir;
+  const std::string ckpt = duet::replay::checkpoint_path(
+      a.checkpoint_dir.empty() ? (std::filesystem::path(state) / ".checkpoints").string() : a.checkpoint_dir, job.id);
+  const Resume r = resume_point(a, ckpt);
   EmuRegistry reg(state);
   const long self = static_cast<long>(getpid());
   reg.enter(job.node_names, job.id, self, job.type_name);
-  const Progress p = train(a, [&] { return current_rate(a, job, table, reg, self); });
+  const Progress p = train(
+      a, r.work_left, [&] { return current_rate(a, job, table, reg, self); },
+      [&](double left) { duet::replay::write_checkpoint(ckpt, left); });
   reg.leave();
-  return print_outcome(a, job, p, now_s() - p.start);
+  if (g_stop)
+    duet::replay::write_checkpoint(ckpt, p.left());  // preempted (requeue signals it): the next run resumes here
+  else
+    duet::replay::remove_checkpoint(ckpt);
+  return print_outcome(a, job, r, p, now_s() - p.start);
 }
 
 }  // namespace
@@ -254,7 +305,17 @@ int main(int argc, char** argv) {
       "per-node description node,gpu_type,num_gpus,speed (default: nodes.csv next to $SLURM_CONF or one directory up)");
   app.add_option("--state-dir", a.state_dir,
                  "live registry of running emulated jobs (default: emujob/ next to nodes.csv)");
-  app.add_option("--job-id", a.job_id, "id to register under (default: SLURM_JOB_ID)");
+  app.add_option("--job-id", a.job_id, "id to register and checkpoint under (default: SLURM_JOB_ID)");
+  app.add_option("--checkpoint-dir", a.checkpoint_dir,
+                 "where the work left is saved on a signal and every --checkpoint-every s, for the run after a "
+                 "requeue (SLURM_RESTART_COUNT >= 1) to resume (default: .checkpoints/ in the state directory)");
+  app.add_option("--checkpoint-every", a.checkpoint_every, "wall seconds between checkpoints while running")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--restart-overhead", a.restart_overhead,
+                 "reference seconds a resumed run adds to the work left (as duet-sim --restart-overhead)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--interval", a.interval, "wall seconds between re-evaluations of the rate")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

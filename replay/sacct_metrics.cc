@@ -5,7 +5,49 @@
 
 namespace duet::replay {
 
-SimResult metrics_from_sacct(const std::vector<SacctJob>& jobs, const PriceTable& prices, int total_gpus, double scale,
+namespace {
+
+// Adds one run's GPU-seconds, fees and energy.
+void add_run_usage(const SacctJob& run, const PriceTable& prices, double scale,
+                   const std::map<std::string, std::string>& node_types, SimResult& r) {
+  const double secs = (run.end - run.start) * scale;
+  r.busy_gpu_s += run.gpus * secs;
+  int typed = 0;
+  auto charge = [&](const std::string& type, int n) {
+    const GpuPrice& p = prices.lookup(type);
+    r.fees_usd += n * secs / 3600.0 * p.usd_per_gpu_hour;
+    r.energy_kwh += n * secs / 3600.0 * p.watts / 1000.0;
+  };
+  for (const auto& [type, n] : run.gpus_by_type) {
+    charge(type, n);
+    typed += n;
+  }
+  if (run.gpus > typed) {
+    auto it = node_types.find(run.node_list);
+    charge(it != node_types.end() ? it->second : "default", run.gpus - typed);
+  }
+}
+
+// The rows of each job, in input order of first appearance; a job's runs
+// (sacct -D: one row per run of a requeued job) by start, an unstarted last.
+std::vector<std::vector<const SacctJob*>> runs_by_job(const std::vector<SacctJob>& rows) {
+  std::vector<std::vector<const SacctJob*>> jobs;
+  std::map<std::string, size_t> index;
+  for (const SacctJob& row : rows) {
+    auto [it, fresh] = index.emplace(row.job_id, jobs.size());
+    if (fresh) jobs.emplace_back();
+    jobs[it->second].push_back(&row);
+  }
+  for (auto& runs : jobs)
+    std::stable_sort(runs.begin(), runs.end(), [](const SacctJob* a, const SacctJob* b) {
+      return (a->start < 0 ? 1e300 : a->start) < (b->start < 0 ? 1e300 : b->start);
+    });
+  return jobs;
+}
+
+}  // namespace
+
+SimResult metrics_from_sacct(const std::vector<SacctJob>& rows, const PriceTable& prices, int total_gpus, double scale,
                              const std::map<std::string, std::string>& node_types, SacctCounts* counts) {
   SimResult r;
   r.total_gpus = total_gpus;
@@ -13,42 +55,39 @@ SimResult metrics_from_sacct(const std::vector<SacctJob>& jobs, const PriceTable
   double first_submit = 1e300, last_end = -1e300, jct_sum = 0, queue_sum = 0;
   // (time, d_busy, d_queued, d_running): the cluster state as a step function
   std::vector<std::tuple<double, int, int, int>> ev;
-  for (const SacctJob& j : jobs) {
-    first_submit = std::min(first_submit, j.submit);
-    if (j.start < 0) {
+  for (const std::vector<const SacctJob*>& runs : runs_by_job(rows)) {
+    // a requeue resets Submit: the job's is its first run's
+    double submit = 1e300;
+    for (const SacctJob* run : runs) submit = std::min(submit, run->submit);
+    first_submit = std::min(first_submit, submit);
+    const SacctJob& first = *runs.front();
+    const SacctJob& last = *runs.back();
+    if (first.start < 0) {
       ++c.not_started;
       continue;
     }
-    if (j.end < 0) {
+    if (last.start < 0 || last.end < 0) {
       ++c.not_ended;
       continue;
     }
     ++c.finished;
-    if (j.state != "COMPLETED") ++c.non_completed;
-    const double jct = (j.end - j.submit) * scale, queue = (j.start - j.submit) * scale;
-    const double run = (j.end - j.start) * scale;
+    c.requeued += runs.size() > 1;
+    r.preemptions += static_cast<int64_t>(runs.size()) - 1;
+    if (last.state != "COMPLETED") ++c.non_completed;
+    const double jct = (last.end - submit) * scale, queue = (first.start - submit) * scale;
     r.jct_sorted.push_back(jct);
     jct_sum += jct;
     queue_sum += queue;
     r.max_wait_s = std::max(r.max_wait_s, queue);
-    last_end = std::max(last_end, j.end);
-    r.busy_gpu_s += j.gpus * run;
-    int typed = 0;
-    for (const auto& [type, n] : j.gpus_by_type) {
-      const GpuPrice& p = prices.lookup(type);
-      r.fees_usd += n * run / 3600.0 * p.usd_per_gpu_hour;
-      r.energy_kwh += n * run / 3600.0 * p.watts / 1000.0;
-      typed += n;
+    last_end = std::max(last_end, last.end);
+    double queued_since = submit;  // queued from submit, and again from each requeue to the next start
+    for (const SacctJob* run : runs) {
+      add_run_usage(*run, prices, scale, node_types, r);
+      ev.emplace_back(queued_since, 0, +1, 0);
+      ev.emplace_back(run->start, +run->gpus, -1, +1);
+      ev.emplace_back(run->end, -run->gpus, 0, -1);
+      queued_since = run->end;
     }
-    if (j.gpus > typed) {
-      auto it = node_types.find(j.node_list);
-      const GpuPrice& p = prices.lookup(it != node_types.end() ? it->second : "default");
-      r.fees_usd += (j.gpus - typed) * run / 3600.0 * p.usd_per_gpu_hour;
-      r.energy_kwh += (j.gpus - typed) * run / 3600.0 * p.watts / 1000.0;
-    }
-    ev.emplace_back(j.submit, 0, +1, 0);
-    ev.emplace_back(j.start, +j.gpus, -1, +1);
-    ev.emplace_back(j.end, -j.gpus, 0, -1);
   }
   r.jobs = c.finished;
   std::sort(r.jct_sorted.begin(), r.jct_sorted.end());

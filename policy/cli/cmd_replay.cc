@@ -37,7 +37,7 @@ struct ReplayArgs {
   double scale = 1, wait_timeout = 1800, time_limit_factor = 0, max_duration = 0;
   size_t limit = 0, skip = 0;
   uint64_t seed = 1;
-  bool no_wait = false;
+  bool no_wait = false, requeue = false;
 };
 
 std::string default_emujob() {
@@ -141,6 +141,7 @@ Replay read_replay(const ReplayArgs& a) {
 // The rest of a job's sbatch line after its --gres options: time limit,
 // the hint for select/duet and the duet-emujob command.
 void add_job_options(const ReplayArgs& a, const Replay& r, const JobSpec& j, int jt, std::vector<std::string>& argv) {
+  if (a.requeue) argv.push_back("--requeue");  // preemptible by requeue; duet-emujob resumes from its checkpoint
   if (a.time_limit_factor > 0)
     argv.push_back(fmt::format(
         "--time={}", std::max(1L, std::lround(std::ceil(j.duration / a.scale * a.time_limit_factor / 60.0)))));
@@ -235,7 +236,8 @@ void run(const ReplayArgs& a) {
                {"partition", a.partition},
                {"skip", std::to_string(a.skip)},
                {"seed", std::to_string(a.seed)},
-               {"max_duration", fmt::format("{}", a.max_duration)}});
+               {"max_duration", fmt::format("{}", a.max_duration)},
+               {"requeue", a.requeue ? "1" : "0"}});
   write_jobs_header(out, meta);
   const auto t0 = std::chrono::steady_clock::now();
   const Submitted s = submit_all(a, r, out, t0);
@@ -279,6 +281,9 @@ void setup_replay(CLI::App* app) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app->add_flag("--no-wait", a->no_wait, "return once every job is submitted");
+  app->add_flag("--requeue", a->requeue,
+                "submit the jobs --requeue, so duet's Preemption=requeue may preempt them (duet-emujob resumes a "
+                "requeued job from its checkpoint)");
   app->add_option("--throughputs", a->throughputs, "Gavel throughput JSON (default: the installed data/gavel copy)");
   app->callback([a] { run(*a); });
 }

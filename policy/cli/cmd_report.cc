@@ -47,7 +47,8 @@ std::string sacct_text(const ReportArgs& a, const JobsFile& jf) {
     if (!f) throw std::runtime_error("cannot read " + a.input);
     return std::string(std::istreambuf_iterator<char>(f), {});
   }
-  std::vector<std::string> argv = {"sacct", "-X", "-P", std::string("--format=") + kSacctFormat};
+  // -D: every run of a requeued job, so its JCT counts from its first submit
+  std::vector<std::string> argv = {"sacct", "-X", "-D", "-P", std::string("--format=") + kSacctFormat};
   if (!a.jobs.empty()) {
     if (jf.jobs.empty()) throw std::runtime_error(a.jobs + ": no jobs listed");
     std::string ids;

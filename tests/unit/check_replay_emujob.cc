@@ -13,6 +13,7 @@
 #include "policy/model/gavel.h"
 #include "policy/model/cluster_model.h"
 #include "policy/model/perf_model.h"
+#include "replay/emu_checkpoint.h"
 #include "replay/emu_nodes.h"
 #include "replay/emu_rate.h"
 #include "replay/emu_registry.h"
@@ -81,6 +82,40 @@ START_TEST(registry_ignores_dead) {
 }
 END_TEST
 
+// What a preempted run saves is what the run after its requeue reads back;
+// a malformed file is refused with its path and line, never taken as 0 left.
+START_TEST(checkpoint_round_trip) {
+  char d[] = "/tmp/duet-check-ckpt-XXXXXX";
+  ck_assert(mkdtemp(d));
+  const std::string path = checkpoint_path(std::string(d) + "/sub", "42");
+  ck_assert(!read_checkpoint(path).has_value());
+  write_checkpoint(path, 123.25);
+  ck_assert_double_eq_tol(*read_checkpoint(path), 123.25, 1e-6);
+  write_checkpoint(path, 7);
+  ck_assert_double_eq_tol(*read_checkpoint(path), 7, 1e-6);
+  ck_assert_int_eq(std::distance(std::filesystem::directory_iterator(std::string(d) + "/sub"), {}), 1);  // no tmp left
+  for (const char* bad : {"", "work_left\n", "work_left -3\n", "work_left nan\n", "left 5\n", "work_left 5 6\n"}) {
+    std::ofstream(path, std::ios::trunc) << bad;
+    std::string e;
+    try {
+      read_checkpoint(path);
+    } catch (const std::exception& x) { e = x.what(); }
+    ck_assert_msg(e.find(path + ":1: expected 'work_left SECONDS'") != std::string::npos, "'%s': %s", bad, e.c_str());
+  }
+  remove_checkpoint(path);
+  ck_assert(!read_checkpoint(path).has_value());
+  remove_checkpoint(path);  // gone already: fine
+  for (const char* id : {"", "..", "a/b"}) {
+    bool threw = false;
+    try {
+      checkpoint_path(d, id);
+    } catch (const std::exception&) { threw = true; }
+    ck_assert_msg(threw, "job id '%s' accepted", id);
+  }
+  std::filesystem::remove_all(d);
+}
+END_TEST
+
 // With no variability, PerfModel's rate x the node factor is the emulated rate.
 START_TEST(rate_matches_perf_model) {
   ThroughputTable t = gavel_table();
@@ -113,6 +148,7 @@ int main() {
   tcase_add_test(t, nodes_csv);
   tcase_add_test(t, registry_ignores_dead);
   tcase_add_test(t, rate_matches_perf_model);
+  tcase_add_test(t, checkpoint_round_trip);
   suite_add_tcase(s, t);
   return test_support::run_suite(s);
 }

@@ -63,6 +63,39 @@ START_TEST(metrics_match_times) {
 }
 END_TEST
 
+// sacct -D: job 20 was preempted (requeued) once and ran again; a requeue
+// resets Submit. Job 21 is requeued and pending again: not ended.
+START_TEST(requeued_runs_are_one_job) {
+  std::istringstream in(
+      "JobID|Submit|Start|End|NodeList|AllocTRES|State\n"
+      "20|2026-01-01T00:00:00|2026-01-01T00:00:10|2026-01-01T00:00:40|node1|gres/gpu:v100=2,gres/gpu=2|PREEMPTED\n"
+      "21|2026-01-01T00:00:01|2026-01-01T00:00:02|2026-01-01T00:00:12|node2|gres/gpu:v100=1,gres/gpu=1|PREEMPTED\n"
+      "20|2026-01-01T00:00:41|2026-01-01T00:01:00|2026-01-01T00:01:30|node1|gres/gpu:v100=2,gres/gpu=2|COMPLETED\n"
+      "21|2026-01-01T00:00:13|Unknown|Unknown|None assigned||PENDING\n");
+  auto rows = parse_sacct(in, "t");
+  PriceTable prices;
+  prices.add({"V100", 3.6, 300});
+  SacctCounts c;
+  SimResult r = metrics_from_sacct(rows, prices, 4, 1.0, {}, &c);
+  ck_assert_int_eq(c.finished, 1);
+  ck_assert_int_eq(c.not_ended, 1);
+  ck_assert_int_eq(c.not_started, 0);
+  ck_assert_int_eq(c.requeued, 1);
+  ck_assert_int_eq(c.non_completed, 0);  // its last run completed
+  ck_assert_int_eq(r.preemptions, 1);
+  ck_assert_double_eq_tol(r.avg_jct_s, 90.0, 1e-9);    // first Submit to last End
+  ck_assert_double_eq_tol(r.avg_queue_s, 10.0, 1e-9);  // to its first start
+  // both runs of 20: 2 GPUs x 60 s (21, not ended, is reported apart)
+  ck_assert_double_eq_tol(r.busy_gpu_s, 120.0, 1e-9);
+  ck_assert_double_eq_tol(r.fees_usd, 120.0 / 3600 * 3.6, 1e-9);
+  // while 20 waited for its second run it was queued again, its GPUs free
+  bool requeued_wait = false;
+  for (const Sample& s : r.samples)
+    if (s.t == 40) requeued_wait = s.queued == 1 && s.running == 0 && s.busy_gpus == 0;
+  ck_assert_msg(requeued_wait, "at 40 s: job 20 (requeued) queued, nothing running");
+}
+END_TEST
+
 static std::string error_of(const std::string& text) {
   std::istringstream in(text);
   try {
@@ -123,6 +156,7 @@ int main() {
   tcase_set_timeout(t, 60);  // Check's default, 4 s, fails on a loaded host
   tcase_add_test(t, parses_rows);
   tcase_add_test(t, metrics_match_times);
+  tcase_add_test(t, requeued_runs_are_one_job);
   tcase_add_test(t, errors_name_line);
   tcase_add_test(t, explanation_readers);
   suite_add_tcase(s, t);
