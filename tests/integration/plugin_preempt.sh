@@ -14,6 +14,7 @@
 #    (Restarts=1, its run PREEMPTED in sacct, the preemption in its
 #    explanation), the short jobs run on its node and it later runs again
 #    and COMPLETES;
+#  - the placement agent's observer does not learn from the requeued job;
 #  - the --no-requeue job is never preempted: it keeps running (Restarts=0,
 #    no preemption in its explanation), the plugin logs why it kept it, and
 #    it completes when released.
@@ -95,6 +96,12 @@ note "sacct of $long: $(paste -sd';' <<<"$s")"
 grep -q '^PREEMPTED|.*; preempted 1x, last: .*; nodes node1: ' <<<"$s" || fail "the preempted run's placement is not in sacct: $s"
 out=$("$duet" explain "$long") || fail "duet explain $long"
 grep -qF "; preempted 1x, last: requeued at " <<<"$out" || fail "duet explain $long: $out"
+
+# the placement agent's observer learns node speeds from whole runs only: not
+# from the run after the requeue, which did what the first run left
+grep "observer .* updated by JobId=" "$CTLD_LOG" | tail -3 | sed 's/^/# /'
+! grep -q "observer .* updated by JobId=$long " "$CTLD_LOG" || fail "the observer learned from requeued job $long's runs"
+grep -q "observer .* updated by JobId=${short[0]} " "$CTLD_LOG" || fail "the observer did not learn from short job ${short[0]}"
 
 # the --no-requeue job: wanted out by the model, kept, never preempted
 grep -q "$ORDER_PLUGIN: JobId=$pinned not preempted: not requeue-able" "$CTLD_LOG" \

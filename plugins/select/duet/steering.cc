@@ -335,6 +335,10 @@ void steering_job_fini(job_record_t* job) {
     if (g.conf.explain && job->system_comment && *job->system_comment && explain_owned(job->system_comment))
       store_system_comment(job);
     if (!g.agent.observer || job->start_time <= 0) return;
+    // A run after a requeue did only what the earlier runs left (a preempted
+    // job resumes from its checkpoint): its run time says nothing of the
+    // node's speed for the job's whole work.
+    if (job->restart_cnt > 0) return;
     JobOutcome o;
     o.job = job_info(job, time(nullptr));
     if (o.job.gpus == 0) return;  // the agents learn GPU jobs only
