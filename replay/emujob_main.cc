@@ -22,6 +22,7 @@
 #include "policy/io/data_files.h"
 #include "policy/model/gavel.h"
 #include "policy/model/job_types.h"
+#include "policy/model/perf_model.h"
 #include "replay/emu_checkpoint.h"
 #include "replay/emu_nodes.h"
 #include "replay/emu_rate.h"
@@ -51,7 +52,8 @@ std::string env_or(const char* name, const std::string& fallback) {
 }
 
 struct Args {
-  double work = -1, scale = 1, interval = 0.5, beta = 0.10, restart_overhead = 30, checkpoint_every = 10;
+  double work = -1, scale = 1, interval = 0.5, beta = 0.10, checkpoint_every = 10;
+  double restart_overhead = duet::ModelOptions{}.restart_overhead_s;  // what duet-sim charges a restart
   std::string job_type, nodes_csv, nodes, state_dir, checkpoint_dir, throughputs, job_id;
   int gpus = 0;
   bool known_speeds = false, quiet = false;
