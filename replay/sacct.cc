@@ -1,5 +1,6 @@
 #include "replay/sacct.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -159,5 +160,20 @@ std::vector<SacctJob> parse_sacct(std::istream& in, const std::string& name) {
 }
 
 SacctRows parse_sacct_allocations(std::istream& in, const std::string& name) { return parse_rows(in, name, true); }
+
+std::vector<std::vector<const SacctJob*>> runs_by_job(const std::vector<SacctJob>& rows) {
+  std::vector<std::vector<const SacctJob*>> jobs;
+  std::map<std::string, size_t> index;
+  for (const SacctJob& row : rows) {
+    auto [it, fresh] = index.emplace(row.job_id, jobs.size());
+    if (fresh) jobs.emplace_back();
+    jobs[it->second].push_back(&row);
+  }
+  for (auto& runs : jobs)
+    std::stable_sort(runs.begin(), runs.end(), [](const SacctJob* a, const SacctJob* b) {
+      return (a->start < 0 ? 1e300 : a->start) < (b->start < 0 ? 1e300 : b->start);
+    });
+  return jobs;
+}
 
 }  // namespace duet::replay

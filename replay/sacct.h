@@ -42,4 +42,9 @@ SacctRows parse_sacct_allocations(std::istream& in, const std::string& name);
 // give -1; false if malformed.
 bool parse_slurm_time(const std::string& s, double& out);
 
+// The rows of each job (same JobID), in input order of first appearance; a
+// job's runs (sacct -D: one row per run of a requeued job) by start, an
+// unstarted one last.
+std::vector<std::vector<const SacctJob*>> runs_by_job(const std::vector<SacctJob>& rows);
+
 }  // namespace duet::replay

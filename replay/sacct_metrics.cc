@@ -28,23 +28,6 @@ void add_run_usage(const SacctJob& run, const PriceTable& prices, double scale,
   }
 }
 
-// The rows of each job, in input order of first appearance; a job's runs
-// (sacct -D: one row per run of a requeued job) by start, an unstarted last.
-std::vector<std::vector<const SacctJob*>> runs_by_job(const std::vector<SacctJob>& rows) {
-  std::vector<std::vector<const SacctJob*>> jobs;
-  std::map<std::string, size_t> index;
-  for (const SacctJob& row : rows) {
-    auto [it, fresh] = index.emplace(row.job_id, jobs.size());
-    if (fresh) jobs.emplace_back();
-    jobs[it->second].push_back(&row);
-  }
-  for (auto& runs : jobs)
-    std::stable_sort(runs.begin(), runs.end(), [](const SacctJob* a, const SacctJob* b) {
-      return (a->start < 0 ? 1e300 : a->start) < (b->start < 0 ? 1e300 : b->start);
-    });
-  return jobs;
-}
-
 }  // namespace
 
 SimResult metrics_from_sacct(const std::vector<SacctJob>& rows, const PriceTable& prices, int total_gpus, double scale,

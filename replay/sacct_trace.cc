@@ -56,8 +56,14 @@ Trace trace_from_sacct(const std::vector<SacctJob>& jobs, const std::string& nam
                        SacctTraceCounts& counts) {
   Trace t;
   t.source = name;
-  std::vector<const SacctJob*> kept;
-  for (const SacctJob& j : jobs) {
+  struct Kept {
+    const std::vector<const SacctJob*>* runs;
+    double submit;  // a requeue resets Submit: the job's is its first run's
+  };
+  const auto by_job = runs_by_job(jobs);
+  std::vector<Kept> kept;
+  for (const std::vector<const SacctJob*>& runs : by_job) {
+    const SacctJob& j = *runs.back();  // the last run says what became of the job
     if (!opt.partitions.empty() &&
         std::find(opt.partitions.begin(), opt.partitions.end(), j.partition) == opt.partitions.end()) {
       ++counts.other_partition;
@@ -77,13 +83,25 @@ Trace trace_from_sacct(const std::vector<SacctJob>& jobs, const std::string& nam
       ++counts.cpu_only;
       continue;
     }
-    if (j.end < j.start) throw InputError(name, j.line, 0, "job " + j.job_id + " ends before it starts");
-    kept.push_back(&j);
+    double submit = j.submit;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const SacctJob& r = *runs[i];
+      if (r.end >= 0 && r.end < r.start)
+        throw InputError(name, r.line, 0, "job " + r.job_id + " ends before it starts");
+      // runs of a requeued job start at different times; the same start twice is the same run
+      if (i > 0 && r.start >= 0 && r.start == runs[i - 1]->start)
+        throw InputError(
+            name, r.line, 0,
+            "job " + r.job_id + " given twice (the same run as line " + std::to_string(runs[i - 1]->line) + ")");
+      if (r.submit >= 0) submit = std::min(submit, r.submit);
+    }
+    counts.requeued += runs.size() > 1;
+    kept.push_back({&runs, submit});
   }
-  std::stable_sort(kept.begin(), kept.end(),
-                   [](const SacctJob* a, const SacctJob* b) { return a->submit < b->submit; });
-  const double t0 = kept.empty() ? 0 : kept.front()->submit;
-  for (const SacctJob* j : kept) {
+  std::stable_sort(kept.begin(), kept.end(), [](const Kept& a, const Kept& b) { return a.submit < b.submit; });
+  const double t0 = kept.empty() ? 0 : kept.front().submit;
+  for (const Kept& k : kept) {
+    const SacctJob* j = k.runs->back();
     JobSpec s;
     s.line = j->line;
     const std::string& id = j->job_id_raw.empty() ? j->job_id : j->job_id_raw;
@@ -92,9 +110,16 @@ Trace trace_from_sacct(const std::vector<SacctJob>& jobs, const std::string& nam
           name, j->line, 0,
           "JobID '" + id + "' is not an integer (an array or heterogeneous job): add JobIDRaw to --format");
     s.id = std::stoll(id);
-    s.submit = j->submit - t0;
-    s.duration = j->end - j->start;
-    if (!opt.speeds.empty()) s.duration *= job_speed(*j, name, opt.speeds);
+    s.submit = k.submit - t0;
+    // every run's time: without checkpoints a requeued job redid its work, so
+    // its demand on the cluster was all of it
+    s.duration = 0;
+    for (const SacctJob* r : *k.runs) {
+      if (r->start < 0 || r->end < 0) continue;
+      double d = r->end - r->start;
+      if (!opt.speeds.empty()) d *= job_speed(*r, name, opt.speeds);
+      s.duration += d;
+    }
     if (s.submit > kMaxTraceSeconds || s.duration > kMaxTraceSeconds)
       throw InputError(name, j->line, 0, "job " + id + ": submit or run time beyond 10 years (duet-trace(5))");
     s.gpus = j->gpus > 0 ? j->gpus : j->req_gpus;

@@ -2,7 +2,9 @@
 // recorded (replay/sacct.h) become jobs with submit seconds from the first
 // kept job, GPUs and GPU types from AllocTRES (ReqTRES when AllocTRES names
 // none), user, account as vc, and run time End - Start times the speed of
-// the slowest node the job ran on when node speeds are known.
+// the slowest node the job ran on when node speeds are known. The rows of a
+// requeued job (sacct -D: one per run) are one job: submitted at its first
+// run's Submit, its run time that of all its runs, the rest from its last.
 #pragma once
 
 #include <map>
@@ -32,6 +34,7 @@ struct SacctTraceOptions {
 // What was left out, for the summary on stderr.
 struct SacctTraceCounts {
   int steps = 0, never_ran = 0, not_finished = 0, cpu_only = 0, other_partition = 0;
+  int requeued = 0;  // kept jobs that ran more than once (sacct -D rows merged)
 };
 
 // `name` and each job's line are used in errors (InputError): a node of a

@@ -63,7 +63,7 @@ void setup_convert_slurm(CLI::App* app) {
   auto sa = std::make_shared<SacctArgs>();
   CLI::App* sacct = app->add_subcommand(
       "sacct",
-      "a Slurm site's history (sacct -a -X -P --format=JobIDRaw,JobID,User,Account,Partition,Submit,Start,End,"
+      "a Slurm site's history (sacct -a -X -D -P --format=JobIDRaw,JobID,User,Account,Partition,Submit,Start,End,"
       "State,AllocTRES,ReqTRES,NodeList) -> duet-trace(5)");
   sacct->add_option("IN", sa->in, "sacct --parsable2 output ('-' = stdin)")->capture_default_str();
   sacct->add_option("-o,--output", sa->out, "output trace CSV ('-' = stdout)")->required();
@@ -86,8 +86,9 @@ void setup_convert_slurm(CLI::App* app) {
     Trace t = replay::trace_from_sacct(rows.jobs, in.name, opt, c);
     write_to(sa->out, [&](std::ostream& o) { write_trace(o, t); });
     std::cerr << fmt::format(
-        "duet convert sacct: {} GPU jobs{}; left out: {} job steps, {} never ran, {} not finished, {} CPU-only{}\n",
-        t.jobs.size(), opt.speeds.empty() ? " (run times as measured: no --node-speeds)" : "", c.steps, c.never_ran,
+        "duet convert sacct: {} GPU jobs{}{}; left out: {} job steps, {} never ran, {} not finished, {} CPU-only{}\n",
+        t.jobs.size(), opt.speeds.empty() ? " (run times as measured: no --node-speeds)" : "",
+        c.requeued ? fmt::format(" ({} requeued: their runs are one job)", c.requeued) : "", c.steps, c.never_ran,
         c.not_finished, c.cpu_only,
         opt.partitions.empty() ? "" : fmt::format(", {} in other partitions", c.other_partition));
   });

@@ -148,9 +148,9 @@ void report_sacct(const ReportArgs& a) {
   std::string gp = DUET_GNUPLOT;
   auto pngs = write_plots(a.out, {r}, a.no_plots ? "" : gp);
   std::cerr << fmt::format(
-      "duet report: {} jobs finished ({} not COMPLETED), {} never started, {} still running; "
+      "duet report: {} jobs finished ({} not COMPLETED, {} requeued), {} never started, {} still running; "
       "mean JCT {:.1f} s, times x{}\n",
-      c.finished, c.non_completed, c.not_started, c.not_ended, r.avg_jct_s, scale);
+      c.finished, c.non_completed, c.requeued, c.not_started, c.not_ended, r.avg_jct_s, scale);
   std::cout << a.out << "/summary.md\n" << a.out << "/summary.json\n";
   for (const auto& p : pngs) std::cout << p << "\n";
 }

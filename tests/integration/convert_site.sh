@@ -33,7 +33,7 @@ for j in a b c; do grep -q 'measured rate' "$work/$j.out" || fail "job $j printe
 
 # without -X: the batch steps are there to be left out
 fmt=JobIDRaw,JobID,User,Account,Partition,Submit,Start,End,State,AllocTRES,ReqTRES,NodeList
-sacct -a -P -S "$since" -E now --format=$fmt > "$work/sacct.txt"
+sacct -a -D -P -S "$since" -E now --format=$fmt > "$work/sacct.txt"
 "$EMUJOB" --known-speeds > "$work/known.csv" || fail "duet-emujob --known-speeds failed"
 "$DUET" convert sacct "$work/sacct.txt" --node-speeds "$work/known.csv" -o "$work/trace.csv" 2> "$work/convert.err" \
   || fail "duet convert sacct failed: $(cat "$work/convert.err")"

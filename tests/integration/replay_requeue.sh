@@ -51,7 +51,9 @@ for i in $(seq 100); do
 done
 note "sacct -D of $long: $runs"
 [[ "$runs" == REQUEUED,COMPLETED ]] || fail "sacct -D of $long: $runs (want REQUEUED,COMPLETED)"
-"$DUET" report --sacct --jobs "$work/jobs.csv" --out "$work/report" --no-plots >/dev/null 2>&1 || fail "duet report failed"
+"$DUET" report --sacct --jobs "$work/jobs.csv" --out "$work/report" --no-plots >/dev/null 2>"$work/report.err" \
+  || fail "duet report failed: $(cat "$work/report.err")"
+grep -q "(0 not COMPLETED, 1 requeued)" "$work/report.err" || fail "duet report's line: $(cat "$work/report.err")"
 # by hand: per job, its earliest Submit to its latest End, times the scale
 want=$(sacct -X -D -n -P -j "$(paste -sd, <<<"$ids")" --format=JobID,Submit,End | while IFS='|' read -r j s e; do
   echo "$j $(date -d "$s" +%s) $(date -d "$e" +%s)"; done \

@@ -100,8 +100,38 @@ START_TEST(sacct_errors_name_line) {
                   "7|2026-01-01T00:00:00|2026-01-01T00:00:01|2026-01-01T00:00:09|n|gres/gpu=1|gres/gpu=x|COMPLETED\n");
   ck_assert_msg(e.find("s.txt:2:") == 0 && e.find("ReqTRES") != std::string::npos, "%s", e.c_str());
   e = sacct_error(h + ok + ok);
-  ck_assert_msg(e.find("s.txt:3:") == 0 && e.find("twice") != std::string::npos, "%s", e.c_str());
+  ck_assert_msg(e.find("s.txt:3:") == 0 && e.find("given twice (the same run as line 2)") != std::string::npos, "%s",
+                e.c_str());
   ck_assert_str_eq(sacct_error(h + ok).c_str(), "");
+}
+END_TEST
+
+// sacct -D: a requeued job's runs are one job, submitted at its first run's
+// Submit (the requeue reset it), its duration all its runs' at their own
+// nodes' speeds; a requeued job still running is not finished.
+START_TEST(sacct_requeued_runs_are_one_job) {
+  const std::string text =
+      "JobIDRaw|JobID|Submit|Start|End|NodeList|AllocTRES|State\n"
+      "7|7|2026-01-01T00:02:00|2026-01-01T00:03:00|2026-01-01T00:05:00|node2|gres/gpu=1|COMPLETED\n"
+      "8|8|2026-01-01T00:00:30|2026-01-01T00:00:40|2026-01-01T00:00:50|node1|gres/gpu=2|COMPLETED\n"
+      "7|7|2026-01-01T00:00:00|2026-01-01T00:00:10|2026-01-01T00:01:10|node1|gres/gpu=1|REQUEUED\n"
+      "9|9|2026-01-01T00:00:20|2026-01-01T00:00:25|2026-01-01T00:00:35|node1|gres/gpu=1|REQUEUED\n"
+      "9|9|2026-01-01T00:01:00|2026-01-01T00:01:30|Unknown|node2|gres/gpu=1|RUNNING\n";
+  std::istringstream in(text);
+  SacctRows rows = parse_sacct_allocations(in, "d.txt");
+  SacctTraceOptions opt;
+  opt.speeds = {{"node1", 1.0}, {"node2", 0.5}};
+  SacctTraceCounts c;
+  Trace t = trace_from_sacct(rows.jobs, "d.txt", opt, c);
+  ck_assert_int_eq(t.jobs.size(), 2);
+  ck_assert_int_eq(c.requeued, 1);
+  ck_assert_int_eq(c.not_finished, 1);  // 9: its last run is running
+  ck_assert_int_eq(t.jobs[0].id, 7);
+  ck_assert_double_eq(t.jobs[0].submit, 0);
+  ck_assert_double_eq_tol(t.jobs[0].duration, 60 * 1.0 + 120 * 0.5, 1e-9);
+  ck_assert_int_eq(t.jobs[1].id, 8);
+  ck_assert_double_eq(t.jobs[1].submit, 30);
+  ck_assert_int_eq(t.jobs[1].gpus, 2);
 }
 END_TEST
 
@@ -172,6 +202,7 @@ int main() {
   tcase_add_test(t, sacct_to_trace);
   tcase_add_test(t, sacct_options);
   tcase_add_test(t, sacct_errors_name_line);
+  tcase_add_test(t, sacct_requeued_runs_are_one_job);
   tcase_add_test(t, nodes_to_cluster);
   tcase_add_test(t, nodes_errors_name_line);
   suite_add_tcase(s, t);
