@@ -17,12 +17,12 @@ rc=0
 [ $rc = 0 ] || { cat "$out"; fail "contrib/demo exited $rc"; }
 has() { grep -qE -- "$1" "$out" || { cat "$out"; fail "contrib/demo: no line matching '$1'"; }; }
 count() { local n; n=$(grep -cE -- "$1" "$out" || true); [ "$n" = "$2" ] || { cat "$out"; fail "contrib/demo: $n lines matching '$1', not $2"; }; }
-has '^site_factor/duet: scorer model\(cksum [0-9]+, format 1\)'
-has '^select/duet: ranker model\(cksum [0-9]+, format 1\)'
+has '^site_factor/duet: scorer model\(cksum [0-9]+, format [0-9]+\)'
+has '^select/duet: ranker model\(cksum [0-9]+, format [0-9]+\)'
 has '^ +JOBID +PRIORITY +SITE +AGE '
 count '^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+$' 5
 count '^[0-9]+ +(typed-v100|big-any|small-any|typed-k80|any-gpu) .* COMPLETED$' 5
-has '^duet: rank [1-5]/[1-5] score [-0-9.e]+ by model\(cksum [0-9]+, format 1\).*; nodes node[1-4]: .*ranking node'
+has '^duet: rank [1-5]/[1-5] score [-0-9.e]+ by model\(cksum [0-9]+, format [0-9]+\).*; nodes node[1-4]: .*ranking node'
 has '^\| duet \| duet \| [0-9.]+ \|'
 if grep -q 'vmha --ha demo skipped' "$out"; then
   note "the --ha part was skipped: /dev/kvm is not usable here"

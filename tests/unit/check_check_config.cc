@@ -221,18 +221,30 @@ std::string warnings(const CheckResult& r) {
   return s;
 }
 
-// Preemption=requeue with a model that is not preemptive (the shipped one)
-// or a builtin scorer runs but preempts nothing: a warning, not a problem;
-// Slurm's own PreemptType beside it: a warning naming its line; a bad value
-// is a problem.
+// Preemption=requeue with the shipped model (preemptive) preempts; with a
+// model that is not preemptive (`duet model init`) or a builtin scorer it
+// runs but preempts nothing: a warning, not a problem; Slurm's own
+// PreemptType beside it: a warning naming its line; a bad value is a problem.
 START_TEST(test_preemption_warnings) {
   write("p.conf", std::string(kGoodConf) + "Preemption=requeue\nPreemptMinRunTime=60\n");
   CheckResult r = check("p.conf", "slurm.conf");
+  ck_assert_msg(r.problems.empty() && r.warnings.empty(), "%s%s", all(r).c_str(), warnings(r).c_str());
+  ck_assert_msg(r.summary.find("preempting by requeue") != std::string::npos, "%s", r.summary.c_str());
+
+  const char* build = std::getenv("top_builddir");
+  const std::string init =
+      std::string(build ? build : ".") + "/duet model init --seed 1 --out '" + g_dir + "/plain.model' >/dev/null";
+  ck_assert_msg(std::system(init.c_str()) == 0, "%s (set top_builddir)", init.c_str());
+  chmod((g_dir + "/plain.model").c_str(), 0644);
+  write("n.conf",
+        "Scorer=model\nModelPath=plain.model\nRanker=model\nPlacementModelPath=duet.model\n"
+        "Preemption=requeue\n");
+  r = check("n.conf", "slurm.conf");
   ck_assert_msg(r.problems.empty(), "%s", all(r).c_str());
   ck_assert_uint_eq(r.warnings.size(), 1);
   const std::string w = warnings(r);
-  ck_assert_msg(w.find(g_dir + "/p.conf:5: Preemption=requeue but the model " + g_dir +
-                       "/duet.model is not preemptive (duet model init --preemptive, duet train --preemptive): "
+  ck_assert_msg(w.find(g_dir + "/n.conf:5: Preemption=requeue but the model " + g_dir +
+                       "/plain.model is not preemptive (duet model init --preemptive, duet train --preemptive): "
                        "nothing is preempted") == 0,
                 "%s", w.c_str());
   ck_assert_msg(r.summary.find("preempting") == std::string::npos, "%s", r.summary.c_str());
