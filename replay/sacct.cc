@@ -161,16 +161,18 @@ std::vector<SacctJob> parse_sacct(std::istream& in, const std::string& name) {
 
 SacctRows parse_sacct_allocations(std::istream& in, const std::string& name) { return parse_rows(in, name, true); }
 
-std::vector<std::vector<const SacctJob*>> runs_by_job(const std::vector<SacctJob>& rows) {
-  std::vector<std::vector<const SacctJob*>> jobs;
+std::vector<JobRuns> runs_by_job(const std::vector<SacctJob>& rows) {
+  std::vector<JobRuns> jobs;
   std::map<std::string, size_t> index;
   for (const SacctJob& row : rows) {
     auto [it, fresh] = index.emplace(row.job_id, jobs.size());
     if (fresh) jobs.emplace_back();
-    jobs[it->second].push_back(&row);
+    JobRuns& job = jobs[it->second];
+    job.runs.push_back(&row);
+    if (row.submit >= 0 && (job.submit < 0 || row.submit < job.submit)) job.submit = row.submit;
   }
-  for (auto& runs : jobs)
-    std::stable_sort(runs.begin(), runs.end(), [](const SacctJob* a, const SacctJob* b) {
+  for (JobRuns& job : jobs)
+    std::stable_sort(job.runs.begin(), job.runs.end(), [](const SacctJob* a, const SacctJob* b) {
       return (a->start < 0 ? 1e300 : a->start) < (b->start < 0 ? 1e300 : b->start);
     });
   return jobs;

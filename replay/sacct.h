@@ -42,9 +42,16 @@ SacctRows parse_sacct_allocations(std::istream& in, const std::string& name);
 // give -1; false if malformed.
 bool parse_slurm_time(const std::string& s, double& out);
 
-// The rows of each job (same JobID), in input order of first appearance; a
-// job's runs (sacct -D: one row per run of a requeued job) by start, an
-// unstarted one last.
-std::vector<std::vector<const SacctJob*>> runs_by_job(const std::vector<SacctJob>& rows);
+// The rows of one job (same JobID): sacct -D gives one row per run of a
+// requeued job.
+struct JobRuns {
+  std::vector<const SacctJob*> runs;  // by start, an unstarted one last
+  double submit = -1;                 // the earliest known Submit (a requeue resets it); -1 if none
+  const SacctJob& first() const { return *runs.front(); }
+  const SacctJob& last() const { return *runs.back(); }  // says what became of the job
+};
+
+// Each job's runs, in input order of the job's first row.
+std::vector<JobRuns> runs_by_job(const std::vector<SacctJob>& rows);
 
 }  // namespace duet::replay

@@ -38,13 +38,12 @@ SimResult metrics_from_sacct(const std::vector<SacctJob>& rows, const PriceTable
   double first_submit = 1e300, last_end = -1e300, jct_sum = 0, queue_sum = 0;
   // (time, d_busy, d_queued, d_running): the cluster state as a step function
   std::vector<std::tuple<double, int, int, int>> ev;
-  for (const std::vector<const SacctJob*>& runs : runs_by_job(rows)) {
-    // a requeue resets Submit: the job's is its first run's
-    double submit = 1e300;
-    for (const SacctJob* run : runs) submit = std::min(submit, run->submit);
+  for (const JobRuns& job : runs_by_job(rows)) {
+    const std::vector<const SacctJob*>& runs = job.runs;
+    const double submit = job.submit;
     first_submit = std::min(first_submit, submit);
-    const SacctJob& first = *runs.front();
-    const SacctJob& last = *runs.back();
+    const SacctJob& first = job.first();
+    const SacctJob& last = job.last();
     if (first.start < 0) {
       ++c.not_started;
       continue;

@@ -56,14 +56,11 @@ Trace trace_from_sacct(const std::vector<SacctJob>& jobs, const std::string& nam
                        SacctTraceCounts& counts) {
   Trace t;
   t.source = name;
-  struct Kept {
-    const std::vector<const SacctJob*>* runs;
-    double submit;  // a requeue resets Submit: the job's is its first run's
-  };
-  const auto by_job = runs_by_job(jobs);
-  std::vector<Kept> kept;
-  for (const std::vector<const SacctJob*>& runs : by_job) {
-    const SacctJob& j = *runs.back();  // the last run says what became of the job
+  const std::vector<JobRuns> by_job = runs_by_job(jobs);
+  std::vector<const JobRuns*> kept;
+  for (const JobRuns& job : by_job) {
+    const std::vector<const SacctJob*>& runs = job.runs;
+    const SacctJob& j = job.last();
     if (!opt.partitions.empty() &&
         std::find(opt.partitions.begin(), opt.partitions.end(), j.partition) == opt.partitions.end()) {
       ++counts.other_partition;
@@ -83,7 +80,6 @@ Trace trace_from_sacct(const std::vector<SacctJob>& jobs, const std::string& nam
       ++counts.cpu_only;
       continue;
     }
-    double submit = j.submit;
     for (size_t i = 0; i < runs.size(); ++i) {
       const SacctJob& r = *runs[i];
       if (r.end >= 0 && r.end < r.start)
@@ -93,15 +89,14 @@ Trace trace_from_sacct(const std::vector<SacctJob>& jobs, const std::string& nam
         throw InputError(
             name, r.line, 0,
             "job " + r.job_id + " given twice (the same run as line " + std::to_string(runs[i - 1]->line) + ")");
-      if (r.submit >= 0) submit = std::min(submit, r.submit);
     }
     counts.requeued += runs.size() > 1;
-    kept.push_back({&runs, submit});
+    kept.push_back(&job);
   }
-  std::stable_sort(kept.begin(), kept.end(), [](const Kept& a, const Kept& b) { return a.submit < b.submit; });
-  const double t0 = kept.empty() ? 0 : kept.front().submit;
-  for (const Kept& k : kept) {
-    const SacctJob* j = k.runs->back();
+  std::stable_sort(kept.begin(), kept.end(), [](const JobRuns* a, const JobRuns* b) { return a->submit < b->submit; });
+  const double t0 = kept.empty() ? 0 : kept.front()->submit;
+  for (const JobRuns* k : kept) {
+    const SacctJob* j = &k->last();
     JobSpec s;
     s.line = j->line;
     const std::string& id = j->job_id_raw.empty() ? j->job_id : j->job_id_raw;
@@ -110,11 +105,11 @@ Trace trace_from_sacct(const std::vector<SacctJob>& jobs, const std::string& nam
           name, j->line, 0,
           "JobID '" + id + "' is not an integer (an array or heterogeneous job): add JobIDRaw to --format");
     s.id = std::stoll(id);
-    s.submit = k.submit - t0;
+    s.submit = k->submit - t0;
     // every run's time: without checkpoints a requeued job redid its work, so
     // its demand on the cluster was all of it
     s.duration = 0;
-    for (const SacctJob* r : *k.runs) {
+    for (const SacctJob* r : k->runs) {
       if (r->start < 0 || r->end < 0) continue;
       double d = r->end - r->start;
       if (!opt.speeds.empty()) d *= job_speed(*r, name, opt.speeds);
