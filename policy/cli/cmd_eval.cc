@@ -43,6 +43,8 @@ std::vector<std::string> split_list(const std::string& s) {
 
 void run_generalize_command(const EvalArgs& a, const PolicyContext& ctx) {
   if (ctx.model) throw std::invalid_argument("--protocol generalize trains its own models: leave out --model");
+  if (!ctx.preemption)
+    throw std::invalid_argument("--protocol generalize trains its own models: --no-preemption applies to a --model");
   GeneralizeArgs g;
   g.budget = generalize_budget(a.budget);
   if (a.train_scenarios > 0) g.budget.train_scenarios = a.train_scenarios;

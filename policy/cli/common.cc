@@ -36,6 +36,10 @@ void Inputs::add_options(CLI::App& app, bool required) {
   app.add_flag_callback(
       "--no-messages", [this] { messages = false; },
       "the learned agents exchange zeros instead of their messages (for models trained with duet train --no-messages)");
+  app.add_flag_callback(
+      "--no-preemption", [this] { preemption = false; },
+      "a preemptive model's ordering ranks pending jobs only and never preempts, as priority/duet does with duet.conf "
+      "Preemption=off (the baselines are unchanged)");
 }
 
 PolicyContext policy_context(const Inputs& in) {
@@ -43,6 +47,7 @@ PolicyContext policy_context(const Inputs& in) {
   if (!in.model.empty()) c.model = load_policy_model(in.model);
   c.seed = in.seed;
   c.messages = in.messages;
+  c.preemption = in.preemption;
   return c;
 }
 

@@ -29,12 +29,13 @@ struct Inputs {
   double restart_overhead = 30;  // --restart-overhead: seconds a preempted job loses when it restarts
   std::string model;     // --model: model file for the learned "duet" policies
   bool messages = true;  // off with --no-messages
+  bool preemption = true;  // off with --no-preemption
   // required = false: --trace/--cluster may be left out (the caller checks).
   void add_options(CLI::App& app, bool required = true);
 };
 
 // The context the named policies are built with: the --model file (read and
-// checked here), the seed, --no-messages. Throws FormatError /
+// checked here), the seed, --no-messages, --no-preemption. Throws FormatError /
 // std::invalid_argument for a model that does not fit.
 PolicyContext policy_context(const Inputs& in);
 

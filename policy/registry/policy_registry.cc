@@ -53,6 +53,7 @@ const Entry<OrderingFactory> kOrderings[] = {
      [](const PolicyContext& c) {
        learn::DuetPolicyOptions o;
        o.messages = c.messages;
+       o.preemption = c.preemption;
        return learn::make_duet_ordering(need_model(c), o);
      }},
 };

@@ -28,6 +28,7 @@ struct PolicyContext {
   std::shared_ptr<const learn::Model> model;
   uint64_t seed = 1;     // random and learned placement
   bool messages = true;  // learned ordering exchanges messages with a learned placement (--no-messages)
+  bool preemption = true;  // a preemptive model's ordering may preempt (--no-preemption)
   // Gavel's per-job-type throughputs for type-affinity; null: it uses the
   // machines' known speeds only. Must outlive the policies built.
   const ThroughputTable* throughputs = nullptr;

@@ -63,7 +63,8 @@ struct Outcome {
 // arrives at 0, job 2 (100 s) at 4,000: job 1 has 4,000 GPU-seconds, past
 // Tiresias' first queue (3,250); job 2 has none. Its predicted remaining
 // GPU time (no history: the 1 h prior) is 0 for job 1, 1 h for job 2.
-Outcome run_long_then_short(std::shared_ptr<const Model> m, int second_at = 4000, int first_s = 10000) {
+Outcome run_long_then_short(std::shared_ptr<const Model> m, int second_at = 4000, int first_s = 10000,
+                            const DuetPolicyOptions& opt = {}) {
   std::istringstream ts("job_id,submit,duration,num_gpus\n1,0," + std::to_string(first_s) + ",1\n2," +
                         std::to_string(second_at) + ",100,1\n");
   std::istringstream cs("machine,gpu_type,num_gpus\nm,V100,1\n");
@@ -72,7 +73,7 @@ Outcome run_long_then_short(std::shared_ptr<const Model> m, int second_at = 4000
   SimOptions o;
   o.model.ideal = true;
   Simulator sim(t, c, gavel_table(), nullptr, o);
-  auto ord = make_duet_ordering(m);
+  auto ord = make_duet_ordering(m, opt);
   auto pl = make_duet_placement(m);
   sim.set_policies(ord.get(), pl.get());
   struct Rec : SimObserver {
@@ -157,6 +158,19 @@ START_TEST(model_that_is_not_preemptive_never_preempts) {
 }
 END_TEST
 
+// duet sim --no-preemption, as priority/duet with Preemption=off: the LAS
+// prior that preempts job 1 above ranks pending jobs only.
+START_TEST(preemption_off_ranks_pending_jobs_only) {
+  DuetPolicyOptions off;
+  off.preemption = false;
+  ck_assert(!make_duet_ordering(prior_only(true, 20.0f), off)->preemptive());
+  Outcome o = run_long_then_short(prior_only(true, 20.0f), 4000, 10000, off);
+  ck_assert_int_eq(o.r.preemptions, 0);
+  ck_assert_double_eq_tol(o.jct[1], 10000, 1e-6);
+  ck_assert_double_eq_tol(o.jct[2], 6100, 1e-6);
+}
+END_TEST
+
 // Inside a queue a running job stays ahead of a pending one (no churn), and
 // queues order before the QSSF-like term when the gate is on LAS.
 START_TEST(las_level_queues_and_running_credit) {
@@ -219,6 +233,7 @@ int main() {
   tcase_add_test(tc, gittins_prior_preempts_once_the_running_job_is_far_past_its_median);
   tcase_add_test(tc, gittins_level_is_the_rank_in_gpu_hours);
   tcase_add_test(tc, model_that_is_not_preemptive_never_preempts);
+  tcase_add_test(tc, preemption_off_ranks_pending_jobs_only);
   tcase_add_test(tc, las_level_queues_and_running_credit);
   tcase_add_test(tc, model_file_round_trips_the_option);
   suite_add_tcase(s, tc);

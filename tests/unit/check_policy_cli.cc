@@ -270,6 +270,27 @@ START_TEST(sim_refuses_huge_times) {
 }
 END_TEST
 
+// A preemptive model preempts the long job for the short one; --no-preemption
+// (priority/duet with Preemption=off) ranks the pending job only, so it waits.
+START_TEST(sim_no_preemption_keeps_running_jobs) {
+  const std::string d = tmpdir();
+  write(d + "/c1.csv", "machine,gpu_type,num_gpus\nm,V100,1\n");
+  write(d + "/t2.csv", "job_id,submit,duration,num_gpus\n1,0,10000,1\n2,4000,100,1\n");
+  ck_assert_int_eq(run("model init --preemptive -o '" + d + "/pre.model'").rc, 0);
+  const std::string sim = "sim --trace '" + d + "/t2.csv' --cluster '" + d +
+                          "/c1.csv' --order duet --place duet --model '" + d + "/pre.model' --ideal --json";
+  Out on = run(sim), off = run(sim + " --no-preemption");
+  ck_assert_msg(on.rc == 0 && on.out.find("\"preemptions\":1,") != std::string::npos, "%s%s", on.out.c_str(),
+                on.err.c_str());
+  ck_assert_msg(off.rc == 0 && off.out.find("\"preemptions\":0,") != std::string::npos &&
+                    off.out.find("\"avg_jct_s\":8050.0") != std::string::npos,
+                "%s%s", off.out.c_str(), off.err.c_str());
+  Out g = run("eval --protocol generalize --no-preemption --out '" + d + "/g'");
+  ck_assert_msg(g.rc == 1 && g.err.find("--no-preemption applies to a --model") != std::string::npos, "%s",
+                g.err.c_str());
+}
+END_TEST
+
 // duet convert pai wrote clusters of more than 64 GPU types that sim then
 // refused: convert refuses them itself, naming the line.
 START_TEST(convert_pai_refuses_over_64_types) {
@@ -442,6 +463,7 @@ int main() {
   TCase* tc = tcase_create("cli");
   tcase_set_timeout(tc, 240);
   tcase_add_test(tc, help_everywhere);
+  tcase_add_test(tc, sim_no_preemption_keeps_running_jobs);
   tcase_add_test(tc, usage_errors_exit_2);
   tcase_add_test(tc, check_config_exit_status);
   tcase_add_test(tc, convert_then_sim_json_is_deterministic);

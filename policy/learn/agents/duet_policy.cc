@@ -152,8 +152,9 @@ class DuetOrdering : public OrderingPolicy {
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores_[a] > scores_[b]; });
   }
   void on_finish(const JobView& job, double run_s) override { history_.on_finish(job, run_s); }
-  // A preemptive model ranks running jobs with pending ones (order_prior.h).
-  bool preemptive() const override { return model_->nets.ordering.preemptive != 0; }
+  // A preemptive model ranks running jobs with pending ones (order_prior.h),
+  // unless told not to preempt.
+  bool preemptive() const override { return opt_.preemption && model_->nets.ordering.preemptive != 0; }
   void pair_with(PlacementPolicy& p) override {
     peer_ = dynamic_cast<DuetPlacement*>(&p);
     if (peer_ && !peer_->messages_fit(agent_.config())) peer_ = nullptr;  // another model's shapes

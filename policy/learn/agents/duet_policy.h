@@ -39,6 +39,9 @@ struct DuetPolicyOptions {
   // exchange the agents' messages (duet-model(5), MESSAGES); false sends
   // zeros both ways, as a model trained without them expects.
   bool messages = true;
+  // Ordering: false ranks only pending jobs even with a preemptive model, as
+  // priority/duet with duet.conf Preemption=off (the blended prior stays).
+  bool preemption = true;
   // Ablations: replace the model's GP kernel ("duet-rbf", "duet-nogp").
   std::optional<KernelKind> kernel;
 };
