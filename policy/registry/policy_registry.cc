@@ -80,6 +80,13 @@ const Entry<PlacementFactory> kPlacements[] = {
        o.kernel = learn::KernelKind::none;
        return learn::make_duet_placement(need_model(c), o);
      }},
+    // A job no machine holds alone spread over the slowest machines.
+    {"duet-slow-sets",
+     [](const PolicyContext& c) {
+       auto o = learned_placement(c);
+       o.slowest_sets = true;
+       return learn::make_duet_placement(need_model(c), o);
+     }},
 };
 
 template <class T, size_t N>

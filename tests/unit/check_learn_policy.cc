@@ -252,6 +252,41 @@ START_TEST(spread_job_keeps_fastest_floor) {
 }
 END_TEST
 
+// The "duet-slow-sets" ablation: the same 4-GPU job from the slowest
+// machines (the K80's 3 GPUs and a T4), however strongly the prior prefers
+// fast ones; a job one machine holds is placed as before.
+START_TEST(slow_sets_spread_over_the_slowest_machines) {
+  const std::vector<MachineView> ms = spread_cluster();
+  DuetPolicyOptions opt;
+  opt.prior_weight = 100;
+  opt.slowest_sets = true;
+  auto p = make_duet_placement(untrained(3), opt);
+  ck_assert_str_eq(p->name().c_str(), "duet-slow-sets");
+  std::vector<std::string> types = test_support::kSpreadTypes;
+  ClusterView c{0, types, ms, 48, 16, 0};
+  JobView j;
+  j.id = 1;
+  j.gpus = 4;
+  auto where = p->place(j, c);
+  ck_assert(where.has_value());
+  int total = 0;
+  bool k80 = false;
+  for (auto& part : *where) {
+    ck_assert_msg(ms[part.machine].speed <= 0.4, "4-GPU job got %s (speed %.1f)",
+                  std::string(ms[part.machine].name).c_str(), ms[part.machine].speed);
+    k80 = k80 || part.machine == 12;
+    total += part.gpus;
+  }
+  ck_assert(k80);
+  ck_assert_int_eq(total, 4);
+  j.id = 2;
+  j.gpus = 2;  // the V100 holds it alone: the prior's fastest that holds it
+  where = p->place(j, c);
+  ck_assert(where.has_value() && where->size() == 1);
+  ck_assert_int_eq((*where)[0].machine, 3);
+}
+END_TEST
+
 // Ranks a 30-job queue with the ordering network alone (no prior), paired
 // with `peer`, on an 8-machine cluster.
 static std::vector<size_t> rank_queue(std::shared_ptr<const Model> m, bool messages, PlacementPolicy& peer) {
@@ -322,6 +357,7 @@ int main() {
   tcase_add_test(tc, registry_needs_a_model);
   tcase_add_test(tc, placement_uses_gp_and_prefers_fast_machines);
   tcase_add_test(tc, spread_job_keeps_fastest_floor);
+  tcase_add_test(tc, slow_sets_spread_over_the_slowest_machines);
   tcase_add_test(tc, agents_exchange_messages);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);

@@ -25,10 +25,14 @@ void check_model(const Model& m) { m.check_inputs(kJobFeatures, kClusterFeatures
 class DuetPlacement : public PlacementPolicy {
  public:
   DuetPlacement(std::shared_ptr<const Model> m, const DuetPolicyOptions& o)
-      : model_(std::move(m)), head_((check_model(*model_), *model_)), opt_(o), prior_{o.prior_weight, o.risk_aversion} {
+      : model_(std::move(m)),
+        head_((check_model(*model_), *model_)),
+        opt_(o),
+        prior_{o.prior_weight, o.risk_aversion, o.slowest_sets} {
     for (size_t i = 0; i < model_->job_types.size(); ++i) type_index_[model_->job_types[i]] = static_cast<uint32_t>(i);
   }
   std::string name() const override {
+    if (opt_.slowest_sets) return "duet-slow-sets";
     if (!opt_.kernel || *opt_.kernel == model_->gp.kind) return "duet";
     return *opt_.kernel == KernelKind::rbf ? "duet-rbf" : *opt_.kernel == KernelKind::none ? "duet-nogp" : "duet-rw";
   }

@@ -42,8 +42,11 @@ struct DuetPolicyOptions {
   // Ordering: false ranks only pending jobs even with a preemptive model, as
   // priority/duet with duet.conf Preemption=off (the blended prior stays).
   bool preemption = true;
-  // Ablations: replace the model's GP kernel ("duet-rbf", "duet-nogp").
+  // Ablations: replace the model's GP kernel ("duet-rbf", "duet-nogp"), or
+  // spread a job no machine holds over the slowest machines
+  // (PriorWeights::slowest_sets, "duet-slow-sets").
   std::optional<KernelKind> kernel;
+  bool slowest_sets = false;
 };
 
 std::unique_ptr<OrderingPolicy> make_duet_ordering(std::shared_ptr<const Model> m, const DuetPolicyOptions& o = {});

@@ -87,6 +87,16 @@ std::optional<Placement> place_job(const PerformanceGp& gp, std::span<const Mach
   if (job.gpus <= 0) return std::nullopt;
   auto allowed = [&](std::size_t i) { return type_allowed(job, machines[i]); };
   if (placement_candidates(machines, allowed, s.machines) < job.gpus) return std::nullopt;
+  if (w.slowest_sets && std::none_of(s.machines.begin(), s.machines.end(),
+                                     [&](std::uint32_t m) { return machines[m].free_gpus >= job.gpus; })) {
+    PriorWeights slow = w;
+    slow.weight = -w.weight;
+    slow.risk_aversion = -w.risk_aversion;  // still the surer machine among equals
+    score_candidates(gp, machines, pj, -1, scorer, slow, s);
+    s.among.resize(s.machines.size());
+    std::iota(s.among.begin(), s.among.end(), 0u);
+    return machine_set(gp, machines, job.gpus, pj, s.machines[scorer.choose(s, s.among)], scorer, slow, s);
+  }
   keep_fastest_floor(machines, job.gpus, s.machines);
   score_candidates(gp, machines, pj, -1, scorer, w, s);
   // One machine if any can hold the whole job; else the first of a set.

@@ -70,6 +70,11 @@ class HeadScorer : public PlacementScorer {
 struct PriorWeights {
   double weight = kPlacementPriorWeight;
   double risk_aversion = kPlacementRiskAversion;
+  // A job no machine holds alone: its set from the slowest machines, the
+  // prior's sign flipped (the "duet-slow-sets" ablation). Such a job runs at
+  // its slowest machine's speed, so fast machines in its set are wasted, and
+  // they are worth most to the many small jobs (models/README.md).
+  bool slowest_sets = false;
 };
 
 // Candidates: in cluster order, the machines with free GPUs that
