@@ -149,6 +149,7 @@ void setup_eval(CLI::App* app) {
       o.ideal = args->in.ideal;
       o.period_s = args->in.period;
       o.restart_overhead_s = args->in.restart_overhead;
+      o.preempt_limits = args->in.preempt_limits;
       o.drop_oversized = args->in.drop_oversized;
       o.progress_label = fmt::format("eval {}/{} {}", i + 1, pairs.size(), pairs[i].first);
       rows.push_back(

@@ -54,6 +54,7 @@ void setup_sim(CLI::App* app) {
     o.model.ideal = args->in.ideal;
     o.period_s = args->in.period;
     o.model.restart_overhead_s = args->in.restart_overhead;
+    o.preempt_limits = args->in.preempt_limits;
     o.drop_oversized = args->in.drop_oversized;
     o.progress = progress_bar("duet sim");
     Simulator sim(l->trace, l->cluster, l->table, &l->prices, o);

@@ -29,6 +29,25 @@ void Inputs::add_options(CLI::App& app, bool required) {
                  "reference seconds of work a preempted job loses each time it restarts (checkpoint and restore)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--preempt-min-run-time", preempt_limits.min_run_s,
+                 "a run shorter than this (s) is not preempted, as duet.conf PreemptMinRunTime (0: no limit)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option(
+         "--preempt-job-interval", preempt_limits.job_interval_s,
+         "a job preempted before must have run this long (s) again, as duet.conf PreemptJobInterval (0: no limit)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option(
+         "--preempt-max-restarts", preempt_limits.max_restarts,
+         "a job preempted this many times is not preempted again, as duet.conf PreemptMaxRestarts (0: no limit)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--preempt-max-per-pass", preempt_limits.max_per_pass,
+                 "at most this many preemptions a decision, the lowest ranked first, as duet.conf PreemptMaxPerRescore "
+                 "(0: no limit)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--drop-oversized", drop_oversized, "leave out (and count) jobs larger than the GPUs they may use");
   app.add_option("--throughputs", throughputs, "Gavel throughput JSON (default: the installed data/gavel copy)");
   app.add_option("--prices", prices, "GPU price/power CSV (duet-prices(5); default: the installed etc/gpu-prices.csv)");
@@ -115,6 +134,7 @@ SimResult run_pair(const Trace& trace, const ClusterModel& cluster, const Throug
   so.model.ideal = o.ideal;
   so.period_s = o.period_s;
   so.model.restart_overhead_s = o.restart_overhead_s;
+  so.preempt_limits = o.preempt_limits;
   so.drop_oversized = o.drop_oversized;
   so.progress = progress_bar(o.progress_label);
   Simulator sim(trace, cluster, table, prices, so);

@@ -17,6 +17,7 @@
 #include "policy/model/throughput.h"
 #include "policy/registry/policy_registry.h"
 #include "policy/sim/metrics.h"
+#include "policy/sim/simulator.h"
 
 namespace duet::cli {
 
@@ -27,6 +28,7 @@ struct Inputs {
   bool ideal = false, drop_oversized = false;
   double period = 300;
   double restart_overhead = 30;  // --restart-overhead: seconds a preempted job loses when it restarts
+  SimOptions::PreemptLimits preempt_limits;  // --preempt-min-run-time etc. (duet.conf's limits)
   std::string model;     // --model: model file for the learned "duet" policies
   bool messages = true;  // off with --no-messages
   bool preemption = true;  // off with --no-preemption
@@ -57,6 +59,7 @@ struct RunOptions {
   bool ideal = false, drop_oversized = false;
   double period_s = 300;
   double restart_overhead_s = 30;
+  SimOptions::PreemptLimits preempt_limits;
   std::string progress_label;  // shown in the progress bar
 };
 // Builds the two policies by name (ctx's model and messages, o.seed) and

@@ -166,8 +166,30 @@ void Scheduler::preemptive_pass() {
   const size_t n_running = ids.size();  // ids[0, n_running) were running
   ids.insert(ids.end(), s_.q.pending.begin(), s_.q.pending.end());
   const std::vector<char> keep = keep_ranked_prefix(ids);
+  // Which running jobs outside the prefix go, within the limits: the lowest
+  // ranked first (max_per_pass); then preempted in `ids` order, as before
+  // there were limits (the pending queue's order depends on it).
+  const SimOptions::PreemptLimits& lim = s_.opt.preempt_limits;
+  std::vector<char> go(ids.size(), 0), ranked(ids.size(), 0);
+  std::vector<size_t> lowest_first;
+  for (size_t k : order_) ranked[k] = 1;
   for (size_t k = 0; k < ids.size(); ++k)
-    if (!keep[k] && s_.jobs[ids[k]].st == JobState::Running) s_.preempt(ids[k]);
+    if (!ranked[k]) lowest_first.push_back(k);  // left out of the ranking: below every ranked job
+  lowest_first.insert(lowest_first.end(), order_.rbegin(), order_.rend());
+  int going = 0;
+  for (size_t k : lowest_first) {
+    const SimJob& j = s_.jobs[ids[k]];
+    if (keep[k] || j.st != JobState::Running) continue;
+    const double run = s_.now - j.seg_start;
+    if (run < lim.min_run_s || (j.preempted > 0 && run < lim.job_interval_s) ||
+        (lim.max_restarts > 0 && j.preempted >= lim.max_restarts) ||
+        (lim.max_per_pass > 0 && going >= lim.max_per_pass))
+      continue;
+    go[k] = 1;
+    ++going;
+  }
+  for (size_t k = 0; k < ids.size(); ++k)
+    if (go[k]) s_.preempt(ids[k]);
   bool any = false;
   for (int round = 0; round < 2; ++round)  // kept jobs first, then fill what is left
     for (size_t k : order_) {

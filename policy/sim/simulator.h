@@ -33,6 +33,16 @@ namespace duet {
 struct SimOptions {
   ModelOptions model;          // seed, ideal mode, model constants
   double period_s = 300;       // decision period for preemptive/joint policies
+  // Limits on preemption, as duet.conf's for priority/duet (duet.conf(5),
+  // PREEMPTION); 0 = none (the default). A running job the ranking would
+  // preempt keeps running while its current run is shorter than min_run_s,
+  // or than job_interval_s once it has been preempted before, or after
+  // max_restarts preemptions; a pass preempts at most max_per_pass jobs, the
+  // lowest ranked first.
+  struct PreemptLimits {
+    double min_run_s = 0, job_interval_s = 0;
+    int max_restarts = 0, max_per_pass = 0;
+  } preempt_limits;
   double sample_period_s = 0;  // cluster-state samples for plots; 0 = span/1000
   // Jobs larger than the GPUs they may use can never start: error (default)
   // or leave them out and count them in SimResult (never silently).

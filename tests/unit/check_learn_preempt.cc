@@ -64,7 +64,7 @@ struct Outcome {
 // Tiresias' first queue (3,250); job 2 has none. Its predicted remaining
 // GPU time (no history: the 1 h prior) is 0 for job 1, 1 h for job 2.
 Outcome run_long_then_short(std::shared_ptr<const Model> m, int second_at = 4000, int first_s = 10000,
-                            const DuetPolicyOptions& opt = {}) {
+                            const DuetPolicyOptions& opt = {}, const SimOptions::PreemptLimits& limits = {}) {
   std::istringstream ts("job_id,submit,duration,num_gpus\n1,0," + std::to_string(first_s) + ",1\n2," +
                         std::to_string(second_at) + ",100,1\n");
   std::istringstream cs("machine,gpu_type,num_gpus\nm,V100,1\n");
@@ -72,6 +72,7 @@ Outcome run_long_then_short(std::shared_ptr<const Model> m, int second_at = 4000
   ClusterModel c = build_cluster(read_cluster(cs, "cluster"), gavel_table());
   SimOptions o;
   o.model.ideal = true;
+  o.preempt_limits = limits;
   Simulator sim(t, c, gavel_table(), nullptr, o);
   auto ord = make_duet_ordering(m, opt);
   auto pl = make_duet_placement(m);
@@ -171,6 +172,26 @@ START_TEST(preemption_off_ranks_pending_jobs_only) {
 }
 END_TEST
 
+// duet sim --preempt-min-run-time, as duet.conf's PreemptMinRunTime: job 1
+// is not preempted before it has run 5,000 s, so job 2 starts at the first
+// periodic decision after that (5,100 s); --preempt-max-restarts 1 lets that
+// first preemption through. A minimum run longer than job 1 keeps it.
+START_TEST(preempt_limits_hold_the_running_job) {
+  SimOptions::PreemptLimits lim;
+  lim.min_run_s = 5000;
+  lim.max_restarts = 1;
+  Outcome o = run_long_then_short(prior_only(true, 20.0f), 4000, 10000, {}, lim);
+  ck_assert_int_eq(o.r.preemptions, 1);
+  ck_assert_double_eq_tol(o.jct[2], 1200, 1e-6);
+  ck_assert_double_eq_tol(o.jct[1], 10100, 1e-6);
+  lim.max_restarts = 0;
+  lim.min_run_s = 20000;  // longer than job 1: never preempted
+  o = run_long_then_short(prior_only(true, 20.0f), 4000, 10000, {}, lim);
+  ck_assert_int_eq(o.r.preemptions, 0);
+  ck_assert_double_eq_tol(o.jct[2], 6100, 1e-6);
+}
+END_TEST
+
 // Inside a queue a running job stays ahead of a pending one (no churn), and
 // queues order before the QSSF-like term when the gate is on LAS.
 START_TEST(las_level_queues_and_running_credit) {
@@ -234,6 +255,7 @@ int main() {
   tcase_add_test(tc, gittins_level_is_the_rank_in_gpu_hours);
   tcase_add_test(tc, model_that_is_not_preemptive_never_preempts);
   tcase_add_test(tc, preemption_off_ranks_pending_jobs_only);
+  tcase_add_test(tc, preempt_limits_hold_the_running_job);
   tcase_add_test(tc, las_level_queues_and_running_credit);
   tcase_add_test(tc, model_file_round_trips_the_option);
   suite_add_tcase(s, tc);
