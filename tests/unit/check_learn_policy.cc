@@ -208,6 +208,17 @@ END_TEST
 // scores say (here a prior that prefers slow machines).
 using test_support::spread_cluster;
 
+// Job `id` of `gpus` GPUs placed by p on spread_cluster().
+static std::optional<Placement> place_on_spread_cluster(PlacementPolicy& p, int64_t id, int gpus) {
+  static const std::vector<MachineView> ms = spread_cluster();
+  std::vector<std::string> types = test_support::kSpreadTypes;
+  ClusterView c{0, types, ms, 48, 16, 0};
+  JobView j;
+  j.id = id;
+  j.gpus = gpus;
+  return p.place(j, c);
+}
+
 START_TEST(spread_job_keeps_fastest_floor) {
   const std::vector<MachineView> ms = spread_cluster();
   auto all = [&] {
@@ -230,12 +241,7 @@ START_TEST(spread_job_keeps_fastest_floor) {
   DuetPolicyOptions opt;
   opt.prior_weight = -100;  // prefers slow machines
   auto p = make_duet_placement(untrained(3), opt);
-  std::vector<std::string> types = test_support::kSpreadTypes;
-  ClusterView c{0, types, ms, 48, 16, 0};
-  JobView j;
-  j.id = 1;
-  j.gpus = 4;
-  auto where = p->place(j, c);
+  auto where = place_on_spread_cluster(*p, 1, 4);
   ck_assert(where.has_value());
   int total = 0;
   for (auto& part : *where) {
@@ -244,9 +250,7 @@ START_TEST(spread_job_keeps_fastest_floor) {
     total += part.gpus;
   }
   ck_assert_int_eq(total, 4);
-  j.id = 2;
-  j.gpus = 3;  // the K80 holds it alone: one machine, the scores decide
-  where = p->place(j, c);
+  where = place_on_spread_cluster(*p, 2, 3);  // the K80 holds it alone: one machine, the scores decide
   ck_assert(where.has_value());
   ck_assert_int_eq(static_cast<int>(where->size()), 1);
 }
@@ -262,12 +266,7 @@ START_TEST(slow_sets_spread_over_the_slowest_machines) {
   opt.slowest_sets = true;
   auto p = make_duet_placement(untrained(3), opt);
   ck_assert_str_eq(p->name().c_str(), "duet-slow-sets");
-  std::vector<std::string> types = test_support::kSpreadTypes;
-  ClusterView c{0, types, ms, 48, 16, 0};
-  JobView j;
-  j.id = 1;
-  j.gpus = 4;
-  auto where = p->place(j, c);
+  auto where = place_on_spread_cluster(*p, 1, 4);
   ck_assert(where.has_value());
   int total = 0;
   bool k80 = false;
@@ -279,9 +278,7 @@ START_TEST(slow_sets_spread_over_the_slowest_machines) {
   }
   ck_assert(k80);
   ck_assert_int_eq(total, 4);
-  j.id = 2;
-  j.gpus = 2;  // the V100 holds it alone: the prior's fastest that holds it
-  where = p->place(j, c);
+  where = place_on_spread_cluster(*p, 2, 2);  // the V100 holds it alone: the prior's fastest that holds it
   ck_assert(where.has_value() && where->size() == 1);
   ck_assert_int_eq((*where)[0].machine, 3);
 }

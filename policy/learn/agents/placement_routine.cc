@@ -87,18 +87,18 @@ std::optional<Placement> place_job(const PerformanceGp& gp, std::span<const Mach
   if (job.gpus <= 0) return std::nullopt;
   auto allowed = [&](std::size_t i) { return type_allowed(job, machines[i]); };
   if (placement_candidates(machines, allowed, s.machines) < job.gpus) return std::nullopt;
+  // A job no machine holds alone: its set from the fastest machines that
+  // hold it (machine_set.h), or with slowest_sets from the slowest, the
+  // prior's sign flipped (still the surer machine among equals).
+  PriorWeights use = w;
   if (w.slowest_sets && std::none_of(s.machines.begin(), s.machines.end(),
                                      [&](std::uint32_t m) { return machines[m].free_gpus >= job.gpus; })) {
-    PriorWeights slow = w;
-    slow.weight = -w.weight;
-    slow.risk_aversion = -w.risk_aversion;  // still the surer machine among equals
-    score_candidates(gp, machines, pj, -1, scorer, slow, s);
-    s.among.resize(s.machines.size());
-    std::iota(s.among.begin(), s.among.end(), 0u);
-    return machine_set(gp, machines, job.gpus, pj, s.machines[scorer.choose(s, s.among)], scorer, slow, s);
+    use.weight = -w.weight;
+    use.risk_aversion = -w.risk_aversion;
+  } else {
+    keep_fastest_floor(machines, job.gpus, s.machines);
   }
-  keep_fastest_floor(machines, job.gpus, s.machines);
-  score_candidates(gp, machines, pj, -1, scorer, w, s);
+  score_candidates(gp, machines, pj, -1, scorer, use, s);
   // One machine if any can hold the whole job; else the first of a set.
   s.among.clear();
   for (std::uint32_t k = 0; k < s.machines.size(); ++k)
@@ -110,7 +110,7 @@ std::optional<Placement> place_job(const PerformanceGp& gp, std::span<const Mach
   }
   const std::uint32_t first = s.machines[scorer.choose(s, s.among)];
   if (one) return Placement{{static_cast<int>(first), job.gpus}};
-  return machine_set(gp, machines, job.gpus, pj, first, scorer, w, s);
+  return machine_set(gp, machines, job.gpus, pj, first, scorer, use, s);
 }
 
 double placement_speed(std::span<const MachineView> machines, const Placement& p) {
