@@ -144,14 +144,7 @@ void setup_eval(CLI::App* app) {
     meta.ideal = args->in.ideal;
     meta.total_gpus = l->cluster.total_gpus;
     for (size_t i = 0; i < pairs.size(); ++i) {
-      RunOptions o;
-      o.seed = args->in.seed;
-      o.ideal = args->in.ideal;
-      o.period_s = args->in.period;
-      o.restart_overhead_s = args->in.restart_overhead;
-      o.preempt_limits = args->in.preempt_limits;
-      o.drop_oversized = args->in.drop_oversized;
-      o.progress_label = fmt::format("eval {}/{} {}", i + 1, pairs.size(), pairs[i].first);
+      const RunOptions o = run_options(args->in, fmt::format("eval {}/{} {}", i + 1, pairs.size(), pairs[i].first));
       rows.push_back(
           run_pair(l->trace, l->cluster, l->table, &l->prices, pairs[i].first, pairs[i].second, ctx, o, &meta.dropped));
       meta.jobs = rows.back().jobs;

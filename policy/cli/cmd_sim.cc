@@ -46,27 +46,15 @@ void setup_sim(CLI::App* app) {
     make_ordering(args->order, ctx);  // unknown names fail before the inputs are read
     make_placement(args->place, ctx);
     auto l = load(args->in);
-    ctx.throughputs = &l->table;
-    auto ordering = make_ordering(args->order, ctx);
-    auto placement = make_placement(args->place, ctx);
-    SimOptions o;
-    o.model.seed = args->in.seed;
-    o.model.ideal = args->in.ideal;
-    o.period_s = args->in.period;
-    o.model.restart_overhead_s = args->in.restart_overhead;
-    o.preempt_limits = args->in.preempt_limits;
-    o.drop_oversized = args->in.drop_oversized;
-    o.progress = progress_bar("duet sim");
-    Simulator sim(l->trace, l->cluster, l->table, &l->prices, o);
-    sim.set_policies(ordering.get(), placement.get());
-    SimResult r = sim.run();
-    progress_done();
+    int64_t dropped = 0;
+    SimResult r = run_pair(l->trace, l->cluster, l->table, &l->prices, args->order, args->place, ctx,
+                           run_options(args->in, "duet sim"), &dropped);
     if (args->json) {
       auto j = to_json(r, true);
-      j["dropped_jobs"] = sim.dropped_jobs();
+      j["dropped_jobs"] = dropped;
       std::cout << j.dump() << "\n";
     } else {
-      print_text(r, sim.dropped_jobs());
+      print_text(r, dropped);
     }
   });
 }

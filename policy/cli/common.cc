@@ -121,6 +121,18 @@ std::vector<std::pair<std::string, std::string>> expand_pairs(const std::string&
   return v;
 }
 
+RunOptions run_options(const Inputs& in, std::string progress_label) {
+  RunOptions o;
+  o.seed = in.seed;
+  o.ideal = in.ideal;
+  o.period_s = in.period;
+  o.restart_overhead_s = in.restart_overhead;
+  o.preempt_limits = in.preempt_limits;
+  o.drop_oversized = in.drop_oversized;
+  o.progress_label = std::move(progress_label);
+  return o;
+}
+
 SimResult run_pair(const Trace& trace, const ClusterModel& cluster, const ThroughputTable& table,
                    const PriceTable* prices, const std::string& ordering, const std::string& placement,
                    const PolicyContext& ctx, const RunOptions& o, int64_t* dropped) {

@@ -62,6 +62,9 @@ struct RunOptions {
   SimOptions::PreemptLimits preempt_limits;
   std::string progress_label;  // shown in the progress bar
 };
+// The simulator options of --seed, --ideal, --period, --restart-overhead, the
+// preemption limits and --drop-oversized.
+RunOptions run_options(const Inputs& in, std::string progress_label);
 // Builds the two policies by name (ctx's model and messages, o.seed) and
 // simulates them once; *dropped gets the jobs left out as oversized.
 SimResult run_pair(const Trace& trace, const ClusterModel& cluster, const ThroughputTable& table,

@@ -80,11 +80,18 @@ const Entry<PlacementFactory> kPlacements[] = {
        o.kernel = learn::KernelKind::none;
        return learn::make_duet_placement(need_model(c), o);
      }},
-    // A job no machine holds alone spread over the slowest machines.
+    // A job no machine holds alone: the slowest machines at or above the
+    // fastest floor, or the slowest machines of all.
+    {"duet-tight-sets",
+     [](const PolicyContext& c) {
+       auto o = learned_placement(c);
+       o.spread = learn::SpreadSets::tight;
+       return learn::make_duet_placement(need_model(c), o);
+     }},
     {"duet-slow-sets",
      [](const PolicyContext& c) {
        auto o = learned_placement(c);
-       o.slowest_sets = true;
+       o.spread = learn::SpreadSets::slowest;
        return learn::make_duet_placement(need_model(c), o);
      }},
 };

@@ -15,6 +15,7 @@
 #include "policy/learn/agents/duet_policy.h"
 #include "policy/learn/agents/features.h"
 #include "policy/learn/agents/machine_set.h"
+#include "policy/learn/agents/placement_routine.h"
 #include "policy/learn/nets/model_init.h"
 #include "policy/model/cluster_model.h"
 #include "policy/model/gavel.h"
@@ -263,7 +264,7 @@ START_TEST(slow_sets_spread_over_the_slowest_machines) {
   const std::vector<MachineView> ms = spread_cluster();
   DuetPolicyOptions opt;
   opt.prior_weight = 100;
-  opt.slowest_sets = true;
+  opt.spread = learn::SpreadSets::slowest;
   auto p = make_duet_placement(untrained(3), opt);
   ck_assert_str_eq(p->name().c_str(), "duet-slow-sets");
   auto where = place_on_spread_cluster(*p, 1, 4);
@@ -281,6 +282,33 @@ START_TEST(slow_sets_spread_over_the_slowest_machines) {
   where = place_on_spread_cluster(*p, 2, 2);  // the V100 holds it alone: the prior's fastest that holds it
   ck_assert(where.has_value() && where->size() == 1);
   ck_assert_int_eq((*where)[0].machine, 3);
+}
+END_TEST
+
+// The "duet-tight-sets" ablation: the same speed floor as the model's rule
+// (1.0, so the job runs as fast), but the V100's 2 GPUs first and only then
+// the X100s, however strongly the prior prefers fast machines: one X100 stays
+// free for a small job.
+START_TEST(tight_sets_take_the_slowest_machines_above_the_floor) {
+  const std::vector<MachineView> ms = spread_cluster();
+  DuetPolicyOptions opt;
+  opt.prior_weight = 100;
+  opt.spread = learn::SpreadSets::tight;
+  auto p = make_duet_placement(untrained(3), opt);
+  ck_assert_str_eq(p->name().c_str(), "duet-tight-sets");
+  auto where = place_on_spread_cluster(*p, 1, 4);
+  ck_assert(where.has_value());
+  int total = 0, x100 = 0, v100 = 0;
+  for (auto& part : *where) {
+    ck_assert_msg(ms[part.machine].speed >= 1.0, "4-GPU job got %s (speed %.1f)",
+                  std::string(ms[part.machine].name).c_str(), ms[part.machine].speed);
+    (part.machine == 3 ? v100 : x100) += part.gpus;
+    total += part.gpus;
+  }
+  ck_assert_int_eq(total, 4);
+  ck_assert_int_eq(v100, 2);
+  ck_assert_int_eq(x100, 2);
+  ck_assert_double_eq(placement_speed(ms, *where), 1.0);
 }
 END_TEST
 
@@ -355,6 +383,7 @@ int main() {
   tcase_add_test(tc, placement_uses_gp_and_prefers_fast_machines);
   tcase_add_test(tc, spread_job_keeps_fastest_floor);
   tcase_add_test(tc, slow_sets_spread_over_the_slowest_machines);
+  tcase_add_test(tc, tight_sets_take_the_slowest_machines_above_the_floor);
   tcase_add_test(tc, agents_exchange_messages);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);

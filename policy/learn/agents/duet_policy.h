@@ -15,6 +15,7 @@
 #include <string>
 
 #include "policy/core/policy.h"
+#include "policy/learn/agents/machine_set.h"
 #include "policy/learn/agents/placement_features.h"
 #include "policy/learn/gp/gp_hyper.h"
 #include "policy/learn/model/model_file.h"
@@ -43,10 +44,10 @@ struct DuetPolicyOptions {
   // priority/duet with duet.conf Preemption=off (the blended prior stays).
   bool preemption = true;
   // Ablations: replace the model's GP kernel ("duet-rbf", "duet-nogp"), or
-  // spread a job no machine holds over the slowest machines
-  // (PriorWeights::slowest_sets, "duet-slow-sets").
+  // the machines a job no machine holds is spread over (SpreadSets,
+  // "duet-tight-sets", "duet-slow-sets").
   std::optional<KernelKind> kernel;
-  bool slowest_sets = false;
+  SpreadSets spread = SpreadSets::fastest;
 };
 
 std::unique_ptr<OrderingPolicy> make_duet_ordering(std::shared_ptr<const Model> m, const DuetPolicyOptions& o = {});

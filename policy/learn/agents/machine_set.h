@@ -20,6 +20,15 @@
 
 namespace duet::learn {
 
+// Which machines a job that no machine holds alone is spread over. It runs
+// at its slowest machine's speed, so faster machines in its set are wasted,
+// and they are worth most to the many small jobs (models/README.md).
+enum class SpreadSets {
+  fastest,  // the fastest machines that hold it (fastest_floor): the model's rule
+  tight,    // the same speed floor, the slowest machines at or above it first
+  slowest,  // the slowest machines: the prior's sign flipped
+};
+
 // The highest speed such that the candidates at least that fast have `gpus`
 // free GPUs together; 0 when one candidate holds the job alone (no set is
 // needed) or all of them together cannot.

@@ -88,15 +88,17 @@ std::optional<Placement> place_job(const PerformanceGp& gp, std::span<const Mach
   auto allowed = [&](std::size_t i) { return type_allowed(job, machines[i]); };
   if (placement_candidates(machines, allowed, s.machines) < job.gpus) return std::nullopt;
   // A job no machine holds alone: its set from the fastest machines that
-  // hold it (machine_set.h), or with slowest_sets from the slowest, the
-  // prior's sign flipped (still the surer machine among equals).
+  // hold it (machine_set.h). SpreadSets::tight keeps that floor and
+  // SpreadSets::slowest drops it; both flip the prior's sign for such a job,
+  // so its set starts from the slowest machines (still the surer machine
+  // among equals).
+  const bool spread = std::none_of(s.machines.begin(), s.machines.end(),
+                                   [&](std::uint32_t m) { return machines[m].free_gpus >= job.gpus; });
+  if (!spread || w.spread != SpreadSets::slowest) keep_fastest_floor(machines, job.gpus, s.machines);
   PriorWeights use = w;
-  if (w.slowest_sets && std::none_of(s.machines.begin(), s.machines.end(),
-                                     [&](std::uint32_t m) { return machines[m].free_gpus >= job.gpus; })) {
+  if (spread && w.spread != SpreadSets::fastest) {
     use.weight = -w.weight;
     use.risk_aversion = -w.risk_aversion;
-  } else {
-    keep_fastest_floor(machines, job.gpus, s.machines);
   }
   score_candidates(gp, machines, pj, -1, scorer, use, s);
   // One machine if any can hold the whole job; else the first of a set.

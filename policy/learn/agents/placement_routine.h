@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "policy/core/policy.h"
+#include "policy/learn/agents/machine_set.h"
 #include "policy/learn/agents/placement_features.h"
 #include "policy/learn/gp/machine_graph.h"
 
@@ -70,11 +71,8 @@ class HeadScorer : public PlacementScorer {
 struct PriorWeights {
   double weight = kPlacementPriorWeight;
   double risk_aversion = kPlacementRiskAversion;
-  // A job no machine holds alone: its set from the slowest machines, the
-  // prior's sign flipped (the "duet-slow-sets" ablation). Such a job runs at
-  // its slowest machine's speed, so fast machines in its set are wasted, and
-  // they are worth most to the many small jobs (models/README.md).
-  bool slowest_sets = false;
+  // Ablations of the spread rule ("duet-tight-sets", "duet-slow-sets").
+  SpreadSets spread = SpreadSets::fastest;
 };
 
 // Candidates: in cluster order, the machines with free GPUs that
