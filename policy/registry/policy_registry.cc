@@ -91,7 +91,15 @@ const Entry<PlacementFactory> kPlacements[] = {
     {"duet-slow-sets",
      [](const PolicyContext& c) {
        auto o = learned_placement(c);
-       o.spread = learn::SpreadSets::slowest;
+       o.spread = learn::SpreadSets::slow;
+       return learn::make_duet_placement(need_model(c), o);
+     }},
+    // The first machine of the set, of all, is the model's choice
+    // (models trained with duet train --spread-sets learned).
+    {"duet-learned-sets",
+     [](const PolicyContext& c) {
+       auto o = learned_placement(c);
+       o.spread = learn::SpreadSets::learned;
        return learn::make_duet_placement(need_model(c), o);
      }},
 };

@@ -16,6 +16,7 @@
 #include "policy/learn/agents/features.h"
 #include "policy/learn/agents/machine_set.h"
 #include "policy/learn/agents/placement_routine.h"
+#include "policy/learn/gp/performance_gp.h"
 #include "policy/learn/nets/model_init.h"
 #include "policy/model/cluster_model.h"
 #include "policy/model/gavel.h"
@@ -264,7 +265,7 @@ START_TEST(slow_sets_spread_over_the_slowest_machines) {
   const std::vector<MachineView> ms = spread_cluster();
   DuetPolicyOptions opt;
   opt.prior_weight = 100;
-  opt.spread = learn::SpreadSets::slowest;
+  opt.spread = learn::SpreadSets::slow;
   auto p = make_duet_placement(untrained(3), opt);
   ck_assert_str_eq(p->name().c_str(), "duet-slow-sets");
   auto where = place_on_spread_cluster(*p, 1, 4);
@@ -309,6 +310,53 @@ START_TEST(tight_sets_take_the_slowest_machines_above_the_floor) {
   ck_assert_int_eq(v100, 2);
   ck_assert_int_eq(x100, 2);
   ck_assert_double_eq(placement_speed(ms, *where), 1.0);
+}
+END_TEST
+
+// The learned spread rule through the routine itself, with a scorer that
+// puts 100 on the machines of one speed: the first machine of a spread job is
+// chosen among all of them. A T4 first (below the fastest floor of 1.0) sets
+// the job's speed: the 4-GPU job takes four T4s, the faster machines stay
+// free. An X100 first (above the floor) keeps the fastest rule.
+class PreferSpeed : public PlacementScorer {
+ public:
+  explicit PreferSpeed(float speed) : speed_(speed) {}
+  void score(std::span<const float> rows, std::size_t k, std::vector<float>& out) override {
+    out.assign(k, 0.f);
+    for (std::size_t i = 0; i < k; ++i)
+      if (std::abs(rows[i * kPlacementFeatures + kRelSpeed] - speed_) < 1e-3f) out[i] = 100;
+  }
+
+ private:
+  float speed_;
+};
+
+START_TEST(learned_sets_take_the_speed_of_the_first_machine) {
+  const std::vector<MachineView> ms = spread_cluster();
+  const std::vector<std::string> types = test_support::kSpreadTypes;
+  const ClusterView c{0, types, ms, 48, 16, 0};
+  PerformanceGp gp(machine_descs(c), 1, GpHyper{});
+  JobView j;
+  j.id = 1;
+  j.gpus = 4;
+  PriorWeights w;
+  w.spread = SpreadSets::learned;
+  PlacementScores s;
+  PreferSpeed t4(0.4f);
+  auto p = place_job(gp, ms, j, PlacementJob{0, 4}, t4, w, s);
+  ck_assert(p.has_value());
+  ck_assert_int_eq(static_cast<int>(p->size()), 4);
+  for (auto& part : *p) ck_assert_str_eq(types[ms[part.machine].gpu_type].c_str(), "T4");
+  PreferSpeed x100(2.3f);
+  p = place_job(gp, ms, j, PlacementJob{0, 4}, x100, w, s);
+  ck_assert(p.has_value());
+  ck_assert_double_eq_tol(placement_speed(ms, *p), 1.0, 1e-9);
+  w.spread = SpreadSets::fastest;  // the model's rule: a T4 is never a candidate
+  p = place_job(gp, ms, j, PlacementJob{0, 4}, t4, w, s);
+  ck_assert(p.has_value());
+  ck_assert_double_eq_tol(placement_speed(ms, *p), 1.0, 1e-9);
+  ck_assert_str_eq(spread_sets_name(parse_spread_sets("learned")), "learned");
+  ck_assert_str_eq(spread_sets_name(SpreadSets::tight), "tight");
 }
 END_TEST
 
@@ -384,6 +432,7 @@ int main() {
   tcase_add_test(tc, spread_job_keeps_fastest_floor);
   tcase_add_test(tc, slow_sets_spread_over_the_slowest_machines);
   tcase_add_test(tc, tight_sets_take_the_slowest_machines_above_the_floor);
+  tcase_add_test(tc, learned_sets_take_the_speed_of_the_first_machine);
   tcase_add_test(tc, agents_exchange_messages);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);

@@ -190,6 +190,69 @@ START_TEST(update_passes_cap_samples_passes) {
 }
 END_TEST
 
+// --spread-sets learned: on a cluster of 2-GPU machines of two speeds every
+// 4-GPU job is spread, and the placement agent's first machine for it is
+// chosen among all machines (not only the fastest that hold it), so the
+// rollouts, and the placement weights trained from them, differ from the
+// fastest rule's; the provenance names the rule.
+START_TEST(learned_spread_sets_train_the_first_machine) {
+  const ThroughputTable& table = gavel_table();
+  std::istringstream cs("machine,gpu_type,num_gpus,rack\nv0,V100,2,r0\nv1,V100,2,r0\nk0,K80,2,r0\nk1,K80,2,r0\n");
+  const ClusterModel cluster = build_cluster(read_cluster(cs, "cluster"), table);
+  const auto dir = std::filesystem::temp_directory_path() / ("duet-train-spread-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  auto run = [&](SpreadSets rule) {
+    TrainOptions o;
+    o.out = (dir / (std::string(spread_sets_name(rule)) + ".duet")).string();
+    o.seed = 6;
+    o.episodes = 1;
+    o.bc_episodes = 0;
+    o.eval_every = 1;
+    o.keep_last = true;
+    o.agents = TrainAgents::place;
+    o.spread = rule;
+    TrainReport r = train(tiny_trace(), cluster, table, nullptr, o);
+    ck_assert(std::isfinite(r.final_jct_s) && r.final_jct_s > 0);
+    return load_model(o.out);
+  };
+  const Model fastest = run(SpreadSets::fastest), learned = run(SpreadSets::learned);
+  ck_assert_msg(!same_prefix(fastest, learned, "placement."), "the learned rule trained the same placement weights");
+  ck_assert(learned.provenance.find("--spread-sets learned") != std::string::npos);
+  ck_assert(fastest.provenance.find("--spread-sets") == std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+END_TEST
+
+// A rollout whose record of decisions outgrows the limit stops the run with
+// an error that names the cause and the way out, instead of growing until
+// the host runs out of memory; the limit set high, the same run trains.
+START_TEST(rollout_past_its_byte_limit_stops_with_a_clear_error) {
+  const ThroughputTable& table = gavel_table();
+  const ClusterModel cluster = tiny_cluster();
+  const auto dir = std::filesystem::temp_directory_path() / ("duet-train-limit-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  TrainOptions o;
+  o.out = (dir / "m.duet").string();
+  o.seed = 3;
+  o.episodes = 1;
+  o.bc_episodes = 0;
+  o.eval_every = 1;
+  o.rollout_byte_limit = 20000;
+  std::string what;
+  try {
+    train(tiny_trace(), cluster, table, nullptr, o);
+  } catch (const std::runtime_error& e) {
+    what = e.what();
+  }
+  ck_assert_msg(what.find("too congested to train on in memory") != std::string::npos, "got '%s'", what.c_str());
+  ck_assert_msg(what.find("--window") != std::string::npos, "got '%s'", what.c_str());
+  o.rollout_byte_limit = std::size_t{1} << 30;
+  TrainReport r = train(tiny_trace(), cluster, table, nullptr, o);
+  ck_assert_int_eq(r.episodes_done, 1);
+  std::filesystem::remove_all(dir);
+}
+END_TEST
+
 int main() {
   Suite* s = suite_create("learn_train");
   TCase* tc = tcase_create("core");
@@ -198,6 +261,8 @@ int main() {
   tcase_add_test(tc, one_agent_trains_the_other_stays_fixed);
   tcase_add_test(tc, init_starts_from_the_given_model);
   tcase_add_test(tc, preemptive_model_trains_its_gate);
+  tcase_add_test(tc, learned_spread_sets_train_the_first_machine);
+  tcase_add_test(tc, rollout_past_its_byte_limit_stops_with_a_clear_error);
   tcase_add_test(tc, update_passes_cap_samples_passes);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);

@@ -1,8 +1,30 @@
 #include "policy/learn/agents/machine_set.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <utility>
 
 namespace duet::learn {
+
+namespace {
+constexpr std::pair<SpreadSets, const char*> kSpreadNames[] = {{SpreadSets::fastest, "fastest"},
+                                                               {SpreadSets::tight, "tight"},
+                                                               {SpreadSets::slow, "slow"},
+                                                               {SpreadSets::learned, "learned"}};
+}  // namespace
+
+const char* spread_sets_name(SpreadSets s) {
+  for (const auto& [v, n] : kSpreadNames)
+    if (v == s) return n;
+  return "?";
+}
+
+SpreadSets parse_spread_sets(std::string_view name) {
+  for (const auto& [v, n] : kSpreadNames)
+    if (name == n) return v;
+  throw std::invalid_argument("unknown spread rule '" + std::string(name) + "' (known: fastest, tight, slow, learned)");
+}
 
 double fastest_floor(std::span<const MachineView> machines, int gpus, std::span<const std::uint32_t> cand) {
   for (std::uint32_t m : cand)

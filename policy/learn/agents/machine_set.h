@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "policy/core/policy.h"
@@ -26,8 +27,15 @@ namespace duet::learn {
 enum class SpreadSets {
   fastest,  // the fastest machines that hold it (fastest_floor): the model's rule
   tight,    // the same speed floor, the slowest machines at or above it first
-  slowest,  // the slowest machines: the prior's sign flipped
+  slow,     // the slowest machines: the prior's sign flipped
+  learned,  // the scorer's first machine of all decides: above the fastest
+            // floor, the fastest rule; at or below it, tight from its speed
 };
+
+// "fastest", "tight", "slow", "learned" (duet train --spread-sets), and back;
+// parse_spread_sets throws std::invalid_argument naming the known ones.
+const char* spread_sets_name(SpreadSets s);
+SpreadSets parse_spread_sets(std::string_view name);
 
 // The highest speed such that the candidates at least that fast have `gpus`
 // free GPUs together; 0 when one candidate holds the job alone (no set is

@@ -79,6 +79,29 @@ Placement machine_set(const PerformanceGp& gp, std::span<const MachineView> mach
   return p;
 }
 
+// SpreadSets::learned: the first machine is the scorer's choice among every
+// candidate, so that training learns it as it learns every placement. One
+// above the fastest floor keeps the fastest rule; one at or below it sets the
+// job's speed, and the set is the machines at least that fast, slowest first
+// (tight from that speed: the faster ones stay free).
+Placement learned_set(const PerformanceGp& gp, std::span<const MachineView> machines, int gpus, const PlacementJob& pj,
+                      PlacementScorer& scorer, const PriorWeights& w, PlacementScores& s) {
+  const double floor = fastest_floor(machines, gpus, s.machines);
+  score_candidates(gp, machines, pj, -1, scorer, w, s);
+  s.among.resize(s.machines.size());
+  std::iota(s.among.begin(), s.among.end(), 0u);
+  const std::uint32_t first = s.machines[scorer.choose(s, s.among)];
+  PriorWeights use = w;
+  if (machines[first].speed > floor) {
+    keep_fastest_floor(machines, gpus, s.machines);
+  } else {
+    std::erase_if(s.machines, [&](std::uint32_t m) { return machines[m].speed < machines[first].speed; });
+    use.weight = -w.weight;
+    use.risk_aversion = -w.risk_aversion;
+  }
+  return machine_set(gp, machines, gpus, pj, first, scorer, use, s);
+}
+
 }  // namespace
 
 std::optional<Placement> place_job(const PerformanceGp& gp, std::span<const MachineView> machines, const JobView& job,
@@ -89,12 +112,13 @@ std::optional<Placement> place_job(const PerformanceGp& gp, std::span<const Mach
   if (placement_candidates(machines, allowed, s.machines) < job.gpus) return std::nullopt;
   // A job no machine holds alone: its set from the fastest machines that
   // hold it (machine_set.h). SpreadSets::tight keeps that floor and
-  // SpreadSets::slowest drops it; both flip the prior's sign for such a job,
+  // SpreadSets::slow drops it; both flip the prior's sign for such a job,
   // so its set starts from the slowest machines (still the surer machine
   // among equals).
   const bool spread = std::none_of(s.machines.begin(), s.machines.end(),
                                    [&](std::uint32_t m) { return machines[m].free_gpus >= job.gpus; });
-  if (!spread || w.spread != SpreadSets::slowest) keep_fastest_floor(machines, job.gpus, s.machines);
+  if (spread && w.spread == SpreadSets::learned) return learned_set(gp, machines, job.gpus, pj, scorer, w, s);
+  if (!spread || w.spread != SpreadSets::slow) keep_fastest_floor(machines, job.gpus, s.machines);
   PriorWeights use = w;
   if (spread && w.spread != SpreadSets::fastest) {
     use.weight = -w.weight;

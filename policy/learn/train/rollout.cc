@@ -3,15 +3,28 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "policy/learn/agents/placement_features.h"
 #include "policy/sim/simulator.h"
 
 namespace duet::learn {
 
-Rollout::Rollout(Nets& n, const Model& m, std::uint64_t seed, bool sample_, bool messages_)
-    : nets(&n), base(&m), rng(seed), sample(sample_), messages(messages_) {
+Rollout::Rollout(Nets& n, const Model& m, std::uint64_t seed, bool sample_, const DuetPolicyOptions& agents)
+    : nets(&n), base(&m), popt(agents), rng(seed), sample(sample_), messages(agents.messages) {
   for (size_t i = 0; i < m.job_types.size(); ++i) type_index[m.job_types[i]] = static_cast<std::uint32_t>(i);
+}
+
+void Rollout::record(std::size_t bytes, double now_s) {
+  recorded_bytes += bytes;
+  if (byte_limit == 0 || recorded_bytes <= byte_limit) return;
+  throw std::runtime_error(fmt::format(
+      "a training episode's record of decisions passed {:.1f} GiB ({} scheduling passes, {:.0f} simulated hours "
+      "into the window): the window is too congested to train on in memory; use a smaller --window, a longer "
+      "--period, or a trace that the cluster can serve",
+      static_cast<double>(byte_limit) / (1u << 30), passes.size(), now_s / 3600));
 }
 
 double Rollout::gumbel() {
@@ -90,7 +103,13 @@ void TrainOrdering::rank(std::span<const JobView> jobs, const ClusterView& c, st
   // A preemptive pass decides with the whole ranking which running jobs to
   // keep: the distribution scores the prefix up to the last job kept.
   if (preemptive()) p.prefix = kept_prefix(jobs, order, c.free_gpus);
+  // the tensors' data, about 4 KiB of tensor headers, 100 bytes of maps
+  // and ids per job
+  const std::size_t bytes =
+      4 * static_cast<std::size_t>(p.jobs.numel() + p.machines.numel() + p.order_msgs.numel() + p.perm.numel() * 2) +
+      4096 + 100 * jobs.size();
   r_.passes.push_back(std::move(p));
+  r_.record(bytes, c.now_s);
 }
 
 namespace {
@@ -152,12 +171,14 @@ std::optional<Placement> TrainPlacement::place(const JobView& job, const Cluster
   PlaceStep st;
   if (auto it = pass.row.find(job.id); it != pass.row.end()) st.job_row = it->second;
   NetScorer scorer(r_, job_msg(pass.order_msgs, st.job_row, r_.base->nets), st);
-  const PriorWeights w{r_.popt.prior_weight, r_.popt.risk_aversion};
+  const PriorWeights w{r_.popt.prior_weight, r_.popt.risk_aversion, r_.popt.spread};
   std::optional<Placement> p = place_job(*r_.gp, c.machines, job, pj, scorer, w, r_.scores);
   if (!p) return std::nullopt;
   if (auto it = pass.pos.find(job.id); it != pass.pos.end()) pass.prefix = std::max(pass.prefix, it->second + 1);
   pass.places.push_back(static_cast<int>(r_.steps.size()));
+  const std::size_t bytes = 4 * static_cast<std::size_t>(st.rows.numel() + st.prior.numel()) + 1024;
   r_.steps.push_back(std::move(st));
+  r_.record(bytes, c.now_s);
   r_.placed[job.id] = {*p, placement_speed(c.machines, *p)};
   return p;
 }
@@ -211,8 +232,10 @@ void assign_rewards(std::vector<Pass>& passes, Finishes& f) {
 }  // namespace
 
 Episode rollout(Nets& nets, const Model& base, const Trace& t, const ClusterModel& c, const ThroughputTable& table,
-                const PriceTable* prices, std::uint64_t seed, bool ideal, bool sample, bool messages) {
-  Rollout r(nets, base, seed, sample, messages);
+                const PriceTable* prices, std::uint64_t seed, bool ideal, bool sample, const DuetPolicyOptions& agents,
+                std::size_t byte_limit) {
+  Rollout r(nets, base, seed, sample, agents);
+  r.byte_limit = byte_limit;
   TrainOrdering o(r);
   TrainPlacement p(r);
   Finishes f;

@@ -62,7 +62,7 @@ struct Episode {
 struct Rollout {
   Nets* nets = nullptr;
   const Model* base = nullptr;
-  DuetPolicyOptions popt;  // the priors' weights, as the deployed agents use them
+  DuetPolicyOptions popt;  // the priors' weights (the deployed ones), messages, spread rule
   std::mt19937_64 rng;
   bool sample = true;  // false: greedy, as deployed
   bool messages = true;
@@ -73,8 +73,12 @@ struct Rollout {
   PlacementScores scores;
   std::unordered_map<std::int64_t, std::pair<Placement, double>> placed;  // job id -> where, its speed
   std::unordered_map<std::string, std::uint32_t> type_index;
+  // The passes' and steps' size, roughly, and where the rollout stops
+  // (record_limit throws past it).
+  std::size_t recorded_bytes = 0, byte_limit = 0;
+  void record(std::size_t bytes, double now_s);
 
-  Rollout(Nets& n, const Model& m, std::uint64_t seed, bool sample, bool messages);
+  Rollout(Nets& n, const Model& m, std::uint64_t seed, bool sample, const DuetPolicyOptions& agents);
   double gumbel();
   std::uint32_t job_type(std::string_view name) const;
   void ensure_gp(const ClusterView& c);
@@ -109,7 +113,13 @@ class TrainPlacement : public PlacementPolicy {
 
 // One episode on trace window t in the simulator; reward of pass k =
 // -(integral of jobs in system from pass k to pass k+1), in job-hours.
+// `agents`: their messages and spread rule (the priors' weights stay the
+// deployed defaults). An episode whose record of decisions outgrows
+// byte_limit (0: none) throws std::runtime_error saying so, before the host
+// runs out of memory: a window so congested that its queue lasts for
+// simulated years makes a decision pass every period all the while.
 Episode rollout(Nets& nets, const Model& base, const Trace& t, const ClusterModel& c, const ThroughputTable& table,
-                const PriceTable* prices, std::uint64_t seed, bool ideal, bool sample, bool messages);
+                const PriceTable* prices, std::uint64_t seed, bool ideal, bool sample, const DuetPolicyOptions& agents,
+                std::size_t byte_limit = 0);
 
 }  // namespace duet::learn

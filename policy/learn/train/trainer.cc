@@ -12,6 +12,8 @@
 #include <random>
 #include <stdexcept>
 
+#include <unistd.h>
+
 #include "policy/learn/agents/duet_policy.h"
 #include "policy/learn/agents/order_prior.h"
 #include "policy/util/rng.h"
@@ -39,12 +41,10 @@ Trace window(const Trace& t, size_t start, size_t n) {
 }
 
 double greedy_jct(const Model& m, const Trace& t, const ClusterModel& c, const ThroughputTable& table,
-                  std::uint64_t seed, bool ideal, bool messages) {
+                  std::uint64_t seed, bool ideal, const DuetPolicyOptions& po) {
   auto sm = std::make_shared<const Model>(m);
-  DuetPolicyOptions po;
-  po.messages = messages;
   auto o = make_duet_ordering(sm, po);
-  auto p = make_duet_placement(sm);
+  auto p = make_duet_placement(sm, po);
   SimOptions so;
   so.model.seed = seed;
   so.model.ideal = ideal;
@@ -87,9 +87,26 @@ std::string provenance(const TrainOptions& o) {
          (workers(o) > 1 ? " --workers " + std::to_string(workers(o)) : "") + " --bc-episodes " +
          std::to_string(o.bc_episodes) +
          (o.agents == TrainAgents::both ? "" : std::string(" --agents ") + train_agents_name(o.agents)) +
-         (o.messages ? "" : " --no-messages") + (o.init.empty() ? "" : " --init " + o.init) +
-         (o.init.empty() ? preemptive_flags(o.preemptive) : "") +
+         (o.messages ? "" : " --no-messages") +
+         (o.spread == SpreadSets::fastest ? "" : std::string(" --spread-sets ") + spread_sets_name(o.spread)) +
+         (o.init.empty() ? "" : " --init " + o.init) + (o.init.empty() ? preemptive_flags(o.preemptive) : "") +
          (o.max_update_passes >= 0 ? " --update-passes " + std::to_string(o.max_update_passes) : "");
+}
+
+// TrainOptions::rollout_byte_limit, 0 resolved from the host's memory.
+std::size_t rollout_byte_limit(const TrainOptions& o) {
+  if (o.rollout_byte_limit > 0) return o.rollout_byte_limit;
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return std::size_t{8} << 30;
+  return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) / 3 / static_cast<std::size_t>(workers(o));
+}
+
+// What rollouts and evaluations run the agents with.
+DuetPolicyOptions agent_options(const TrainOptions& o) {
+  DuetPolicyOptions po;
+  po.messages = o.messages;
+  po.spread = o.spread;
+  return po;
 }
 
 // --update-passes, -1 resolved for the start model (0: every pass).
@@ -117,6 +134,8 @@ class TrainRun {
         opt_(nets_.params(o.agents), torch::optim::AdamOptions(o.lr)),
         eval_(window(trace, 0, o.window_jobs)),
         prov_(provenance(o)),
+        agents_(agent_options(o)),
+        byte_limit_(rollout_byte_limit(o)),
         rank_(o.workers ? o.workers->rank() : 0) {
     // the same start everywhere, whatever each worker read
     broadcast_params(o_.workers, nets_.params(TrainAgents::both));
@@ -137,7 +156,7 @@ class TrainRun {
     rep.initial_jct_s = st_.initial;
     rep.episodes_done = st_.episodes;
     rep.best_jct_s = st_.best;
-    if (lead()) rep.final_jct_s = evaluate_model(o_.out, eval_, cluster_, table_, o_.seed, o_.ideal, o_.messages);
+    if (lead()) rep.final_jct_s = greedy_jct(load_model(o_.out), eval_, cluster_, table_, o_.seed, o_.ideal, agents_);
     rep.wall_s = elapsed();
     return rep;
   }
@@ -158,7 +177,7 @@ class TrainRun {
 
   // A fresh run: the untrained start's evaluation, saved as the first checkpoint.
   void start_curve() {
-    st_.initial = greedy_jct(base_, eval_, cluster_, table_, o_.seed, o_.ideal, o_.messages);
+    st_.initial = greedy_jct(base_, eval_, cluster_, table_, o_.seed, o_.ideal, agents_);
     st_.best = st_.initial;
     std::ofstream(csv_) << "phase,episode,wall_s,rollout_jct_s,eval_jct_s,loss\n";
     save_model(export_model(nets_, base_, prov_ + " (untrained start)"), o_.out);
@@ -169,7 +188,7 @@ class TrainRun {
     for (int b = 0; b < o_.bc_episodes && !out_of_time(); ++b) {
       Trace w = pick_window();
       Episode e = rollout(nets_, base_, w, cluster_, table_, prices_, worker_seed(o_.seed + 1000 + b, rank_), o_.ideal,
-                          true, o_.messages);
+                          true, agents_, byte_limit_);
       const double loss = bc_update(nets_, opt_, e, base_.nets, o_, update_passes_,
                                     worker_seed(mix_seed(o_.seed, 0xbc, static_cast<std::uint64_t>(b)), rank_));
       checkpoint("bc", b, e.jct, loss);
@@ -183,8 +202,8 @@ class TrainRun {
     for (int ep = st_.episodes; ep < end && !out_of_time(); ++ep) {
       Trace w = pick_window();
       Episode e = rollout(nets_, base_, w, cluster_, table_, prices_,
-                          worker_seed(o_.seed + 17 * static_cast<std::uint64_t>(ep), rank_), o_.ideal, true,
-                          o_.messages);
+                          worker_seed(o_.seed + 17 * static_cast<std::uint64_t>(ep), rank_), o_.ideal, true, agents_,
+                          byte_limit_);
       const double loss = ppo_update(nets_, opt_, e, base_.nets, o_, update_passes_, ret_scale,
                                      worker_seed(mix_seed(o_.seed, 0x990, static_cast<std::uint64_t>(ep)), rank_));
       st_.episodes = ep + 1;
@@ -205,7 +224,7 @@ class TrainRun {
     }
     if (!lead()) return;
     Model m = export_model(nets_, base_, prov_);
-    const double jct = greedy_jct(m, eval_, cluster_, table_, o_.seed, o_.ideal, o_.messages);
+    const double jct = greedy_jct(m, eval_, cluster_, table_, o_.seed, o_.ideal, agents_);
     curve_ << phase << "," << episode << "," << elapsed() << "," << rollout_jct << "," << jct << "," << loss << "\n";
     curve_.flush();
     if (jct < st_.best || o_.keep_last) save_model(m, o_.out);
@@ -244,6 +263,8 @@ class TrainRun {
   torch::optim::Adam opt_;
   const Trace eval_;  // the first window of the trace, evaluated with a fixed seed
   const std::string prov_;
+  const DuetPolicyOptions agents_;  // messages and spread rule of rollouts and evaluations
+  const std::size_t byte_limit_;    // of one rollout's record (rollout.h)
   std::ofstream curve_;
   std::mt19937_64 rng_;
   int total_ = 0, done_ = 0;
@@ -260,11 +281,6 @@ TrainAgents parse_train_agents(const std::string& s) {
 }
 const char* train_agents_name(TrainAgents a) {
   return a == TrainAgents::order ? "order" : a == TrainAgents::place ? "place" : "both";
-}
-
-double evaluate_model(const std::string& model, const Trace& trace, const ClusterModel& cluster,
-                      const ThroughputTable& table, std::uint64_t seed, bool ideal, bool messages) {
-  return greedy_jct(load_model(model), trace, cluster, table, seed, ideal, messages);
 }
 
 TrainReport train(const Trace& trace, const ClusterModel& cluster, const ThroughputTable& table,

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "policy/io/trace.h"
+#include "policy/learn/agents/machine_set.h"
 #include "policy/model/cluster_model.h"
 #include "policy/model/prices.h"
 #include "policy/model/throughput.h"
@@ -73,6 +74,14 @@ struct TrainOptions {
   // The agents exchange their messages (duet-model(5), MESSAGES) in rollouts,
   // updates and evaluations; false: zeros both ways (an ablation).
   bool messages = true;
+  // Which machines a job no machine holds is spread over, in rollouts and
+  // evaluations (machine_set.h; learned: the placement agent's first machine
+  // decides). Simulate the model with the matching duet-*-sets placement.
+  SpreadSets spread = SpreadSets::fastest;
+  // An episode whose record of decisions passes this many bytes stops the
+  // run with an error that says so (rollout.h); 0: a third of the host's
+  // memory, shared by the workers.
+  std::size_t rollout_byte_limit = 0;
   // Several workers (workers.h, connected): each runs its own rollout of
   // every episode (its own window and seeds, from the seed and its rank) and
   // the updates average their gradients, so all hold the same weights; only
@@ -95,9 +104,5 @@ struct TrainReport {
 // workers, the report's evaluations are worker 0's (zeros on the others).
 TrainReport train(const Trace& trace, const ClusterModel& cluster, const ThroughputTable& table,
                   const PriceTable* prices, const TrainOptions& opt);
-
-// Mean JCT of the greedy duet/duet policies of a model file on a trace.
-double evaluate_model(const std::string& model, const Trace& trace, const ClusterModel& cluster,
-                      const ThroughputTable& table, std::uint64_t seed, bool ideal, bool messages = true);
 
 }  // namespace duet::learn
