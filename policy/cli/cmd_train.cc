@@ -121,6 +121,9 @@ void setup_train(CLI::App* app) {
     a->t.preemptive = a->preemptive ? learn::preemptive_prior(a->prior) : 0;
     a->t.seed = a->in.seed;
     a->t.ideal = a->in.ideal;
+    a->t.period_s = a->in.period;
+    a->t.restart_overhead_s = a->in.restart_overhead;
+    a->t.preempt_limits = a->in.preempt_limits;
     a->t.messages = a->in.messages;  // --no-messages (Inputs)
     policy_context(a->in);           // a --model that does not load fails here, as in sim and eval
     auto l = load(a->in);

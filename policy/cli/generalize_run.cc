@@ -110,6 +110,7 @@ std::string train_chain(const HeldOutPlan& p, uint64_t seed, const GeneralizeArg
     o.keep_last = true;
     o.init = model;
     o.messages = a.messages;
+    o.period_s = a.period;        // as the evaluation simulates
     o.preemptive = a.preemptive;  // the first stage's; later stages inherit it through --init
     learn::train(sc.trace, cluster, data.table, &data.prices, o);
     model = o.out;

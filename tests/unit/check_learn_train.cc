@@ -253,6 +253,34 @@ START_TEST(rollout_past_its_byte_limit_stops_with_a_clear_error) {
 }
 END_TEST
 
+// duet train's --period reaches the rollouts and evaluations (it was read
+// and ignored): a preemptive model decides every period, so another period
+// is other passes and other weights; the same period, the same weights.
+START_TEST(period_reaches_the_rollouts) {
+  const ThroughputTable& table = gavel_table();
+  const ClusterModel cluster = tiny_cluster();
+  const auto dir = std::filesystem::temp_directory_path() / ("duet-train-period-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  auto run = [&](double period, const char* name) {
+    TrainOptions o;
+    o.out = (dir / name).string();
+    o.seed = 4;
+    o.episodes = 1;
+    o.bc_episodes = 0;
+    o.eval_every = 1;
+    o.keep_last = true;
+    o.preemptive = true;
+    o.period_s = period;
+    train(tiny_trace(), cluster, table, nullptr, o);
+    return load_model(o.out);
+  };
+  const Model a = run(300, "a.duet"), b = run(300, "b.duet"), c = run(60, "c.duet");
+  ck_assert_msg(same_prefix(a, b, ""), "the same options trained other weights");
+  ck_assert_msg(!same_prefix(a, c, "ordering."), "--period 60 trained the same ordering as 300");
+  std::filesystem::remove_all(dir);
+}
+END_TEST
+
 int main() {
   Suite* s = suite_create("learn_train");
   TCase* tc = tcase_create("core");
@@ -263,6 +291,7 @@ int main() {
   tcase_add_test(tc, preemptive_model_trains_its_gate);
   tcase_add_test(tc, learned_spread_sets_train_the_first_machine);
   tcase_add_test(tc, rollout_past_its_byte_limit_stops_with_a_clear_error);
+  tcase_add_test(tc, period_reaches_the_rollouts);
   tcase_add_test(tc, update_passes_cap_samples_passes);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);

@@ -232,21 +232,19 @@ void assign_rewards(std::vector<Pass>& passes, Finishes& f) {
 }  // namespace
 
 Episode rollout(Nets& nets, const Model& base, const Trace& t, const ClusterModel& c, const ThroughputTable& table,
-                const PriceTable* prices, std::uint64_t seed, bool ideal, bool sample, const DuetPolicyOptions& agents,
-                std::size_t byte_limit) {
+                const PriceTable* prices, std::uint64_t seed, const SimOptions& sim, bool sample,
+                const DuetPolicyOptions& agents, std::size_t byte_limit) {
   Rollout r(nets, base, seed, sample, agents);
   r.byte_limit = byte_limit;
   TrainOrdering o(r);
   TrainPlacement p(r);
   Finishes f;
-  SimOptions so;
+  SimOptions so = sim;
   so.model.seed = seed;
-  so.model.ideal = ideal;
-  so.drop_oversized = true;
-  Simulator sim(t, c, table, prices, so);
-  sim.set_policies(&o, &p);
-  sim.set_observer(&f);
-  SimResult res = sim.run();
+  Simulator s(t, c, table, prices, so);
+  s.set_policies(&o, &p);
+  s.set_observer(&f);
+  SimResult res = s.run();
   assign_rewards(r.passes, f);
   Episode e;
   e.passes = std::move(r.passes);

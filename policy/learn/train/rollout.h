@@ -111,7 +111,8 @@ class TrainPlacement : public PlacementPolicy {
   Rollout& r_;
 };
 
-// One episode on trace window t in the simulator; reward of pass k =
+// One episode on trace window t in the simulator (`sim` with `seed` for its
+// model's seed); reward of pass k =
 // -(integral of jobs in system from pass k to pass k+1), in job-hours.
 // `agents`: their messages and spread rule (the priors' weights stay the
 // deployed defaults). An episode whose record of decisions outgrows
@@ -119,7 +120,7 @@ class TrainPlacement : public PlacementPolicy {
 // runs out of memory: a window so congested that its queue lasts for
 // simulated years makes a decision pass every period all the while.
 Episode rollout(Nets& nets, const Model& base, const Trace& t, const ClusterModel& c, const ThroughputTable& table,
-                const PriceTable* prices, std::uint64_t seed, bool ideal, bool sample, const DuetPolicyOptions& agents,
-                std::size_t byte_limit = 0);
+                const PriceTable* prices, std::uint64_t seed, const SimOptions& sim, bool sample,
+                const DuetPolicyOptions& agents, std::size_t byte_limit = 0);
 
 }  // namespace duet::learn

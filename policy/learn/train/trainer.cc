@@ -41,17 +41,15 @@ Trace window(const Trace& t, size_t start, size_t n) {
 }
 
 double greedy_jct(const Model& m, const Trace& t, const ClusterModel& c, const ThroughputTable& table,
-                  std::uint64_t seed, bool ideal, const DuetPolicyOptions& po) {
+                  std::uint64_t seed, const SimOptions& sim, const DuetPolicyOptions& po) {
   auto sm = std::make_shared<const Model>(m);
   auto o = make_duet_ordering(sm, po);
   auto p = make_duet_placement(sm, po);
-  SimOptions so;
+  SimOptions so = sim;
   so.model.seed = seed;
-  so.model.ideal = ideal;
-  so.drop_oversized = true;
-  Simulator sim(t, c, table, nullptr, so);
-  sim.set_policies(o.get(), p.get());
-  return sim.run().avg_jct_s;
+  Simulator run(t, c, table, nullptr, so);
+  run.set_policies(o.get(), p.get());
+  return run.run().avg_jct_s;
 }
 
 // What --resume continues from (out + ".state").
@@ -101,6 +99,17 @@ std::size_t rollout_byte_limit(const TrainOptions& o) {
   return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) / 3 / static_cast<std::size_t>(workers(o));
 }
 
+// What rollouts and evaluations simulate with (the seed set per run).
+SimOptions sim_options(const TrainOptions& o) {
+  SimOptions so;
+  so.model.ideal = o.ideal;
+  so.model.restart_overhead_s = o.restart_overhead_s;
+  so.period_s = o.period_s;
+  so.preempt_limits = o.preempt_limits;
+  so.drop_oversized = true;
+  return so;
+}
+
 // What rollouts and evaluations run the agents with.
 DuetPolicyOptions agent_options(const TrainOptions& o) {
   DuetPolicyOptions po;
@@ -135,6 +144,7 @@ class TrainRun {
         eval_(window(trace, 0, o.window_jobs)),
         prov_(provenance(o)),
         agents_(agent_options(o)),
+        sim_(sim_options(o)),
         byte_limit_(rollout_byte_limit(o)),
         rank_(o.workers ? o.workers->rank() : 0) {
     // the same start everywhere, whatever each worker read
@@ -156,7 +166,7 @@ class TrainRun {
     rep.initial_jct_s = st_.initial;
     rep.episodes_done = st_.episodes;
     rep.best_jct_s = st_.best;
-    if (lead()) rep.final_jct_s = greedy_jct(load_model(o_.out), eval_, cluster_, table_, o_.seed, o_.ideal, agents_);
+    if (lead()) rep.final_jct_s = greedy_jct(load_model(o_.out), eval_, cluster_, table_, o_.seed, sim_, agents_);
     rep.wall_s = elapsed();
     return rep;
   }
@@ -177,7 +187,7 @@ class TrainRun {
 
   // A fresh run: the untrained start's evaluation, saved as the first checkpoint.
   void start_curve() {
-    st_.initial = greedy_jct(base_, eval_, cluster_, table_, o_.seed, o_.ideal, agents_);
+    st_.initial = greedy_jct(base_, eval_, cluster_, table_, o_.seed, sim_, agents_);
     st_.best = st_.initial;
     std::ofstream(csv_) << "phase,episode,wall_s,rollout_jct_s,eval_jct_s,loss\n";
     save_model(export_model(nets_, base_, prov_ + " (untrained start)"), o_.out);
@@ -187,7 +197,7 @@ class TrainRun {
   void behaviour_cloning() {
     for (int b = 0; b < o_.bc_episodes && !out_of_time(); ++b) {
       Trace w = pick_window();
-      Episode e = rollout(nets_, base_, w, cluster_, table_, prices_, worker_seed(o_.seed + 1000 + b, rank_), o_.ideal,
+      Episode e = rollout(nets_, base_, w, cluster_, table_, prices_, worker_seed(o_.seed + 1000 + b, rank_), sim_,
                           true, agents_, byte_limit_);
       const double loss = bc_update(nets_, opt_, e, base_.nets, o_, update_passes_,
                                     worker_seed(mix_seed(o_.seed, 0xbc, static_cast<std::uint64_t>(b)), rank_));
@@ -201,9 +211,9 @@ class TrainRun {
     const int end = st_.episodes + o_.episodes;
     for (int ep = st_.episodes; ep < end && !out_of_time(); ++ep) {
       Trace w = pick_window();
-      Episode e = rollout(nets_, base_, w, cluster_, table_, prices_,
-                          worker_seed(o_.seed + 17 * static_cast<std::uint64_t>(ep), rank_), o_.ideal, true, agents_,
-                          byte_limit_);
+      Episode e =
+          rollout(nets_, base_, w, cluster_, table_, prices_,
+                  worker_seed(o_.seed + 17 * static_cast<std::uint64_t>(ep), rank_), sim_, true, agents_, byte_limit_);
       const double loss = ppo_update(nets_, opt_, e, base_.nets, o_, update_passes_, ret_scale,
                                      worker_seed(mix_seed(o_.seed, 0x990, static_cast<std::uint64_t>(ep)), rank_));
       st_.episodes = ep + 1;
@@ -224,7 +234,7 @@ class TrainRun {
     }
     if (!lead()) return;
     Model m = export_model(nets_, base_, prov_);
-    const double jct = greedy_jct(m, eval_, cluster_, table_, o_.seed, o_.ideal, agents_);
+    const double jct = greedy_jct(m, eval_, cluster_, table_, o_.seed, sim_, agents_);
     curve_ << phase << "," << episode << "," << elapsed() << "," << rollout_jct << "," << jct << "," << loss << "\n";
     curve_.flush();
     if (jct < st_.best || o_.keep_last) save_model(m, o_.out);
@@ -264,6 +274,7 @@ class TrainRun {
   const Trace eval_;  // the first window of the trace, evaluated with a fixed seed
   const std::string prov_;
   const DuetPolicyOptions agents_;  // messages and spread rule of rollouts and evaluations
+  const SimOptions sim_;            // what they simulate with
   const std::size_t byte_limit_;    // of one rollout's record (rollout.h)
   std::ofstream curve_;
   std::mt19937_64 rng_;

@@ -20,6 +20,7 @@
 #include "policy/model/cluster_model.h"
 #include "policy/model/prices.h"
 #include "policy/model/throughput.h"
+#include "policy/sim/simulator.h"
 
 namespace duet::learn {
 
@@ -71,6 +72,11 @@ struct TrainOptions {
   // one (a fixed training budget, e.g. for ablations).
   bool keep_last = false;
   bool ideal = false;  // simulator --ideal
+  // The simulator's --period, --restart-overhead and preemption limits, in
+  // rollouts and evaluations alike.
+  double period_s = 300;
+  double restart_overhead_s = 30;
+  SimOptions::PreemptLimits preempt_limits;
   // The agents exchange their messages (duet-model(5), MESSAGES) in rollouts,
   // updates and evaluations; false: zeros both ways (an ablation).
   bool messages = true;
