@@ -277,6 +277,8 @@ START_TEST(period_reaches_the_rollouts) {
   const Model a = run(300, "a.duet"), b = run(300, "b.duet"), c = run(60, "c.duet");
   ck_assert_msg(same_prefix(a, b, ""), "the same options trained other weights");
   ck_assert_msg(!same_prefix(a, c, "ordering."), "--period 60 trained the same ordering as 300");
+  ck_assert(c.provenance.find("--period 60") != std::string::npos);
+  ck_assert(a.provenance.find("--period") == std::string::npos);
   std::filesystem::remove_all(dir);
 }
 END_TEST

@@ -45,7 +45,7 @@ struct DuetPolicyOptions {
   bool preemption = true;
   // Ablations: replace the model's GP kernel ("duet-rbf", "duet-nogp"), or
   // the machines a job no machine holds is spread over (SpreadSets,
-  // "duet-tight-sets", "duet-slow-sets").
+  // "duet-tight-sets", "duet-slow-sets", "duet-learned-sets").
   std::optional<KernelKind> kernel;
   SpreadSets spread = SpreadSets::fastest;
 };

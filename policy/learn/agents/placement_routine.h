@@ -71,7 +71,8 @@ class HeadScorer : public PlacementScorer {
 struct PriorWeights {
   double weight = kPlacementPriorWeight;
   double risk_aversion = kPlacementRiskAversion;
-  // Ablations of the spread rule ("duet-tight-sets", "duet-slow-sets").
+  // The spread rule: the model's (fastest), its ablations ("duet-tight-sets",
+  // "duet-slow-sets") or the agent's choice (duet train --spread-sets learned).
   SpreadSets spread = SpreadSets::fastest;
 };
 

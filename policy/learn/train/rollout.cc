@@ -22,8 +22,9 @@ void Rollout::record(std::size_t bytes, double now_s) {
   if (byte_limit == 0 || recorded_bytes <= byte_limit) return;
   throw std::runtime_error(fmt::format(
       "a training episode's record of decisions passed {:.1f} GiB ({} scheduling passes, {:.0f} simulated hours "
-      "into the window): the window is too congested to train on in memory; use a smaller --window, a longer "
-      "--period, or a trace that the cluster can serve",
+      "into the window): the window is too congested to train on in memory; use the --preempt-* limits (e.g. "
+      "--preempt-min-run-time 300 --preempt-max-restarts 3), a smaller --window, a longer --period, or a trace "
+      "that the cluster can serve",
       static_cast<double>(byte_limit) / (1u << 30), passes.size(), now_s / 3600));
 }
 

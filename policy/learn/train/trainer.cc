@@ -12,6 +12,7 @@
 #include <random>
 #include <stdexcept>
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include "policy/learn/agents/duet_policy.h"
@@ -87,6 +88,19 @@ std::string provenance(const TrainOptions& o) {
          (o.agents == TrainAgents::both ? "" : std::string(" --agents ") + train_agents_name(o.agents)) +
          (o.messages ? "" : " --no-messages") +
          (o.spread == SpreadSets::fastest ? "" : std::string(" --spread-sets ") + spread_sets_name(o.spread)) +
+         (o.period_s == TrainOptions{}.period_s ? "" : fmt::format(" --period {:g}", o.period_s)) +
+         (o.restart_overhead_s == TrainOptions{}.restart_overhead_s
+              ? ""
+              : fmt::format(" --restart-overhead {:g}", o.restart_overhead_s)) +
+         (o.preempt_limits.min_run_s > 0 ? fmt::format(" --preempt-min-run-time {:g}", o.preempt_limits.min_run_s)
+                                         : "") +
+         (o.preempt_limits.job_interval_s > 0
+              ? fmt::format(" --preempt-job-interval {:g}", o.preempt_limits.job_interval_s)
+              : "") +
+         (o.preempt_limits.max_restarts > 0 ? fmt::format(" --preempt-max-restarts {}", o.preempt_limits.max_restarts)
+                                            : "") +
+         (o.preempt_limits.max_per_pass > 0 ? fmt::format(" --preempt-max-per-pass {}", o.preempt_limits.max_per_pass)
+                                            : "") +
          (o.init.empty() ? "" : " --init " + o.init) + (o.init.empty() ? preemptive_flags(o.preemptive) : "") +
          (o.max_update_passes >= 0 ? " --update-passes " + std::to_string(o.max_update_passes) : "");
 }
