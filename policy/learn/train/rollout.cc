@@ -13,7 +13,7 @@
 namespace duet::learn {
 
 Rollout::Rollout(Nets& n, const Model& m, std::uint64_t seed, bool sample_, const DuetPolicyOptions& agents)
-    : nets(&n), base(&m), popt(agents), rng(seed), sample(sample_), messages(agents.messages) {
+    : nets(&n), base(&m), popt(agents), rng(seed), sample(sample_) {
   for (size_t i = 0; i < m.job_types.size(); ++i) type_index[m.job_types[i]] = static_cast<std::uint32_t>(i);
 }
 
@@ -86,7 +86,7 @@ void TrainOrdering::rank(std::span<const JobView> jobs, const ClusterView& c, st
   // Act as deployed (DuetOrdering, priority/duet): the network's score on
   // top of the QSSF-like prior, so the network learns that residual.
   p.prior = order_prior(r_.base->nets, p.jobs, rows, r_.popt.order_prior_weight);
-  OrderOut out = order_pass(*r_.nets, r_.base->nets, p.jobs, p.cluster, p.machines, p.prior, r_.messages);
+  OrderOut out = order_pass(*r_.nets, r_.base->nets, p.jobs, p.cluster, p.machines, p.prior, r_.popt.messages);
   p.order_msgs = out.msgs;
   std::vector<double> key(jobs.size());
   auto acc = out.scores.accessor<float, 1>();

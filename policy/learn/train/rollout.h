@@ -65,7 +65,6 @@ struct Rollout {
   DuetPolicyOptions popt;  // the priors' weights (the deployed ones), messages, spread rule
   std::mt19937_64 rng;
   bool sample = true;  // false: greedy, as deployed
-  bool messages = true;
   std::vector<Pass> passes;
   std::vector<PlaceStep> steps;
   JobHistory history;
@@ -74,7 +73,7 @@ struct Rollout {
   std::unordered_map<std::int64_t, std::pair<Placement, double>> placed;  // job id -> where, its speed
   std::unordered_map<std::string, std::uint32_t> type_index;
   // The passes' and steps' size, roughly, and where the rollout stops
-  // (record_limit throws past it).
+  // (record throws past it).
   std::size_t recorded_bytes = 0, byte_limit = 0;
   void record(std::size_t bytes, double now_s);
 
