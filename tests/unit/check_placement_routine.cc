@@ -53,8 +53,10 @@ struct GreedyTrainer {
   TrainOrdering ord;
   TrainPlacement plc;
   GreedyTrainer(const Model& m, const DuetPolicyOptions& o)
-      : model(m), nets(model), r(nets, model, 1, /*sample=*/false, /*messages=*/false), ord(r), plc(r) {
-    r.popt = o;
+      : model(m), nets(model), r(nets, model, 1, /*sample=*/false, without_messages(o)), ord(r), plc(r) {}
+  static DuetPolicyOptions without_messages(DuetPolicyOptions o) {
+    o.messages = false;
+    return o;
   }
   std::optional<Placement> place(const JobView& j, const ClusterView& c) {
     std::vector<size_t> order;
