@@ -94,8 +94,8 @@ void setup_train(CLI::App* app) {
   app->add_option("--spread-sets", a->spread,
                   "machines of a job no machine holds alone, in rollouts and evaluations: fastest (the fastest that "
                   "hold it, as --place duet), tight, slow, or learned (the placement agent's first machine "
-                  "decides); simulate the model with the matching --place duet-SPREAD-sets (duet-train(1))")
-      ->check(CLI::IsMember({"fastest", "tight", "slow", "learned"}))
+                  "decides); simulate the model with the matching --place duet-RULE-sets (duet-train(1))")
+      ->check(CLI::IsMember(learn::spread_sets_names()))
       ->capture_default_str();
   app->add_option("--keep", a->keep, "model written to OUT: best (evaluation) or last (checkpoint)")
       ->check(CLI::IsMember({"best", "last"}))

@@ -58,6 +58,20 @@ const Entry<OrderingFactory> kOrderings[] = {
      }},
 };
 
+// The learned placement with one option changed.
+template <learn::KernelKind K>
+std::unique_ptr<PlacementPolicy> duet_kernel(const PolicyContext& c) {
+  auto o = learned_placement(c);
+  o.kernel = K;
+  return learn::make_duet_placement(need_model(c), o);
+}
+template <learn::SpreadSets S>
+std::unique_ptr<PlacementPolicy> duet_spread(const PolicyContext& c) {
+  auto o = learned_placement(c);
+  o.spread = S;
+  return learn::make_duet_placement(need_model(c), o);
+}
+
 const Entry<PlacementFactory> kPlacements[] = {
     {"first-fit", [](const PolicyContext&) { return make_first_fit(); }},
     {"best-fit", [](const PolicyContext&) { return make_best_fit(); }},
@@ -68,40 +82,14 @@ const Entry<PlacementFactory> kPlacements[] = {
     {"duet", [](const PolicyContext& c) { return learn::make_duet_placement(need_model(c), learned_placement(c)); }},
     // Ablations: the model's GP kernel replaced by an RBF on machine
     // features, or no GP at all (prior mean and variance only).
-    {"duet-rbf",
-     [](const PolicyContext& c) {
-       auto o = learned_placement(c);
-       o.kernel = learn::KernelKind::rbf;
-       return learn::make_duet_placement(need_model(c), o);
-     }},
-    {"duet-nogp",
-     [](const PolicyContext& c) {
-       auto o = learned_placement(c);
-       o.kernel = learn::KernelKind::none;
-       return learn::make_duet_placement(need_model(c), o);
-     }},
+    {"duet-rbf", duet_kernel<learn::KernelKind::rbf>},
+    {"duet-nogp", duet_kernel<learn::KernelKind::none>},
     // A job no machine holds alone: the slowest machines at or above the
-    // fastest floor, or the slowest machines of all.
-    {"duet-tight-sets",
-     [](const PolicyContext& c) {
-       auto o = learned_placement(c);
-       o.spread = learn::SpreadSets::tight;
-       return learn::make_duet_placement(need_model(c), o);
-     }},
-    {"duet-slow-sets",
-     [](const PolicyContext& c) {
-       auto o = learned_placement(c);
-       o.spread = learn::SpreadSets::slow;
-       return learn::make_duet_placement(need_model(c), o);
-     }},
-    // The first machine of the set, of all, is the model's choice
+    // fastest floor, the slowest of all, or the model's first machine
     // (models trained with duet train --spread-sets learned).
-    {"duet-learned-sets",
-     [](const PolicyContext& c) {
-       auto o = learned_placement(c);
-       o.spread = learn::SpreadSets::learned;
-       return learn::make_duet_placement(need_model(c), o);
-     }},
+    {"duet-tight-sets", duet_spread<learn::SpreadSets::tight>},
+    {"duet-slow-sets", duet_spread<learn::SpreadSets::slow>},
+    {"duet-learned-sets", duet_spread<learn::SpreadSets::learned>},
 };
 
 template <class T, size_t N>

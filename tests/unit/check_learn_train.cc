@@ -190,6 +190,18 @@ START_TEST(update_passes_cap_samples_passes) {
 }
 END_TEST
 
+// A short run: one PPO episode, no warm start, its last checkpoint kept.
+static TrainOptions one_episode(const std::filesystem::path& out, std::uint64_t seed) {
+  TrainOptions o;
+  o.out = out.string();
+  o.seed = seed;
+  o.episodes = 1;
+  o.bc_episodes = 0;
+  o.eval_every = 1;
+  o.keep_last = true;
+  return o;
+}
+
 // --spread-sets learned: on a cluster of 2-GPU machines of two speeds every
 // 4-GPU job is spread, and the placement agent's first machine for it is
 // chosen among all machines (not only the fastest that hold it), so the
@@ -202,13 +214,7 @@ START_TEST(learned_spread_sets_train_the_first_machine) {
   const auto dir = std::filesystem::temp_directory_path() / ("duet-train-spread-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   auto run = [&](SpreadSets rule) {
-    TrainOptions o;
-    o.out = (dir / (std::string(spread_sets_name(rule)) + ".duet")).string();
-    o.seed = 6;
-    o.episodes = 1;
-    o.bc_episodes = 0;
-    o.eval_every = 1;
-    o.keep_last = true;
+    TrainOptions o = one_episode(dir / (std::string(spread_sets_name(rule)) + ".duet"), 6);
     o.agents = TrainAgents::place;
     o.spread = rule;
     TrainReport r = train(tiny_trace(), cluster, table, nullptr, o);
@@ -231,12 +237,7 @@ START_TEST(rollout_past_its_byte_limit_stops_with_a_clear_error) {
   const ClusterModel cluster = tiny_cluster();
   const auto dir = std::filesystem::temp_directory_path() / ("duet-train-limit-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
-  TrainOptions o;
-  o.out = (dir / "m.duet").string();
-  o.seed = 3;
-  o.episodes = 1;
-  o.bc_episodes = 0;
-  o.eval_every = 1;
+  TrainOptions o = one_episode(dir / "m.duet", 3);
   o.rollout_byte_limit = 20000;
   std::string what;
   try {
@@ -262,13 +263,7 @@ START_TEST(period_reaches_the_rollouts) {
   const auto dir = std::filesystem::temp_directory_path() / ("duet-train-period-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   auto run = [&](double period, const char* name) {
-    TrainOptions o;
-    o.out = (dir / name).string();
-    o.seed = 4;
-    o.episodes = 1;
-    o.bc_episodes = 0;
-    o.eval_every = 1;
-    o.keep_last = true;
+    TrainOptions o = one_episode(dir / name, 4);
     o.preemptive = true;
     o.period_s = period;
     train(tiny_trace(), cluster, table, nullptr, o);

@@ -32,9 +32,7 @@ class DuetPlacement : public PlacementPolicy {
     for (size_t i = 0; i < model_->job_types.size(); ++i) type_index_[model_->job_types[i]] = static_cast<uint32_t>(i);
   }
   std::string name() const override {
-    if (opt_.spread == SpreadSets::slow) return "duet-slow-sets";
-    if (opt_.spread == SpreadSets::tight) return "duet-tight-sets";
-    if (opt_.spread == SpreadSets::learned) return "duet-learned-sets";
+    if (opt_.spread != SpreadSets::fastest) return std::string("duet-") + spread_sets_name(opt_.spread) + "-sets";
     if (!opt_.kernel || *opt_.kernel == model_->gp.kind) return "duet";
     return *opt_.kernel == KernelKind::rbf ? "duet-rbf" : *opt_.kernel == KernelKind::none ? "duet-nogp" : "duet-rw";
   }

@@ -20,10 +20,18 @@ const char* spread_sets_name(SpreadSets s) {
   return "?";
 }
 
+std::vector<std::string> spread_sets_names() {
+  std::vector<std::string> v;
+  for (const auto& e : kSpreadNames) v.emplace_back(e.second);
+  return v;
+}
+
 SpreadSets parse_spread_sets(std::string_view name) {
   for (const auto& [v, n] : kSpreadNames)
     if (name == n) return v;
-  throw std::invalid_argument("unknown spread rule '" + std::string(name) + "' (known: fastest, tight, slow, learned)");
+  std::string known;
+  for (const auto& e : kSpreadNames) known += (known.empty() ? "" : ", ") + std::string(e.second);
+  throw std::invalid_argument("unknown spread rule '" + std::string(name) + "' (known: " + known + ")");
 }
 
 double fastest_floor(std::span<const MachineView> machines, int gpus, std::span<const std::uint32_t> cand) {

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -32,10 +33,12 @@ enum class SpreadSets {
             // floor, the fastest rule; at or below it, tight from its speed
 };
 
-// "fastest", "tight", "slow", "learned" (duet train --spread-sets), and back;
+// "fastest", "tight", "slow", "learned" (duet train --spread-sets; the
+// simulator's placement is "duet-NAME-sets", "duet" for fastest), and back;
 // parse_spread_sets throws std::invalid_argument naming the known ones.
 const char* spread_sets_name(SpreadSets s);
 SpreadSets parse_spread_sets(std::string_view name);
+std::vector<std::string> spread_sets_names();
 
 // The highest speed such that the candidates at least that fast have `gpus`
 // free GPUs together; 0 when one candidate holds the job alone (no set is

@@ -91,11 +91,11 @@ Placement learned_set(const PerformanceGp& gp, std::span<const MachineView> mach
   s.among.resize(s.machines.size());
   std::iota(s.among.begin(), s.among.end(), 0u);
   const std::uint32_t first = s.machines[scorer.choose(s, s.among)];
+  const bool fastest = machines[first].speed > floor;
+  const double keep = fastest ? floor : machines[first].speed;
+  std::erase_if(s.machines, [&](std::uint32_t m) { return machines[m].speed < keep; });
   PriorWeights use = w;
-  if (machines[first].speed > floor) {
-    keep_fastest_floor(machines, gpus, s.machines);
-  } else {
-    std::erase_if(s.machines, [&](std::uint32_t m) { return machines[m].speed < machines[first].speed; });
+  if (!fastest) {
     use.weight = -w.weight;
     use.risk_aversion = -w.risk_aversion;
   }
