@@ -25,7 +25,7 @@ struct EvalArgs {
   int train_scenarios = 0, eval_scenarios = 0, episodes = 0, jobs = 0;
   std::size_t window = 0;
   bool preemptive = false;
-  std::string prior = "las";
+  std::string prior = "las", spread = "fastest";
 };
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -63,6 +63,7 @@ void run_generalize_command(const EvalArgs& a, const PolicyContext& ctx) {
   g.period = a.in.period;
   g.messages = ctx.messages;
   g.preemptive = a.preemptive ? learn::preemptive_prior(a.prior) : 0;
+  g.spread = learn::parse_spread_sets(a.spread);
   run_generalize(g);
   std::cout << a.out << "/summary.md\n" << a.out << "/summary.json\n";
 }
@@ -126,6 +127,11 @@ void setup_eval(CLI::App* app) {
   auto* preemptive =
       app->add_flag("--preemptive", args->preemptive, "generalize: train preemptive models (duet train --preemptive)");
   add_prior_option(app, args->prior, preemptive, "generalize: ");
+  app->add_option("--spread-sets", args->spread,
+                  "generalize: the models' rule for the machines of a job no machine holds alone (duet train "
+                  "--spread-sets)")
+      ->check(CLI::IsMember(learn::spread_sets_names()))
+      ->capture_default_str();
   app->add_option("--out", args->out, "output directory (created)")->required();
   app->add_flag("--no-plots", args->no_plots, "skip gnuplot (still writes the plot data and script)");
   app->callback([args] {

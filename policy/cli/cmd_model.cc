@@ -53,13 +53,13 @@ void setup_model(CLI::App* app) {
     size_t params = 0;
     for (const auto& w : m.weights) params += w.data.size();
     std::cout << fmt::format(
-        "model        {}\nformat       {}\nparameters   {}\nkernel       {}\npreemptive   {}\njob types    {}\n"
-        "provenance   {}\n",
+        "model        {}\nformat       {}\nparameters   {}\nkernel       {}\npreemptive   {}\nspread sets  {}\n"
+        "job types    {}\nprovenance   {}\n",
         args->in, learn::model_version(m), params, learn::kernel_kind_name(m.gp.kind),
         m.nets.ordering.preemptive
             ? fmt::format("yes (prior {})", learn::preemptive_prior_name(m.nets.ordering.preemptive))
             : std::string("no"),
-        m.job_types.size(), m.provenance);
+        learn::spread_sets_name(m.spread), m.job_types.size(), m.provenance);
   });
   CLI::App* comb = app->add_subcommand(
       "combine", "one model from the ordering agent of one file and the placement agent of another");

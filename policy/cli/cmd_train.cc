@@ -20,7 +20,7 @@ struct TrainArgs {
   Inputs in;
   learn::TrainOptions t;
   std::string png;
-  std::string agents = "both", keep = "best", spread = "fastest";
+  std::string agents = "both", keep = "best", spread;
   WorkerOptions workers;
   bool preemptive = false;
   std::string prior = "las";
@@ -92,11 +92,11 @@ void setup_train(CLI::App* app) {
       ->check(CLI::IsMember({"both", "order", "place"}))
       ->capture_default_str();
   app->add_option("--spread-sets", a->spread,
-                  "machines of a job no machine holds alone, in rollouts and evaluations: fastest (the fastest that "
-                  "hold it, as --place duet), tight, slow, or learned (the placement agent's first machine "
-                  "decides); simulate the model with the matching --place duet-RULE-sets (duet-train(1))")
-      ->check(CLI::IsMember(learn::spread_sets_names()))
-      ->capture_default_str();
+                  "machines of a job no machine holds alone: fastest (the fastest that hold it), tight, slow, or "
+                  "learned (the placement agent's first machine decides); the model keeps the rule, and its "
+                  "placement follows it in the simulator and in select/duet (default: the --init model's, else "
+                  "fastest; duet-train(1))")
+      ->check(CLI::IsMember(learn::spread_sets_names()));
   app->add_option("--keep", a->keep, "model written to OUT: best (evaluation) or last (checkpoint)")
       ->check(CLI::IsMember({"best", "last"}))
       ->capture_default_str();
@@ -117,7 +117,7 @@ void setup_train(CLI::App* app) {
     // a fine-tuned model is already past imitating the heuristic
     if (!a->t.init.empty() && app->get_option("--bc-episodes")->count() == 0) a->t.bc_episodes = 0;
     a->t.keep_last = a->keep == "last";
-    a->t.spread = learn::parse_spread_sets(a->spread);
+    if (!a->spread.empty()) a->t.spread = learn::parse_spread_sets(a->spread);
     a->t.preemptive = a->preemptive ? learn::preemptive_prior(a->prior) : 0;
     a->t.seed = a->in.seed;
     a->t.ideal = a->in.ideal;

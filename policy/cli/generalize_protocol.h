@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "policy/learn/agents/machine_set.h"
 #include "policy/registry/policy_registry.h"
 
 namespace duet::cli {
@@ -45,6 +46,9 @@ struct GeneralizeArgs {
   // The models trained are preemptive (duet train --preemptive): kPreemptLas
   // or kPreemptGittins (--prior), 0 = not.
   std::uint32_t preemptive = 0;
+  // Which machines a job no machine holds alone is spread over (duet train
+  // --spread-sets): the models keep it, so duet/duet's runs follow it.
+  learn::SpreadSets spread = learn::SpreadSets::fastest;
 };
 
 // One scenario: the presets applied and the generator's seed.

@@ -115,10 +115,15 @@ void write_generalize_md(const std::string& path, const GeneralizeArgs& a, const
       "Leave one source out: for each held-out cluster family or workload preset, duet/duet is trained "
       "without it ({} scenarios drawn from the other presets per training seed, {} PPO episodes on each in turn, "
       "{}-job windows) and evaluated on {} scenarios of the held-out preset ({} jobs each, offered load {:.2f}) "
-      "against {} non-oracle baseline pairs. Training seeds: {}.{}\n\n",
+      "against {} non-oracle baseline pairs. Training seeds: {}.{}{}\n\n",
       b.train_scenarios, b.episodes, b.window, b.eval_scenarios, b.jobs, a.load,
       rs.empty() ? 0 : rs.front().baselines.size(), seed_list(a.seeds),
-      a.preemptive ? " The models are preemptive (" + learn::preemptive_flags(a.preemptive).substr(1) + ")." : "");
+      a.preemptive ? " The models are preemptive (" + learn::preemptive_flags(a.preemptive).substr(1) + ")." : "",
+      a.spread == learn::SpreadSets::fastest
+          ? ""
+          : fmt::format(" The models spread a job that no machine holds alone by the {} rule (duet train "
+                        "--spread-sets {}), in training and in duet/duet's runs.",
+                        learn::spread_sets_name(a.spread), learn::spread_sets_name(a.spread)));
   f << "**best** = the baseline pair with the lowest geometric mean of mean JCT over the eval scenarios; its mean "
        "JCT is the arithmetic mean over them (hours). Ratios are geometric means over the eval scenarios of "
        "duet/duet's value over the best baseline's; the row shows the **median** training seed (by JCT ratio), "
@@ -189,6 +194,7 @@ void write_generalize_json(const std::string& path, const GeneralizeArgs& a, con
                  {"fee_lambda", a.fee_lambda}};
   j["preemptive"] = a.preemptive != 0;
   if (a.preemptive) j["prior"] = learn::preemptive_prior_name(a.preemptive);
+  j["spread_sets"] = learn::spread_sets_name(a.spread);
   auto draws = [](const std::vector<ScenarioDraw>& v) {
     nlohmann::ordered_json o = nlohmann::ordered_json::array();
     for (const ScenarioDraw& d : v) o.push_back({{"family", d.family}, {"workload", d.workload}, {"seed", d.seed}});

@@ -112,6 +112,7 @@ std::string train_chain(const HeldOutPlan& p, uint64_t seed, const GeneralizeArg
     o.messages = a.messages;
     o.period_s = a.period;        // as the evaluation simulates
     o.preemptive = a.preemptive;  // the first stage's; later stages inherit it through --init
+    o.spread = a.spread;
     learn::train(sc.trace, cluster, data.table, &data.prices, o);
     model = o.out;
     list << fmt::format("{} {} {}\n", d.family, d.workload, d.seed);

@@ -84,9 +84,10 @@ const Entry<PlacementFactory> kPlacements[] = {
     // features, or no GP at all (prior mean and variance only).
     {"duet-rbf", duet_kernel<learn::KernelKind::rbf>},
     {"duet-nogp", duet_kernel<learn::KernelKind::none>},
-    // A job no machine holds alone: the slowest machines at or above the
-    // fastest floor, the slowest of all, or the model's first machine
-    // (models trained with duet train --spread-sets learned).
+    // A job no machine holds alone, whatever the model's rule: the fastest
+    // machines that hold it, the slowest at or above that floor, the slowest
+    // of all, or the model's first machine (duet train --spread-sets).
+    {"duet-fastest-sets", duet_spread<learn::SpreadSets::fastest>},
     {"duet-tight-sets", duet_spread<learn::SpreadSets::tight>},
     {"duet-slow-sets", duet_spread<learn::SpreadSets::slow>},
     {"duet-learned-sets", duet_spread<learn::SpreadSets::learned>},

@@ -310,6 +310,24 @@ START_TEST(tight_sets_take_the_slowest_machines_above_the_floor) {
   ck_assert_int_eq(v100, 2);
   ck_assert_int_eq(x100, 2);
   ck_assert_double_eq(placement_speed(ms, *where), 1.0);
+
+  // A model that keeps the rule (duet train --spread-sets tight) follows it
+  // in its plain "duet" placement; "duet-fastest-sets" overrides it.
+  auto tight = std::make_shared<Model>(*untrained(3));
+  tight->spread = learn::SpreadSets::tight;
+  DuetPolicyOptions plain;
+  plain.prior_weight = 100;
+  auto q = make_duet_placement(tight, plain);
+  ck_assert(q->name() == "duet");
+  ck_assert(place_on_spread_cluster(*q, 1, 4) == where);
+  plain.spread = learn::SpreadSets::fastest;
+  auto f = make_duet_placement(tight, plain);
+  ck_assert(f->name() == "duet-fastest-sets");
+  const auto fast = place_on_spread_cluster(*f, 1, 4);
+  ck_assert(fast.has_value());
+  int fast_v100 = 0;
+  for (auto& part : *fast) fast_v100 += part.machine == 3 ? part.gpus : 0;
+  ck_assert_int_eq(fast_v100, 1);  // the three X100s' GPUs first
 }
 END_TEST
 

@@ -225,6 +225,13 @@ START_TEST(learned_spread_sets_train_the_first_machine) {
   ck_assert_msg(!same_prefix(fastest, learned, "placement."), "the learned rule trained the same placement weights");
   ck_assert(learned.provenance.find("--spread-sets learned") != std::string::npos);
   ck_assert(fastest.provenance.find("--spread-sets") == std::string::npos);
+  // The model keeps its rule; fine-tuning it without --spread-sets keeps it too.
+  ck_assert(learned.spread == SpreadSets::learned && fastest.spread == SpreadSets::fastest);
+  TrainOptions o = one_episode(dir / "tuned.duet", 6);
+  o.agents = TrainAgents::place;
+  o.init = (dir / "learned.duet").string();
+  train(tiny_trace(), cluster, table, nullptr, o);
+  ck_assert(load_model(o.out).spread == SpreadSets::learned);
   std::filesystem::remove_all(dir);
 }
 END_TEST

@@ -211,7 +211,7 @@ START_TEST(wrong_version_truncated_corrupt) {
   std::string v = good;
   v[8] = 9;  // format version field
   write_all(path, v);
-  expect_load_error(path, "format version 9, this build reads versions 1 to 2");
+  expect_load_error(path, "format version 9, this build reads versions 1 to 3");
 
   write_all(path, good.substr(0, good.size() / 2));
   expect_load_error(path, "truncated");
@@ -237,6 +237,47 @@ START_TEST(wrong_version_truncated_corrupt) {
     load_model(path + ".does-not-exist");
     ck_abort_msg("missing file loaded");
   } catch (const FormatError& e) { ck_assert(std::string(e.what()).find("cannot open") != std::string::npos); }
+  std::remove(path.c_str());
+}
+END_TEST
+
+// A spread rule other than fastest is written as format 3 (older builds
+// refuse it by its version); fastest stays format 1 or 2, byte for byte as
+// before. Out-of-range values in a format 3 file are refused, naming them.
+START_TEST(spread_rule_is_format_3) {
+  const std::string path = temp_path("spread");
+  Model m = sample_model();
+  save_model(m, path);
+  const std::string plain = read_all(path);
+  ck_assert_uint_eq(read_container_versions(path, std::string_view(kModelMagic, 8), 1, 9, "m").version, 1);
+  for (SpreadSets rule : {SpreadSets::tight, SpreadSets::slow, SpreadSets::learned}) {
+    m.spread = rule;
+    save_model(m, path);
+    ck_assert_uint_eq(read_container_versions(path, std::string_view(kModelMagic, 8), 1, 9, "m").version, 3);
+    ck_assert(load_model(path).spread == rule);
+  }
+  m.spread = SpreadSets::fastest;
+  save_model(m, path);
+  ck_assert(read_all(path) == plain);
+
+  // the payload: 10 network sizes, the preemptive flag, the rule
+  m.spread = SpreadSets::tight;
+  save_model(m, path);
+  VersionedPayload v = read_container_versions(path, std::string_view(kModelMagic, 8), 3, 3, "m");
+  ck_assert_uint_eq(v.payload.at(44), 1);
+  auto with = [&](std::size_t at, std::uint8_t value) {
+    std::vector<std::uint8_t> p = v.payload;
+    p[at] = value;
+    write_container(path, std::string_view(kModelMagic, 8), 3, p);
+  };
+  with(44, 0);
+  expect_load_error(path, "format 3 is written for a spread rule other than fastest");
+  with(44, 7);
+  expect_load_error(path, "it is 7");
+  with(40, 9);
+  expect_load_error(path, "the preemptive flag must be 0 (none), 1 (LAS prior) or 2 (Gittins prior), it is 9");
+  with(40, 2);  // format 3 holds a preemptive model too: past the flag, it lacks the gate
+  expect_load_error(path, "ordering.gate.weight missing");
   std::remove(path.c_str());
 }
 END_TEST
@@ -302,7 +343,9 @@ START_TEST(combine_takes_each_agent_whole) {
   b.job_types = {"bert"};
   b.machine_norm.mean[2] = 0.5f;
   b.provenance = "place side";
+  b.spread = SpreadSets::tight;  // the placement agent's rule goes with it
   Model c = combine_agents(a, b);
+  ck_assert(c.spread == SpreadSets::tight && combine_agents(b, a).spread == SpreadSets::fastest);
   std::vector<float> jobs(4 * 16), cluster(8, 0.5f), rows(3 * 9), sa, sc, pb, pc, pa;
   for (std::size_t i = 0; i < jobs.size(); ++i) jobs[i] = std::sin(0.7f * static_cast<float>(i));
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = std::cos(0.3f * static_cast<float>(i));
@@ -337,6 +380,7 @@ int main() {
   tcase_add_test(tc, round_trip);
   tcase_add_test(tc, wrong_version_truncated_corrupt);
   tcase_add_test(tc, wrong_shapes);
+  tcase_add_test(tc, spread_rule_is_format_3);
   tcase_add_test(tc, combine_takes_each_agent_whole);
   tcase_add_test(tc, special_files_refused);
   tcase_add_test(tc, oversized_refused_before_reading);

@@ -454,6 +454,42 @@ START_TEST(test_placement_spread_job_speed_floor) {
 }
 END_TEST
 
+// select/duet follows the model's spread rule (duet-model(5), format 3) for a
+// job no node holds alone: 3 GPUs, free on node1 (0.5) 2, node2 (1.5) 1,
+// node3 (0.4) 2, node4 (0.45) 2, so the fastest floor is 0.5.
+START_TEST(test_placement_spread_rule_of_the_model) {
+  auto ranks = [](duet::learn::SpreadSets rule) {
+    duet::learn::Model m = duet::learn::load_model(model_file());
+    m.spread = rule;
+    DuetConf c = model_conf();
+    c.model_path = c.placement_model_path = g_dir + "/spread-" + duet::learn::spread_sets_name(rule) + ".model";
+    duet::learn::save_model(m, c.placement_model_path);
+    std::vector<std::string> errors;
+    PlacementAgent a = make_placement_agent(c, &errors);
+    ck_assert_msg(a.ranker, "%s", errors.empty() ? "" : errors[0].c_str());
+    ClusterInfo cl = cluster();
+    const uint32_t alloc[4] = {2, 3, 2, 2};
+    for (int i = 0; i < 4; ++i) cl.nodes[i].gpus_alloc = alloc[i], cl.nodes[i].jobs_running = 1;
+    std::vector<double> p;
+    std::string why, err;
+    CK_OK(a.ranker->rank(job(40, 3, 0), cl, p, &why, &err), err);
+    return p;
+  };
+  const std::vector<double> fastest = ranks(duet::learn::SpreadSets::fastest);
+  const std::vector<double> tight = ranks(duet::learn::SpreadSets::tight);
+  const std::vector<double> slow = ranks(duet::learn::SpreadSets::slow);
+  // fastest: the 1.5 before the 0.5, the K80s below the floor last
+  ck_assert_msg(fastest[1] > fastest[0] && fastest[0] > fastest[2] && fastest[0] > fastest[3], "fastest: %g %g %g %g",
+                fastest[0], fastest[1], fastest[2], fastest[3]);
+  // tight: the same floor, the slowest node at it first
+  ck_assert_msg(tight[0] > tight[1] && tight[1] > tight[2] && tight[1] > tight[3], "tight: %g %g %g %g", tight[0],
+                tight[1], tight[2], tight[3]);
+  // slow: no floor, the slowest first
+  ck_assert_msg(slow[2] > slow[3] && slow[3] > slow[0] && slow[0] > slow[1], "slow: %g %g %g %g", slow[0], slow[1],
+                slow[2], slow[3]);
+}
+END_TEST
+
 // The ordering agent reads the placement agent's message from its channel:
 // none (or one of the wrong width) scores as unconnected; a non-zero one
 // changes the scores (the model's listening weights are non-zero, see
@@ -626,6 +662,7 @@ int main() {
   tcase_add_test(tc, test_model_load_errors);
   tcase_add_test(tc, test_placement_agent_ranks_learns_and_restores);
   tcase_add_test(tc, test_placement_spread_job_speed_floor);
+  tcase_add_test(tc, test_placement_spread_rule_of_the_model);
   tcase_add_test(tc, test_ordering_agent_messages);
   tcase_add_test(tc, test_placement_agent_messages);
   tcase_add_test(tc, test_agents_talk);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "policy/cli/generalize_protocol.h"
+#include "policy/learn/model/model_file.h"
 #include "tests/unit/test_data.h"
 
 // Last: check.h defines a fail() macro that breaks <ios>.
@@ -155,6 +156,28 @@ START_TEST(run_trains_without_the_source_and_reports_one_row_each) {
 }
 END_TEST
 
+// --spread-sets reaches every training stage; the models keep the rule, so
+// duet/duet's evaluation runs follow it.
+START_TEST(spread_rule_reaches_training_and_evaluation) {
+  const std::string out =
+      (std::filesystem::temp_directory_path() / ("duet-generalize-tight-" + std::to_string(getpid()))).string();
+  GeneralizeArgs a = tiny(out);
+  a.sources = {"small"};
+  a.seeds = {1};
+  a.spread = duet::learn::SpreadSets::tight;
+  const std::vector<HeldOutResult> rs = run_generalize(a);
+  ck_assert_int_eq(rs.size(), 1);
+  ck_assert_int_eq(rs[0].duet.at(1).size(), 2);
+  for (const char* stage : {"stage1", "stage2"}) {
+    const duet::learn::Model m = duet::learn::load_model(out + "/small/seed1/" + stage + ".model");
+    ck_assert_msg(m.spread == duet::learn::SpreadSets::tight, "%s: %s", stage, m.provenance.c_str());
+  }
+  ck_assert(slurp(out + "/summary.md").find("by the tight rule (duet train --spread-sets tight)") != std::string::npos);
+  ck_assert(slurp(out + "/summary.json").find("\"spread_sets\": \"tight\"") != std::string::npos);
+  std::filesystem::remove_all(out);
+}
+END_TEST
+
 int main() {
   Suite* s = suite_create("policy_generalize");
   TCase* tc = tcase_create("generalize");
@@ -162,6 +185,7 @@ int main() {
   tcase_add_test(tc, plan_never_trains_on_the_held_out_source);
   tcase_add_test(tc, plan_rejects_unknown_and_empty);
   tcase_add_test(tc, run_trains_without_the_source_and_reports_one_row_each);
+  tcase_add_test(tc, spread_rule_reaches_training_and_evaluation);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);
 }

@@ -28,11 +28,11 @@ class DuetPlacement : public PlacementPolicy {
       : model_(std::move(m)),
         head_((check_model(*model_), *model_)),
         opt_(o),
-        prior_{o.prior_weight, o.risk_aversion, o.spread} {
+        prior_{o.prior_weight, o.risk_aversion, o.spread.value_or(model_->spread)} {
     for (size_t i = 0; i < model_->job_types.size(); ++i) type_index_[model_->job_types[i]] = static_cast<uint32_t>(i);
   }
   std::string name() const override {
-    if (opt_.spread != SpreadSets::fastest) return std::string("duet-") + spread_sets_name(opt_.spread) + "-sets";
+    if (opt_.spread) return std::string("duet-") + spread_sets_name(*opt_.spread) + "-sets";
     if (!opt_.kernel || *opt_.kernel == model_->gp.kind) return "duet";
     return *opt_.kernel == KernelKind::rbf ? "duet-rbf" : *opt_.kernel == KernelKind::none ? "duet-nogp" : "duet-rw";
   }

@@ -44,10 +44,10 @@ struct DuetPolicyOptions {
   // priority/duet with duet.conf Preemption=off (the blended prior stays).
   bool preemption = true;
   // Ablations: replace the model's GP kernel ("duet-rbf", "duet-nogp"), or
-  // the machines a job no machine holds is spread over (SpreadSets,
-  // "duet-tight-sets", "duet-slow-sets", "duet-learned-sets").
+  // its rule for the machines a job no machine holds is spread over
+  // (Model::spread; "duet-fastest-sets", "duet-tight-sets", ...).
   std::optional<KernelKind> kernel;
-  SpreadSets spread = SpreadSets::fastest;
+  std::optional<SpreadSets> spread;
 };
 
 std::unique_ptr<OrderingPolicy> make_duet_ordering(std::shared_ptr<const Model> m, const DuetPolicyOptions& o = {});

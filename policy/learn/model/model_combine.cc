@@ -17,6 +17,7 @@ Model combine_agents(const Model& order_from, const Model& place_from) {
   Model m = order_from;
   m.machine_norm = place_from.machine_norm;
   m.gp = place_from.gp;
+  m.spread = place_from.spread;
   m.job_types = place_from.job_types;
   m.weights.clear();
   // The critic only trains; it comes with the ordering side.

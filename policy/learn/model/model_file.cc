@@ -92,6 +92,7 @@ void Model::check_inputs(std::uint32_t job_features, std::uint32_t cluster_featu
 }
 
 std::uint32_t model_version(const Model& m) {
+  if (m.spread != SpreadSets::fastest) return kModelVersionSpread;
   return m.nets.ordering.preemptive ? kModelVersionPreemptive : kModelVersion;
 }
 
@@ -108,6 +109,7 @@ void save_model(const Model& m, const std::string& path) {
                  p.machine_features, p.hidden, p.placement_message, m.nets.critic.hidden})
     w.u32(v);
   if (model_version(m) >= kModelVersionPreemptive) w.u32(o.preemptive);
+  if (model_version(m) >= kModelVersionSpread) w.u32(static_cast<std::uint32_t>(m.spread));
   write_norm(w, m.job_norm);
   write_norm(w, m.cluster_norm);
   write_norm(w, m.machine_norm);
@@ -137,11 +139,22 @@ Model decode_payload(const VersionedPayload& file, const std::string& path) {
     *v = r.u32("network size");
   if (file.version >= kModelVersionPreemptive) {
     o.preemptive = r.u32("preemptive flag");
-    if (o.preemptive != kPreemptLas && o.preemptive != kPreemptGittins)
+    const bool none_ok = file.version >= kModelVersionSpread;  // format 3 may hold a model that is not preemptive
+    if (o.preemptive != kPreemptLas && o.preemptive != kPreemptGittins && !(none_ok && o.preemptive == 0))
+      r.error(none_ok ? "the preemptive flag must be 0 (none), 1 (LAS prior) or 2 (Gittins prior), it is " +
+                            std::to_string(o.preemptive)
+                      : "format 2 is written for preemptive models only: the flag must be 1 (LAS prior) or 2 "
+                        "(Gittins prior), it is " +
+                            std::to_string(o.preemptive));
+  }
+  if (file.version >= kModelVersionSpread) {
+    const std::uint32_t s = r.u32("spread rule");
+    if (s < static_cast<std::uint32_t>(SpreadSets::tight) || s > static_cast<std::uint32_t>(SpreadSets::learned))
       r.error(
-          "format 2 is written for preemptive models only: the flag must be 1 (LAS prior) or 2 (Gittins "
-          "prior), it is " +
-          std::to_string(o.preemptive));
+          "format 3 is written for a spread rule other than fastest: it must be 1 (tight), 2 (slow) or 3 "
+          "(learned), it is " +
+          std::to_string(s));
+    m.spread = static_cast<SpreadSets>(s);
   }
   m.job_norm = read_norm(r, "job_norm");
   m.cluster_norm = read_norm(r, "cluster_norm");
@@ -187,13 +200,13 @@ Model decode_payload(const VersionedPayload& file, const std::string& path) {
 
 Model load_model(const std::string& path) {
   return decode_payload(read_container_versions(path, std::string_view(kModelMagic, 8), kModelVersion,
-                                                kModelVersionPreemptive, "duet model file", kMaxModelBytes),
+                                                kModelVersionSpread, "duet model file", kMaxModelBytes),
                         path);
 }
 
 Model decode_model(std::string_view file, const std::string& name) {
   return decode_payload(decode_container_versions(file, name, std::string_view(kModelMagic, 8), kModelVersion,
-                                                  kModelVersionPreemptive, "duet model file"),
+                                                  kModelVersionSpread, "duet model file"),
                         name);
 }
 

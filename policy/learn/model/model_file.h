@@ -11,6 +11,7 @@
 #include "policy/learn/gp/gp_hyper.h"
 #include "policy/learn/model/model_limits.h"
 #include "policy/learn/model/net_config.h"
+#include "policy/learn/model/spread_sets.h"
 
 namespace duet::learn {
 
@@ -18,9 +19,13 @@ inline constexpr char kModelMagic[] = "DUETMODL";
 // Format 1: every model that is not preemptive (written exactly as before
 // format 2 existed). Format 2: format 1 with the ordering's preemptive flag
 // (u32) after the network sizes; written only for preemptive models, so a
-// build that reads format 1 only refuses them by their version.
+// build that reads format 1 only refuses them by their version. Format 3:
+// format 2 (the flag may be 0) with the spread rule (u32) after it; written
+// only for a rule other than fastest, so that older builds refuse a model
+// whose placement they would get wrong.
 inline constexpr std::uint32_t kModelVersion = 1;
 inline constexpr std::uint32_t kModelVersionPreemptive = 2;
+inline constexpr std::uint32_t kModelVersionSpread = 3;
 
 struct Model {
   NetConfig nets;
@@ -31,6 +36,7 @@ struct Model {
   std::vector<std::string> job_types;  // GP job-type index -> name
   std::vector<NamedArray> weights;     // every name of all_param_shapes(nets)
   std::string provenance;              // e.g. the command that trained it
+  SpreadSets spread = SpreadSets::fastest;  // the placement agent's rule for jobs no machine holds alone
 
   // Throws std::invalid_argument naming the first inconsistency (sizes of
   // the normalisations, missing/extra/mis-shaped weights, non-finite values).

@@ -172,7 +172,7 @@ std::optional<Placement> TrainPlacement::place(const JobView& job, const Cluster
   PlaceStep st;
   if (auto it = pass.row.find(job.id); it != pass.row.end()) st.job_row = it->second;
   NetScorer scorer(r_, job_msg(pass.order_msgs, st.job_row, r_.base->nets), st);
-  const PriorWeights w{r_.popt.prior_weight, r_.popt.risk_aversion, r_.popt.spread};
+  const PriorWeights w{r_.popt.prior_weight, r_.popt.risk_aversion, r_.popt.spread.value_or(r_.base->spread)};
   std::optional<Placement> p = place_job(*r_.gp, c.machines, job, pj, scorer, w, r_.scores);
   if (!p) return std::nullopt;
   if (auto it = pass.pos.find(job.id); it != pass.pos.end()) pass.prefix = std::max(pass.prefix, it->second + 1);

@@ -87,7 +87,9 @@ std::string provenance(const TrainOptions& o) {
          std::to_string(o.bc_episodes) +
          (o.agents == TrainAgents::both ? "" : std::string(" --agents ") + train_agents_name(o.agents)) +
          (o.messages ? "" : " --no-messages") +
-         (o.spread == SpreadSets::fastest ? "" : std::string(" --spread-sets ") + spread_sets_name(o.spread)) +
+         (!o.spread || (*o.spread == SpreadSets::fastest && o.init.empty())
+              ? ""
+              : std::string(" --spread-sets ") + spread_sets_name(*o.spread)) +
          (o.period_s == TrainOptions{}.period_s ? "" : fmt::format(" --period {:g}", o.period_s)) +
          (o.restart_overhead_s == TrainOptions{}.restart_overhead_s
               ? ""
@@ -124,11 +126,11 @@ SimOptions sim_options(const TrainOptions& o) {
   return so;
 }
 
-// What rollouts and evaluations run the agents with.
-DuetPolicyOptions agent_options(const TrainOptions& o) {
+// What rollouts and evaluations run the agents with (the start model's spread rule).
+DuetPolicyOptions agent_options(const TrainOptions& o, const Model& start) {
   DuetPolicyOptions po;
   po.messages = o.messages;
-  po.spread = o.spread;
+  po.spread = start.spread;
   return po;
 }
 
@@ -157,7 +159,7 @@ class TrainRun {
         opt_(nets_.params(o.agents), torch::optim::AdamOptions(o.lr)),
         eval_(window(trace, 0, o.window_jobs)),
         prov_(provenance(o)),
-        agents_(agent_options(o)),
+        agents_(agent_options(o, base_)),
         sim_(sim_options(o)),
         byte_limit_(rollout_byte_limit(o)),
         rank_(o.workers ? o.workers->rank() : 0) {
@@ -196,6 +198,7 @@ class TrainRun {
       m = load_model(o_.out);
       st_ = read_state(state_path_);
     }
+    if (o_.spread) m.spread = *o_.spread;  // kept in every model this run writes
     return m;
   }
 

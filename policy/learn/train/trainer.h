@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "policy/io/trace.h"
@@ -82,8 +83,9 @@ struct TrainOptions {
   bool messages = true;
   // Which machines a job no machine holds is spread over, in rollouts and
   // evaluations (machine_set.h; learned: the placement agent's first machine
-  // decides). Simulate the model with the matching duet-*-sets placement.
-  SpreadSets spread = SpreadSets::fastest;
+  // decides). The model keeps it (Model::spread), so its "duet" placement
+  // and select/duet follow it. nullopt: the --init model's, else fastest.
+  std::optional<SpreadSets> spread;
   // An episode whose record of decisions passes this many bytes stops the
   // run with an error that says so (rollout.h); 0: a third of the host's
   // memory, shared by the workers.
