@@ -369,6 +369,14 @@ START_TEST(learned_sets_take_the_speed_of_the_first_machine) {
   p = place_job(gp, ms, j, PlacementJob{0, 4}, x100, w, s);
   ck_assert(p.has_value());
   ck_assert_double_eq_tol(placement_speed(ms, *p), 1.0, 1e-9);
+  // A scorer with no preference: the first machine's prior peaks at the
+  // floor, so the untrained rule is tight (the V100's 2 GPUs, then X100s).
+  PreferSpeed none(-1.f);
+  p = place_job(gp, ms, j, PlacementJob{0, 4}, none, w, s);
+  w.spread = SpreadSets::tight;
+  const auto tight = place_job(gp, ms, j, PlacementJob{0, 4}, none, w, s);
+  ck_assert(p.has_value() && p == tight);
+  ck_assert_int_eq((*p)[0].machine, 3);
   w.spread = SpreadSets::fastest;  // the model's rule: a T4 is never a candidate
   p = place_job(gp, ms, j, PlacementJob{0, 4}, t4, w, s);
   ck_assert(p.has_value());

@@ -478,6 +478,7 @@ START_TEST(test_placement_spread_rule_of_the_model) {
   const std::vector<double> fastest = ranks(duet::learn::SpreadSets::fastest);
   const std::vector<double> tight = ranks(duet::learn::SpreadSets::tight);
   const std::vector<double> slow = ranks(duet::learn::SpreadSets::slow);
+  const std::vector<double> learned = ranks(duet::learn::SpreadSets::learned);
   // fastest: the 1.5 before the 0.5, the K80s below the floor last
   ck_assert_msg(fastest[1] > fastest[0] && fastest[0] > fastest[2] && fastest[0] > fastest[3], "fastest: %g %g %g %g",
                 fastest[0], fastest[1], fastest[2], fastest[3]);
@@ -487,6 +488,9 @@ START_TEST(test_placement_spread_rule_of_the_model) {
   // slow: no floor, the slowest first
   ck_assert_msg(slow[2] > slow[3] && slow[3] > slow[0] && slow[0] > slow[1], "slow: %g %g %g %g", slow[0], slow[1],
                 slow[2], slow[3]);
+  // learned, untrained: its first node's prior peaks at the floor, so node1 leads, as tight
+  ck_assert_msg(learned[0] > learned[1] && learned[1] > learned[2] && learned[1] > learned[3], "learned: %g %g %g %g",
+                learned[0], learned[1], learned[2], learned[3]);
 }
 END_TEST
 

@@ -133,8 +133,9 @@ class LearnedPlacement {
   // others, so cons_tres fills it from fast nodes and falls back to slow ones
   // only if it must; tight keeps that floor but flips the prior's sign, so
   // the slowest nodes at or above it come first; slow flips it with no floor;
-  // learned lets the scored first node decide (above the floor: fastest; at
-  // or below it: tight from its speed, that node first).
+  // learned lets the first node decide, scored with the prior that peaks at
+  // the floor (above the floor: fastest; at or below it: tight from its
+  // speed, that node first).
   struct SpreadSet {
     learn::PriorWeights prior;     // the weights to score with
     double keep = 0;               // nodes slower than this go last (0: none)
@@ -156,6 +157,7 @@ class LearnedPlacement {
     if (rule == learn::SpreadSets::fastest) return set;
     if (rule == learn::SpreadSets::learned) {
       learn::score_candidates(*gp_, views_, pj, -1, scorer, set.prior, scores_);
+      learn::floor_centred_prior(floor, set.prior, scores_);
       uint32_t first = cand_[0];
       for (uint32_t i : cand_)
         if (scores_.total[i] > scores_.total[first]) first = i;

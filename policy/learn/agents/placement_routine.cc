@@ -55,6 +55,15 @@ void score_candidates(const PerformanceGp& gp, std::span<const MachineView> mach
   }
 }
 
+void floor_centred_prior(double floor, const PriorWeights& w, PlacementScores& s) {
+  const double log_floor = std::log(floor);
+  for (std::size_t k = 0; k < s.machines.size(); ++k) {
+    const float* row = s.rows.data() + k * kPlacementFeatures;
+    s.prior[k] = w.weight * (-std::abs(row[kPredLogSpeed] - log_floor) - w.risk_aversion * row[kGpSd]);
+    s.total[k] = s.learned[k] + static_cast<float>(s.prior[k]);
+  }
+}
+
 namespace {
 
 // A job no machine holds alone: `first`, then the other candidates re-scored
@@ -83,11 +92,15 @@ Placement machine_set(const PerformanceGp& gp, std::span<const MachineView> mach
 // candidate, so that training learns it as it learns every placement. One
 // above the fastest floor keeps the fastest rule; one at or below it sets the
 // job's speed, and the set is the machines at least that fast, slowest first
-// (tight from that speed: the faster ones stay free).
+// (tight from that speed: the faster ones stay free). The prior of that
+// choice peaks at the floor instead of rising with speed, so an untrained
+// model is the tight rule and training moves a job faster or slower from
+// there: with the speed prior, sampling almost never left the fastest.
 Placement learned_set(const PerformanceGp& gp, std::span<const MachineView> machines, int gpus, const PlacementJob& pj,
                       PlacementScorer& scorer, const PriorWeights& w, PlacementScores& s) {
   const double floor = fastest_floor(machines, gpus, s.machines);
   score_candidates(gp, machines, pj, -1, scorer, w, s);
+  floor_centred_prior(floor, w, s);
   s.among.resize(s.machines.size());
   std::iota(s.among.begin(), s.among.end(), 0u);
   const std::uint32_t first = s.machines[scorer.choose(s, s.among)];

@@ -102,6 +102,13 @@ void candidate_rows(const PerformanceGp& gp, std::span<const MachineView> machin
 void score_candidates(const PerformanceGp& gp, std::span<const MachineView> machines, const PlacementJob& job, int rack,
                       PlacementScorer& scorer, const PriorWeights& w, PlacementScores& s);
 
+// SpreadSets::learned's prior for the first machine of a job no machine holds
+// alone, in place of the speed prior in s.prior and s.total: it peaks at the
+// fastest floor (w.weight x -|predicted log speed - log floor|, less the
+// risk term), so an untrained model takes the tight rule and training moves
+// a job faster or slower from there.
+void floor_centred_prior(double floor, const PriorWeights& w, PlacementScores& s);
+
 // The whole routine for one job (job.gpus GPUs, its type constraint; pj its
 // GP type). nullopt when the machines it may use cannot hold it now.
 std::optional<Placement> place_job(const PerformanceGp& gp, std::span<const MachineView> machines, const JobView& job,
