@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # duet train --workers 2 on one host: two runs with the same seed write the
 # same model bytes, unlike one worker; only worker 0 prints; a worker that
-# dies mid-run fails the whole run at once, naming it. Seconds of training.
+# dies mid-run fails the whole run at once, naming it; --spread-sets reaches
+# the model. Seconds of training.
 . "$(dirname "$0")/lib.sh"
 require_duet
 T=$(mktemp -d "${TMPDIR:-/tmp}/duet-train-workers.XXXXXX")
@@ -17,6 +18,12 @@ cmp -s "$T/a.duet" "$T/b.duet" || fail "two runs of --workers 2 with seed 4 wrot
 "$DUET" train "${TRAIN_ARGS[@]}" --episodes 2 --out "$T/one.duet" > /dev/null 2>&1 || fail "duet train (one worker) failed"
 ! cmp -s "$T/a.duet" "$T/one.duet" || fail "--workers 2 wrote the model one worker writes"
 "$DUET" model info "$T/a.duet" | grep -q -- '--workers 2' || fail "the model's provenance does not say --workers 2"
+# --spread-sets: every worker trains with the rule and the model keeps it (format 3)
+"$DUET" train "${TRAIN_ARGS[@]}" --episodes 1 --workers 2 --spread-sets tight --out "$T/t.duet" > /dev/null 2> "$T/t.err" \
+  || fail "duet train --spread-sets tight failed: $(cat "$T/t.err")"
+"$DUET" model info "$T/t.duet" | grep -qx 'spread sets  tight' || fail "model info: $("$DUET" model info "$T/t.duet")"
+"$DUET" model info "$T/t.duet" | grep -qx 'format       3' || fail "a tight model is not format 3"
+"$DUET" model info "$T/a.duet" | grep -qx 'spread sets  fastest' || fail "a model trained without --spread-sets is not fastest"
 [ "$(grep -c '^model ' "$T/a.out")" = 1 ] || fail "expected one report (worker 0's), got: $(cat "$T/a.out")"
 [ ! -s "$T/a.err" ] || fail "a worker wrote to stderr: $(cat "$T/a.err")"
 note "two runs of --workers 2: the same $(stat -c %s "$T/a.duet")-byte model"
