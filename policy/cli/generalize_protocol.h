@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "policy/learn/agents/machine_set.h"
+#include "policy/learn/model/spread_sets.h"
 #include "policy/registry/policy_registry.h"
 
 namespace duet::cli {

@@ -56,6 +56,7 @@ void score_candidates(const PerformanceGp& gp, std::span<const MachineView> mach
 }
 
 void floor_centred_prior(double floor, const PriorWeights& w, PlacementScores& s) {
+  if (!(floor > 0)) return;  // no set needed, or none holds the job: the speed prior stays
   const double log_floor = std::log(floor);
   for (std::size_t k = 0; k < s.machines.size(); ++k) {
     const float* row = s.rows.data() + k * kPlacementFeatures;

@@ -106,7 +106,8 @@ void score_candidates(const PerformanceGp& gp, std::span<const MachineView> mach
 // alone, in place of the speed prior in s.prior and s.total: it peaks at the
 // fastest floor (w.weight x -|predicted log speed - log floor|, less the
 // risk term), so an untrained model takes the tight rule and training moves
-// a job faster or slower from there.
+// a job faster or slower from there. A floor of 0 (fastest_floor: no set)
+// leaves the speed prior.
 void floor_centred_prior(double floor, const PriorWeights& w, PlacementScores& s);
 
 // The whole routine for one job (job.gpus GPUs, its type constraint; pj its
