@@ -21,8 +21,8 @@ src_duet_conf := plugins/seam/duet_conf.cc plugins/seam/file_trust.cc plugins/se
 src_preempt_state := plugins/seam/preempt_state.cc
 src_job_inputs := plugins/seam/job_hints.cc plugins/spank/lib/ha_settings.cc
 # The torch-free model file decoder (libduetlearn_model.la, and what it needs of libduetlearn_gp.la).
-src_model_file := policy/learn/model/model_file.cc policy/learn/gp/binary_io.cc policy/learn/model/net_config.cc \
-	policy/learn/gp/gp_hyper.cc policy/learn/gp/machine_graph.cc
+src_model_file := policy/learn/model/model_file.cc policy/learn/model/spread_sets.cc policy/learn/model/net_config.cc \
+	policy/learn/gp/binary_io.cc policy/learn/gp/gp_hyper.cc policy/learn/gp/machine_graph.cc
 src_elf := vmha/common/status.cc vmha/vmm/elf_image.cc vmha/vmm/program_loader.cc vmha/mem/address_space.cc \
 	vmha/mem/page_table.cc vmha/mem/guest_memory.cc vmha/track/vmm_write_log.cc vmha/sys/confinement.cc \
 	vmha/sys/confinement_links.cc
