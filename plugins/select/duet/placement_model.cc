@@ -82,11 +82,11 @@ class LearnedPlacement {
         omsg_.clear();  // another model's message: zeros, as without one
       // The placement routine's score step over every node (placement_routine.h);
       // cons_tres builds the machine set from the preference.
+      learn::HeadScorer scorer(head_, omsg_);
+      const learn::SpreadPlan plan = spread_plan(job, cluster, pj, scorer);
       scores_.machines.resize(views_.size());
       std::iota(scores_.machines.begin(), scores_.machines.end(), 0u);
-      learn::HeadScorer scorer(head_, omsg_);
-      const SpreadSet set = spread_set(job, cluster, pj, scorer);
-      learn::score_candidates(*gp_, views_, pj, -1, scorer, set.prior, scores_);
+      learn::score_candidates(*gp_, views_, pj, -1, scorer, plan.prior, scores_);
       preference.assign(cluster.nodes.size(), 0.0);
       double lowest = 0;
       for (size_t i = 0; i < cluster.nodes.size(); ++i) {
@@ -97,7 +97,7 @@ class LearnedPlacement {
         }
         lowest = i == 0 ? preference[i] : std::min(lowest, preference[i]);
       }
-      below_speed_last(set, preference, lowest);
+      below_speed_last(plan, preference, lowest);
       // Nodes without GPUs or unusable: last.
       for (size_t i = 0; i < cluster.nodes.size(); ++i)
         if (cluster.nodes[i].gpus_total == 0 || !cluster.nodes[i].usable) preference[i] = lowest - 1;
@@ -127,60 +127,37 @@ class LearnedPlacement {
   }
 
   // A job no node can hold alone runs at its slowest node's speed
-  // (policy/learn/agents/machine_set.h). The model's spread rule, as the
-  // placement routine applies it (placement_routine.cc, place_job): fastest
-  // puts the nodes below the fastest speed floor that holds the job after all
-  // others, so cons_tres fills it from fast nodes and falls back to slow ones
-  // only if it must; tight keeps that floor but flips the prior's sign, so
-  // the slowest nodes at or above it come first; slow flips it with no floor;
-  // learned lets the first node decide, scored with the prior that peaks at
-  // the floor (above the floor: fastest; at or below it: tight from its
-  // speed, that node first).
-  struct SpreadSet {
-    learn::PriorWeights prior;     // the weights to score with
-    double keep = 0;               // nodes slower than this go last (0: none)
-    std::optional<uint32_t> lead;  // the node the set starts from
-  };
-  SpreadSet spread_set(const JobInfo& job, const ClusterInfo& cluster, const learn::PlacementJob& pj,
-                       learn::HeadScorer& scorer) {
-    SpreadSet set;
-    if (job.gpus == 0) return set;
+  // (policy/learn/agents/machine_set.h): the model's spread rule, planned as
+  // the placement routine plans it (plan_spread). The nodes it leaves out go
+  // after all others, in their order, so cons_tres falls back to them only if
+  // it must; the node a learned plan starts from goes first. Reads views_ as
+  // rank() just built them.
+  learn::SpreadPlan spread_plan(const JobInfo& job, const ClusterInfo& cluster, const learn::PlacementJob& pj,
+                                learn::HeadScorer& scorer) {
+    learn::SpreadPlan plan;
+    if (job.gpus == 0) return plan;
     auto allowed = [&](size_t i) {
       const NodeInfo& n = cluster.nodes[i];
       return n.usable && (job.gpu_type.empty() || n.gpu_type == job.gpu_type);
     };
     learn::placement_candidates(views_, allowed, cand_);
     const double floor = learn::fastest_floor(views_, static_cast<int>(job.gpus), cand_);
-    if (!(floor > 0)) return set;  // one node holds it, or none can
-    set.keep = floor;
-    const learn::SpreadSets rule = model_->spread;
-    if (rule == learn::SpreadSets::fastest) return set;
-    if (rule == learn::SpreadSets::learned) {
-      learn::score_candidates(*gp_, views_, pj, -1, scorer, set.prior, scores_);
-      learn::floor_centred_prior(floor, set.prior, scores_);
-      uint32_t first = cand_[0];
-      for (uint32_t i : cand_)
-        if (scores_.total[i] > scores_.total[first]) first = i;
-      if (views_[first].speed > floor) return set;
-      set.keep = views_[first].speed;
-      set.lead = first;
-    }
-    if (rule == learn::SpreadSets::slow) set.keep = 0;
-    set.prior.weight = -set.prior.weight;
-    set.prior.risk_aversion = -set.prior.risk_aversion;
-    return set;
+    if (!(floor > 0)) return plan;  // one node holds it, or none can
+    learn::PriorWeights w;
+    w.spread = model_->spread;
+    scores_.machines = cand_;  // rank() scores every node afterwards
+    return learn::plan_spread(*gp_, views_, floor, pj, scorer, w, scores_);
   }
-  // Reads views_ as rank() just built them.
-  void below_speed_last(const SpreadSet& set, std::vector<double>& preference, double& lowest) {
-    if (set.keep > 0) {
+  void below_speed_last(const learn::SpreadPlan& plan, std::vector<double>& preference, double& lowest) {
+    if (plan.keep > 0) {
       const double shift = *std::max_element(preference.begin(), preference.end()) - lowest + 1;
       for (uint32_t i : cand_)
-        if (views_[i].speed < set.keep) {
+        if (views_[i].speed < plan.keep) {
           preference[i] -= shift;
           lowest = std::min(lowest, preference[i]);
         }
     }
-    if (set.lead) preference[*set.lead] = *std::max_element(preference.begin(), preference.end()) + 1;
+    if (plan.first) preference[*plan.first] = *std::max_element(preference.begin(), preference.end()) + 1;
   }
 
   // The nodes as the placement routine sees them (known speed as a float,

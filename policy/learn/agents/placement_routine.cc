@@ -55,6 +55,13 @@ void score_candidates(const PerformanceGp& gp, std::span<const MachineView> mach
   }
 }
 
+namespace {
+
+// SpreadSets::learned's prior for the first machine, in place of the speed
+// prior in s.prior and s.total: it peaks at the fastest floor, so an
+// untrained model takes the tight rule and training moves a job faster or
+// slower from there (with the speed prior, sampling almost never left the
+// fastest).
 void floor_centred_prior(double floor, const PriorWeights& w, PlacementScores& s) {
   if (!(floor > 0)) return;  // no set needed, or none holds the job: the speed prior stays
   const double log_floor = std::log(floor);
@@ -64,8 +71,6 @@ void floor_centred_prior(double floor, const PriorWeights& w, PlacementScores& s
     s.total[k] = s.learned[k] + static_cast<float>(s.prior[k]);
   }
 }
-
-namespace {
 
 // A job no machine holds alone: `first`, then the other candidates re-scored
 // with locality to it (same rack), best first, until the job is held.
@@ -89,34 +94,27 @@ Placement machine_set(const PerformanceGp& gp, std::span<const MachineView> mach
   return p;
 }
 
-// SpreadSets::learned: the first machine is the scorer's choice among every
-// candidate, so that training learns it as it learns every placement. One
-// above the fastest floor keeps the fastest rule; one at or below it sets the
-// job's speed, and the set is the machines at least that fast, slowest first
-// (tight from that speed: the faster ones stay free). The prior of that
-// choice peaks at the floor instead of rising with speed, so an untrained
-// model is the tight rule and training moves a job faster or slower from
-// there: with the speed prior, sampling almost never left the fastest.
-Placement learned_set(const PerformanceGp& gp, std::span<const MachineView> machines, int gpus, const PlacementJob& pj,
-                      PlacementScorer& scorer, const PriorWeights& w, PlacementScores& s) {
-  const double floor = fastest_floor(machines, gpus, s.machines);
-  score_candidates(gp, machines, pj, -1, scorer, w, s);
-  floor_centred_prior(floor, w, s);
-  s.among.resize(s.machines.size());
-  std::iota(s.among.begin(), s.among.end(), 0u);
-  const std::uint32_t first = s.machines[scorer.choose(s, s.among)];
-  const bool fastest = machines[first].speed > floor;
-  const double keep = fastest ? floor : machines[first].speed;
-  std::erase_if(s.machines, [&](std::uint32_t m) { return machines[m].speed < keep; });
-  PriorWeights use = w;
-  if (!fastest) {
-    use.weight = -w.weight;
-    use.risk_aversion = -w.risk_aversion;
-  }
-  return machine_set(gp, machines, gpus, pj, first, scorer, use, s);
-}
-
 }  // namespace
+
+SpreadPlan plan_spread(const PerformanceGp& gp, std::span<const MachineView> machines, double floor,
+                       const PlacementJob& pj, PlacementScorer& scorer, const PriorWeights& w, PlacementScores& s) {
+  SpreadPlan p{w, w.spread == SpreadSets::slow ? 0.0 : floor, std::nullopt};
+  bool flip = w.spread != SpreadSets::fastest;
+  if (w.spread == SpreadSets::learned) {
+    score_candidates(gp, machines, pj, -1, scorer, w, s);
+    floor_centred_prior(floor, w, s);
+    s.among.resize(s.machines.size());
+    std::iota(s.among.begin(), s.among.end(), 0u);
+    p.first = s.machines[scorer.choose(s, s.among)];
+    flip = !(machines[*p.first].speed > floor);
+    if (flip) p.keep = machines[*p.first].speed;
+  }
+  if (flip) {
+    p.prior.weight = -w.weight;
+    p.prior.risk_aversion = -w.risk_aversion;
+  }
+  return p;
+}
 
 std::optional<Placement> place_job(const PerformanceGp& gp, std::span<const MachineView> machines, const JobView& job,
                                    const PlacementJob& pj, PlacementScorer& scorer, const PriorWeights& w,
@@ -124,19 +122,15 @@ std::optional<Placement> place_job(const PerformanceGp& gp, std::span<const Mach
   if (job.gpus <= 0) return std::nullopt;
   auto allowed = [&](std::size_t i) { return type_allowed(job, machines[i]); };
   if (placement_candidates(machines, allowed, s.machines) < job.gpus) return std::nullopt;
-  // A job no machine holds alone: its set from the fastest machines that
-  // hold it (machine_set.h). SpreadSets::tight keeps that floor and
-  // SpreadSets::slow drops it; both flip the prior's sign for such a job,
-  // so its set starts from the slowest machines (still the surer machine
-  // among equals).
+  // A job no machine holds alone: its set by the spread rule (plan_spread).
   const bool spread = std::none_of(s.machines.begin(), s.machines.end(),
                                    [&](std::uint32_t m) { return machines[m].free_gpus >= job.gpus; });
-  if (spread && w.spread == SpreadSets::learned) return learned_set(gp, machines, job.gpus, pj, scorer, w, s);
-  if (!spread || w.spread != SpreadSets::slow) keep_fastest_floor(machines, job.gpus, s.machines);
   PriorWeights use = w;
-  if (spread && w.spread != SpreadSets::fastest) {
-    use.weight = -w.weight;
-    use.risk_aversion = -w.risk_aversion;
+  if (spread) {
+    const SpreadPlan plan = plan_spread(gp, machines, fastest_floor(machines, job.gpus, s.machines), pj, scorer, w, s);
+    std::erase_if(s.machines, [&](std::uint32_t m) { return machines[m].speed < plan.keep; });
+    if (plan.first) return machine_set(gp, machines, job.gpus, pj, *plan.first, scorer, plan.prior, s);
+    use = plan.prior;
   }
   score_candidates(gp, machines, pj, -1, scorer, use, s);
   // One machine if any can hold the whole job; else the first of a set.

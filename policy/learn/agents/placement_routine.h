@@ -102,13 +102,21 @@ void candidate_rows(const PerformanceGp& gp, std::span<const MachineView> machin
 void score_candidates(const PerformanceGp& gp, std::span<const MachineView> machines, const PlacementJob& job, int rack,
                       PlacementScorer& scorer, const PriorWeights& w, PlacementScores& s);
 
-// SpreadSets::learned's prior for the first machine of a job no machine holds
-// alone, in place of the speed prior in s.prior and s.total: it peaks at the
-// fastest floor (w.weight x -|predicted log speed - log floor|, less the
-// risk term), so an untrained model takes the tight rule and training moves
-// a job faster or slower from there. A floor of 0 (fastest_floor: no set)
-// leaves the speed prior.
-void floor_centred_prior(double floor, const PriorWeights& w, PlacementScores& s);
+// How a job no machine holds alone is spread under w.spread (machine_set.h),
+// given the fastest floor of its candidates s.machines (> 0): fastest keeps
+// the machines at or above the floor; tight keeps them too but flips the
+// prior's sign, so the slowest of them come first; slow flips it with no
+// floor; learned scores s.machines with a prior that peaks at the floor and
+// lets the scorer choose the first machine: above the floor, the fastest
+// rule; at or below it, tight from its speed. place_job builds the set from
+// the plan; select/duet turns it into a node preference.
+struct SpreadPlan {
+  PriorWeights prior;                  // what the set's machines are scored with
+  double keep = 0;                     // machines slower than this are left out (0: none)
+  std::optional<std::uint32_t> first;  // learned: the machine the set starts from
+};
+SpreadPlan plan_spread(const PerformanceGp& gp, std::span<const MachineView> machines, double floor,
+                       const PlacementJob& pj, PlacementScorer& scorer, const PriorWeights& w, PlacementScores& s);
 
 // The whole routine for one job (job.gpus GPUs, its type constraint; pj its
 // GP type). nullopt when the machines it may use cannot hold it now.
