@@ -33,6 +33,15 @@ class NodeRanker {
   // the nodes' occupancy changed) and ranks a job's nodes with the ordering
   // agent's message for that job (none: zeros); the others ignore it.
   virtual void connect(AgentChannel* channel) { (void)channel; }
+  // True when the job is to start on one node: select/duet then asks
+  // cons_tres for one node only, and the job waits while none has its GPUs
+  // free rather than being spread (the learned placement's consolidation,
+  // policy/learn/agents/placement_routine.h). Default: no such rule.
+  virtual bool one_node(const JobInfo& job, const ClusterInfo& cluster) {
+    (void)job;
+    (void)cluster;
+    return false;
+  }
 };
 
 // Reads a node speeds CSV (policy/io/node_speeds.h). Returns false and sets

@@ -6,6 +6,7 @@
 
 #include "policy/cli/commands.h"
 #include "policy/cli/common.h"
+#include "policy/sim/job_log.h"
 #include "policy/sim/simulator.h"
 
 namespace duet::cli {
@@ -15,6 +16,7 @@ struct SimArgs {
   Inputs in;
   std::string order = "fifo", place = "first-fit";
   bool json = false;
+  std::string jobs_out;
 };
 
 void print_text(const SimResult& r, int64_t dropped) {
@@ -41,14 +43,18 @@ void setup_sim(CLI::App* app) {
   app->add_option("--place", args->place, "placement policy: " + fmt::format("{}", fmt::join(placement_names(), ", ")))
       ->capture_default_str();
   app->add_flag("--json", args->json, "print one JSON object (deterministic for a seed except wall_s, events_per_s)");
+  app->add_option("--jobs-out", args->jobs_out,
+                  "write one CSV row per job (start, finish, queueing, preemptions, machines) to this file");
   app->callback([args] {
     PolicyContext ctx = policy_context(args->in);
     make_ordering(args->order, ctx);  // unknown names fail before the inputs are read
     make_placement(args->place, ctx);
     auto l = load(args->in);
     int64_t dropped = 0;
+    JobLog log(l->cluster);
     SimResult r = run_pair(l->trace, l->cluster, l->table, &l->prices, args->order, args->place, ctx,
-                           run_options(args->in, "duet sim"), &dropped);
+                           run_options(args->in, "duet sim"), &dropped, args->jobs_out.empty() ? nullptr : &log);
+    if (!args->jobs_out.empty()) write_to(args->jobs_out, [&](std::ostream& o) { log.write_csv(o); });
     if (args->json) {
       auto j = to_json(r, true);
       j["dropped_jobs"] = dropped;

@@ -135,7 +135,7 @@ RunOptions run_options(const Inputs& in, std::string progress_label) {
 
 SimResult run_pair(const Trace& trace, const ClusterModel& cluster, const ThroughputTable& table,
                    const PriceTable* prices, const std::string& ordering, const std::string& placement,
-                   const PolicyContext& ctx, const RunOptions& o, int64_t* dropped) {
+                   const PolicyContext& ctx, const RunOptions& o, int64_t* dropped, SimObserver* observer) {
   PolicyContext c = ctx;
   c.seed = o.seed;
   c.throughputs = &table;
@@ -151,6 +151,7 @@ SimResult run_pair(const Trace& trace, const ClusterModel& cluster, const Throug
   so.progress = progress_bar(o.progress_label);
   Simulator sim(trace, cluster, table, prices, so);
   sim.set_policies(ord.get(), plc.get());
+  if (observer) sim.set_observer(observer);
   SimResult r = sim.run();
   progress_done();
   if (dropped) *dropped = sim.dropped_jobs();

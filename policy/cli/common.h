@@ -66,10 +66,11 @@ struct RunOptions {
 // preemption limits and --drop-oversized.
 RunOptions run_options(const Inputs& in, std::string progress_label);
 // Builds the two policies by name (ctx's model and messages, o.seed) and
-// simulates them once; *dropped gets the jobs left out as oversized.
+// simulates them once; *dropped gets the jobs left out as oversized;
+// `observer` (may be null) sees every start, preemption and finish.
 SimResult run_pair(const Trace& trace, const ClusterModel& cluster, const ThroughputTable& table,
                    const PriceTable* prices, const std::string& ordering, const std::string& placement,
-                   const PolicyContext& ctx, const RunOptions& o, int64_t* dropped);
+                   const PolicyContext& ctx, const RunOptions& o, int64_t* dropped, SimObserver* observer = nullptr);
 
 // Writes `out` through `w` to a temporary file renamed into place ("" or "-":
 // stdout); throws std::runtime_error.

@@ -214,7 +214,7 @@ using test_support::spread_cluster;
 static std::optional<Placement> place_on_spread_cluster(PlacementPolicy& p, int64_t id, int gpus) {
   static const std::vector<MachineView> ms = spread_cluster();
   std::vector<std::string> types = test_support::kSpreadTypes;
-  ClusterView c{0, types, ms, 48, 16, 0};
+  ClusterView c{0, types, ms, 20, 16, 0};
   JobView j;
   j.id = id;
   j.gpus = gpus;
@@ -352,7 +352,7 @@ class PreferSpeed : public PlacementScorer {
 START_TEST(learned_sets_take_the_speed_of_the_first_machine) {
   const std::vector<MachineView> ms = spread_cluster();
   const std::vector<std::string> types = test_support::kSpreadTypes;
-  const ClusterView c{0, types, ms, 48, 16, 0};
+  const ClusterView c{0, types, ms, 20, 16, 0};
   PerformanceGp gp(machine_descs(c), 1, GpHyper{});
   JobView j;
   j.id = 1;

@@ -82,7 +82,7 @@ void check_trainer_as_agent(double prior_weight) {
   auto agent = make_duet_placement(std::make_shared<const Model>(m), o);
   GreedyTrainer trainer(m, o);
   const std::vector<MachineView> ms = spread_cluster();
-  const ClusterView c{0, kTypes, ms, 48, 16, 0};
+  const ClusterView c{0, kTypes, ms, 20, 16, 0};
   int id = 1;
   for (int gpus : {1, 2, 3, 4, 6, 8, 16, 17, 18}) {
     const JobView j = job(id++, gpus);
@@ -104,7 +104,8 @@ END_TEST
 
 // select/duet ranks nodes and cons_tres builds the set: a job one node holds
 // goes to the best-ranked node that holds it, else the best-ranked nodes
-// until it is held (what the tiers of steering.cc ask of cons_tres).
+// until it is held (what the tiers of steering.cc ask of cons_tres; a job
+// the ranker wants on one node is asked for one node, select_duet.cc).
 std::set<int> plugin_choice(const std::vector<double>& pref, const plugin::ClusterInfo& c, uint32_t gpus) {
   std::vector<int> order(pref.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
@@ -173,7 +174,30 @@ START_TEST(plugin_ranks_as_the_agent_places) {
     for (const PlacementPart& part : *a) placed.insert(part.machine);
     ck_assert_msg(placed == plugin_choice(pref, pc, gpus), "%u GPUs: agent %s, plugin differs", gpus,
                   describe(a, ms).c_str());
+    // node1 is idle: a job up to 4 GPUs goes on one node, a larger one is spread
+    ck_assert(plugin_agent.ranker->one_node(pj, pc) == (gpus <= 4));
   }
+  // Consolidation: with one GPU of node1 taken no node has 4 free, but each
+  // could hold 4 whole: the agent waits, and the plugin asks for one node
+  // (so cons_tres leaves the job pending). 5 GPUs are spread by both.
+  pc.nodes[0].gpus_alloc = 1;
+  pc.nodes[0].jobs_running = 1;
+  ms[0].free_gpus = 3;
+  ms[0].jobs = 1;
+  const ClusterView busier{0, types, ms, 16, 9, 0};
+  for (uint32_t gpus : {4u, 5u}) {
+    plugin::JobInfo pj;
+    pj.job_id = static_cast<uint32_t>(id);
+    pj.gpus = gpus;
+    const auto a = agent->place(job(id++, static_cast<int>(gpus)), busier);
+    ck_assert_msg(a.has_value() == (gpus == 5), "%u GPUs: agent %s", gpus, describe(a, ms).c_str());
+    ck_assert(plugin_agent.ranker->one_node(pj, pc) == (gpus == 4));
+  }
+  pc.nodes[2].gpu_type = pc.nodes[3].gpu_type = "v100";  // the job may use k80 nodes only:
+  plugin::JobInfo k80;
+  k80.gpus = 4;
+  k80.gpu_type = "k80";
+  ck_assert(plugin_agent.ranker->one_node(k80, pc) == false);  // none left
   std::filesystem::remove_all(dir);
 }
 END_TEST

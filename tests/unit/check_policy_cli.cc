@@ -291,6 +291,43 @@ START_TEST(sim_no_preemption_keeps_running_jobs) {
 }
 END_TEST
 
+// --jobs-out: a row per job. A 3-GPU job arrives when the two 4-GPU machines
+// have 2 and 1 GPUs free: best-fit spreads it at once over both; the learned
+// placement waits for a machine to hold it whole (consolidation,
+// placement_routine.h), which is the 2-GPU job's machine at t=1000.
+START_TEST(sim_jobs_out_and_consolidation) {
+  const std::string d = tmpdir();
+  write(d + "/c2.csv", "machine,gpu_type,num_gpus\nm1,V100,4\nm2,V100,4\n");
+  write(d + "/t3.csv", "job_id,submit,duration,num_gpus,user\n1,0,1000,2,ann\n2,0,3000,3,bob\n3,10,100,3,\"c,d\"\n");
+  ck_assert_int_eq(run("model init -o '" + d + "/m.model'").rc, 0);
+  const std::string sim = "sim --trace '" + d + "/t3.csv' --cluster '" + d + "/c2.csv' --ideal --order fifo ";
+  // the line of job `id` (its job type is drawn: not compared)
+  auto row = [](const std::string& csv, const std::string& id) {
+    const size_t at = csv.find("\n" + id + ",");
+    return at == std::string::npos ? std::string() : csv.substr(at + 1, csv.find('\n', at + 1) - at - 1);
+  };
+  Out bf = run(sim + "--place best-fit --jobs-out '" + d + "/bf.csv'");
+  ck_assert_msg(bf.rc == 0, "%s", bf.err.c_str());
+  const std::string rows = slurp(d + "/bf.csv");
+  ck_assert_msg(rows.rfind("job_id,gpus,submit_s,start_s,finish_s,jct_s,queue_s,run_s,preemptions,gpu_types,machines,"
+                           "job_type,user,vc\n",
+                           0) == 0,
+                "%s", rows.c_str());
+  ck_assert_msg(row(rows, "1").rfind("1,2,0.000,0.000,1000.000,1000.000,0.000,1000.000,0,V100,m1:2,", 0) == 0, "%s",
+                rows.c_str());
+  const std::string spread = row(rows, "3");
+  ck_assert_msg(spread.rfind("3,3,10.000,10.000,110.000,100.000,0.000,100.000,0,V100,m1:2 m2:1,", 0) == 0 &&
+                    spread.ends_with(",\"c,d\","),
+                "%s", rows.c_str());
+  Out du = run(sim + "--place duet --model '" + d + "/m.model' --jobs-out '" + d + "/duet.csv'");
+  ck_assert_msg(du.rc == 0, "%s", du.err.c_str());
+  const std::string learned = slurp(d + "/duet.csv"), waited = row(learned, "3");
+  ck_assert_msg(waited.rfind("3,3,10.000,1000.000,1100.000,1090.000,990.000,100.000,0,V100,m1:3,", 0) == 0 ||
+                    waited.rfind("3,3,10.000,1000.000,1100.000,1090.000,990.000,100.000,0,V100,m2:3,", 0) == 0,
+                "%s", learned.c_str());
+}
+END_TEST
+
 // duet convert pai wrote clusters of more than 64 GPU types that sim then
 // refused: convert refuses them itself, naming the line.
 START_TEST(convert_pai_refuses_over_64_types) {
@@ -464,6 +501,7 @@ int main() {
   tcase_set_timeout(tc, 240);
   tcase_add_test(tc, help_everywhere);
   tcase_add_test(tc, sim_no_preemption_keeps_running_jobs);
+  tcase_add_test(tc, sim_jobs_out_and_consolidation);
   tcase_add_test(tc, usage_errors_exit_2);
   tcase_add_test(tc, check_config_exit_status);
   tcase_add_test(tc, convert_then_sim_json_is_deterministic);

@@ -126,6 +126,17 @@ class LearnedPlacement {
     return false;
   }
 
+  // The routine's consolidation over the nodes the job may use.
+  bool one_node(const JobInfo& job, const ClusterInfo& cluster) {
+    if (job.gpus == 0) return false;
+    node_views(cluster, views_);
+    return learn::one_machine_could_hold(views_, static_cast<int>(std::min<uint32_t>(job.gpus, 65535)),
+                                         [&](size_t i) { return may_use(job, cluster.nodes[i]); });
+  }
+  static bool may_use(const JobInfo& job, const NodeInfo& n) {
+    return n.usable && (job.gpu_type.empty() || n.gpu_type == job.gpu_type);
+  }
+
   // A job no node can hold alone runs at its slowest node's speed
   // (policy/learn/agents/machine_set.h): the model's spread rule, planned as
   // the placement routine plans it (plan_spread). The nodes it leaves out go
@@ -136,10 +147,7 @@ class LearnedPlacement {
                                 learn::HeadScorer& scorer) {
     learn::SpreadPlan plan;
     if (job.gpus == 0) return plan;
-    auto allowed = [&](size_t i) {
-      const NodeInfo& n = cluster.nodes[i];
-      return n.usable && (job.gpu_type.empty() || n.gpu_type == job.gpu_type);
-    };
+    auto allowed = [&](size_t i) { return may_use(job, cluster.nodes[i]); };
     learn::placement_candidates(views_, allowed, cand_);
     const double floor = learn::fastest_floor(views_, static_cast<int>(job.gpus), cand_);
     if (!(floor > 0)) return plan;  // one node holds it, or none can
@@ -382,6 +390,7 @@ class RankerFace final : public NodeRanker {
     return a_->rank(job, cluster, preference, reason, error);
   }
   void connect(AgentChannel* channel) override { a_->connect(channel); }
+  bool one_node(const JobInfo& job, const ClusterInfo& cluster) override { return a_->one_node(job, cluster); }
 
  private:
   std::shared_ptr<LearnedPlacement> a_;

@@ -168,6 +168,36 @@ extern "C" int select_p_job_init(List job_list) { return (*(ops.job_init))(job_l
 
 extern "C" int select_p_node_init(void) { return (*(ops.node_init))(); }
 
+namespace {
+
+// The placement agent's consolidation (NodeRanker::one_node): cons_tres is
+// asked for one node. If none has the job's resources free now, the job
+// waits for one, unless no single node of `nodes` could hold it even when
+// idle (its CPUs or memory): then it is placed as cons_tres would place it.
+int one_node_test(job_record_t* job_ptr, bitstr_t* nodes, uint32_t min_nodes, uint32_t max_nodes, uint32_t req_nodes,
+                  uint16_t mode, List preemptee_candidates, List* preemptee_job_list, bitstr_t* exc_core_bitmap) {
+  bitstr_t* one = bit_copy(nodes);
+  int rc =
+      (*(ops.job_test))(job_ptr, one, min_nodes, 1, 1, mode, preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+  if (rc == SLURM_SUCCESS) {
+    bit_copybits(nodes, one);  // the node selected
+    FREE_NULL_BITMAP(one);
+    return rc;
+  }
+  bit_copybits(one, nodes);
+  const int ever =
+      (*(ops.job_test))(job_ptr, one, min_nodes, 1, 1, SELECT_MODE_TEST_ONLY, nullptr, nullptr, exc_core_bitmap);
+  FREE_NULL_BITMAP(one);
+  if (ever == SLURM_SUCCESS) {
+    debug("%s: %pJ waits for one node to hold it", plugin_type, job_ptr);
+    return rc;
+  }
+  return (*(ops.job_test))(job_ptr, nodes, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
+                           preemptee_job_list, exc_core_bitmap);
+}
+
+}  // namespace
+
 extern "C" int select_p_job_test(job_record_t* job_ptr, bitstr_t* bitmap, uint32_t min_nodes, uint32_t max_nodes,
                                  uint32_t req_nodes, uint16_t mode, List preemptee_candidates, List* preemptee_job_list,
                                  bitstr_t* exc_core_bitmap) {
@@ -179,8 +209,12 @@ extern "C" int select_p_job_test(job_record_t* job_ptr, bitstr_t* bitmap, uint32
   int rc;
   {
     duet::plugin::NodeBias bias(job_ptr, nodes, mode);  // restores node weights on scope exit
-    rc = (*(ops.job_test))(job_ptr, nodes, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
-                           preemptee_job_list, exc_core_bitmap);
+    if (bias.one_node() && min_nodes <= 1 && max_nodes >= 1)
+      rc = one_node_test(job_ptr, nodes, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
+                         preemptee_job_list, exc_core_bitmap);
+    else
+      rc = (*(ops.job_test))(job_ptr, nodes, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
+                             preemptee_job_list, exc_core_bitmap);
     bias.done(rc == SLURM_SUCCESS);
   }
   if (known) {

@@ -383,6 +383,8 @@ NodeBias::NodeBias(job_record_t* job, bitstr_t* candidates, uint16_t mode) : job
     std::vector<NodeFit> fit;
     if (SELECT_IS_MODE_RUN_NOW(mode)) fit = job_node_fit(job, candidates);
     raise_preferred(records, candidates, pref, &saved_);
+    one_node_ =
+        (SELECT_IS_MODE_RUN_NOW(mode) || SELECT_IS_MODE_WILL_RUN(mode)) && g.agent.ranker->one_node(info, cluster);
     reason_ = why.empty() ? g.agent.ranker->name() : why;
     ranked_ = fit.size() == cluster.nodes.size();
     for (size_t i = 0; ranked_ && i < fit.size(); ++i)

@@ -31,6 +31,9 @@ class NodeBias {
   NodeBias(job_record_t* job, bitstr_t* candidates, uint16_t mode);
   ~NodeBias();
   void done(bool selected);  // remembers why, for the job's explanation
+  // The ranker asks for one node (NodeRanker::one_node) in a test that may
+  // start the job or plans when it will.
+  bool one_node() const { return one_node_; }
   NodeBias(const NodeBias&) = delete;
   NodeBias& operator=(const NodeBias&) = delete;
 
@@ -40,6 +43,7 @@ class NodeBias {
   std::vector<std::pair<node_record_t*, uint64_t>> saved_;  // node, weight before
   std::string reason_;
   bool ranked_ = false;
+  bool one_node_ = false;
   std::vector<RankedNode> nodes_;  // the nodes the job may use, ranked
 };
 
