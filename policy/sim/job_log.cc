@@ -28,11 +28,13 @@ void JobLog::on_start(const JobView& job, const Placement& where, double now) {
   if (r.first_start < 0) r.first_start = now;
   r.machines.clear();
   r.gpu_types.clear();
+  std::vector<int> types;
   for (const PlacementPart& part : where) {
     const Machine& m = cluster_.machines[part.machine];
-    const std::string& type = cluster_.gpu_types[m.type].name;
     r.machines += fmt::format("{}{}:{}", r.machines.empty() ? "" : " ", m.name, part.gpus);
-    if (r.gpu_types.find(type) == std::string::npos) r.gpu_types += (r.gpu_types.empty() ? "" : " ") + type;
+    if (std::find(types.begin(), types.end(), m.type) != types.end()) continue;
+    types.push_back(m.type);
+    r.gpu_types += (r.gpu_types.empty() ? "" : " ") + cluster_.gpu_types[m.type].name;
   }
 }
 
