@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "policy/baselines/heterogeneity.h"
 #include "policy/util/rng.h"
 
 namespace duet {
@@ -133,7 +134,46 @@ class FastestFirst : public PlacementPolicy {
   std::vector<int> order_;
 };
 
+class Waiting : public PlacementPolicy {
+ public:
+  explicit Waiting(std::unique_ptr<PlacementPolicy> inner)
+      : inner_(std::move(inner)), name_(inner_->name() + "-wait") {}
+  std::string name() const override { return name_; }
+  std::optional<Placement> place(const JobView& j, const ClusterView& c) override {
+    auto allowed = [&](std::size_t m) { return type_allowed(j, c.machines[m]); };
+    bool fits_now = false;
+    for (std::size_t m = 0; m < c.machines.size() && !fits_now; ++m)
+      fits_now = c.machines[m].free_gpus >= j.gpus && allowed(m);
+    if (!fits_now && one_machine_could_hold(c.machines, j.gpus, allowed)) return std::nullopt;
+    return inner_->place(j, c);
+  }
+  void on_finish(const JobView& j, double run_s) override { inner_->on_finish(j, run_s); }
+
+ protected:
+  std::unique_ptr<PlacementPolicy> inner_;
+
+ private:
+  std::string name_;
+};
+
+// For type-affinity-wait: gavel-las reads the speed its jobs were placed at.
+class WaitingPlacedSpeeds : public Waiting, public PlacedSpeeds {
+ public:
+  WaitingPlacedSpeeds(std::unique_ptr<PlacementPolicy> inner, const PlacedSpeeds& speeds)
+      : Waiting(std::move(inner)), speeds_(speeds) {}
+  double placed_speed(int64_t job) const override { return speeds_.placed_speed(job); }
+
+ private:
+  const PlacedSpeeds& speeds_;
+};
+
 }  // namespace
+
+std::unique_ptr<PlacementPolicy> make_waiting(std::unique_ptr<PlacementPolicy> inner) {
+  if (const auto* speeds = dynamic_cast<const PlacedSpeeds*>(inner.get()))
+    return std::make_unique<WaitingPlacedSpeeds>(std::move(inner), *speeds);
+  return std::make_unique<Waiting>(std::move(inner));
+}
 
 std::unique_ptr<PlacementPolicy> make_first_fit() { return std::make_unique<FirstFit>(); }
 std::unique_ptr<PlacementPolicy> make_best_fit() { return std::make_unique<BestFit>(); }

@@ -12,6 +12,9 @@
 //                  random order
 //   fastest-first  the machine with the highest known speed that fits;
 //                  spread in speed order
+// Each NAME-wait variant (make_waiting) spreads only a job that no machine it
+// may use could hold whole; such a job waits for a machine instead, as the
+// learned placement does (one_machine_could_hold, policy/core/policy.h).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +29,9 @@ std::unique_ptr<PlacementPolicy> make_best_fit();
 std::unique_ptr<PlacementPolicy> make_least_loaded();
 std::unique_ptr<PlacementPolicy> make_random_placement(uint64_t seed);
 std::unique_ptr<PlacementPolicy> make_fastest_first();
+// `inner`, named "<its name>-wait", except that a job no machine has the GPUs
+// free for, but one could hold whole, is not placed (it waits).
+std::unique_ptr<PlacementPolicy> make_waiting(std::unique_ptr<PlacementPolicy> inner);
 
 // Takes free GPUs of allowed machines in `order` until the job has enough;
 // nothing if they do not add up. Shared by the baselines and learned policies.

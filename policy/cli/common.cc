@@ -90,9 +90,9 @@ std::vector<std::pair<std::string, std::string>> expand_pairs(const std::string&
   std::vector<std::pair<std::string, std::string>> v;
   auto add_pair = [&](const std::string& o, const std::string& p) {
     // Learned policies ("duet", "duet-...") join wildcards only when --model was given.
-    // Ablation variants ("duet-rbf", ...) only by name.
+    // Ablation variants ("duet-rbf", ...) and the baselines' "-wait" variants only by name.
     auto wild = [&ctx](const std::string& pat, const std::string& n) {
-      if (pat != "*" || n.rfind("duet-", 0) == 0) return false;
+      if (pat != "*" || n.rfind("duet-", 0) == 0 || n.ends_with("-wait")) return false;
       return n != "duet" || ctx.model != nullptr;
     };
     for (const auto& on : ordering_names())

@@ -63,6 +63,21 @@ inline bool type_allowed(const JobView& j, const MachineView& m) {
   return j.type_mask == 0 || (j.type_mask >> m.gpu_type) & 1u;
 }
 
+// Consolidation: a job that one machine it may use could hold whole (by its
+// GPUs, free or not) waits for such a machine to be free rather than being
+// spread. A spread job runs at its slowest machine's speed, and it splits the
+// whole machines that the next jobs of its size need, so they are spread in
+// turn (on a cluster of 8-GPU machines with mostly 8-GPU jobs, those queued
+// 74 h on average when spread, 8 h when waiting; models/README.md,
+// Consolidation). The learned placement does so (placement_routine.h); the
+// baselines' "-wait" variants do (policy/baselines/placement.h).
+template <class Allowed>
+inline bool one_machine_could_hold(std::span<const MachineView> machines, int gpus, Allowed allowed) {
+  for (std::size_t i = 0; i < machines.size(); ++i)
+    if (machines[i].total_gpus >= gpus && allowed(i)) return true;
+  return false;
+}
+
 // Where one job runs: GPUs taken on each machine (indices into
 // ClusterView::machines). The counts sum to JobView::gpus.
 struct PlacementPart {

@@ -79,6 +79,13 @@ const Entry<PlacementFactory> kPlacements[] = {
     {"random", [](const PolicyContext& c) { return make_random_placement(c.seed); }},
     {"fastest-first", [](const PolicyContext&) { return make_fastest_first(); }},
     {"type-affinity", [](const PolicyContext& c) { return make_type_affinity(c.throughputs); }},
+    // The same, but a job that one machine could hold whole waits for one
+    // instead of being spread (as the learned placement does).
+    {"first-fit-wait", [](const PolicyContext&) { return make_waiting(make_first_fit()); }},
+    {"best-fit-wait", [](const PolicyContext&) { return make_waiting(make_best_fit()); }},
+    {"least-loaded-wait", [](const PolicyContext&) { return make_waiting(make_least_loaded()); }},
+    {"fastest-first-wait", [](const PolicyContext&) { return make_waiting(make_fastest_first()); }},
+    {"type-affinity-wait", [](const PolicyContext& c) { return make_waiting(make_type_affinity(c.throughputs)); }},
     {"duet", [](const PolicyContext& c) { return learn::make_duet_placement(need_model(c), learned_placement(c)); }},
     // Ablations: the model's GP kernel replaced by an RBF on machine
     // features, or no GP at all (prior mean and variance only).

@@ -294,7 +294,8 @@ END_TEST
 // --jobs-out: a row per job. A 3-GPU job arrives when the two 4-GPU machines
 // have 2 and 1 GPUs free: best-fit spreads it at once over both; the learned
 // placement waits for a machine to hold it whole (consolidation,
-// placement_routine.h), which is the 2-GPU job's machine at t=1000.
+// placement_routine.h), which is the 2-GPU job's machine at t=1000, and so
+// does best-fit-wait.
 START_TEST(sim_jobs_out_and_consolidation) {
   const std::string d = tmpdir();
   write(d + "/c2.csv", "machine,gpu_type,num_gpus\nm1,V100,4\nm2,V100,4\n");
@@ -319,6 +320,12 @@ START_TEST(sim_jobs_out_and_consolidation) {
   ck_assert_msg(spread.rfind("3,3,10.000,10.000,110.000,100.000,0.000,100.000,0,V100,m1:2 m2:1,", 0) == 0 &&
                     spread.ends_with(",\"c,d\","),
                 "%s", rows.c_str());
+  // best-fit-wait waits as the learned placement does, for m1 (4 free at t=1000, m2 1)
+  Out bw = run(sim + "--place best-fit-wait --jobs-out '" + d + "/bw.csv'");
+  ck_assert_msg(bw.rc == 0, "%s", bw.err.c_str());
+  const std::string waits = slurp(d + "/bw.csv");
+  ck_assert_msg(row(waits, "3").rfind("3,3,10.000,1000.000,1100.000,1090.000,990.000,100.000,0,V100,m1:3,", 0) == 0,
+                "%s", waits.c_str());
   Out du = run(sim + "--place duet --model '" + d + "/m.model' --jobs-out '" + d + "/duet.csv'");
   ck_assert_msg(du.rc == 0, "%s", du.err.c_str());
   const std::string learned = slurp(d + "/duet.csv"), waited = row(learned, "3");

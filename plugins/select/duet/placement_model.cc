@@ -130,8 +130,8 @@ class LearnedPlacement {
   bool one_node(const JobInfo& job, const ClusterInfo& cluster) {
     if (job.gpus == 0) return false;
     node_views(cluster, views_);
-    return learn::one_machine_could_hold(views_, static_cast<int>(std::min<uint32_t>(job.gpus, 65535)),
-                                         [&](size_t i) { return may_use(job, cluster.nodes[i]); });
+    return one_machine_could_hold(views_, static_cast<int>(std::min<uint32_t>(job.gpus, 65535)),
+                                  [&](size_t i) { return may_use(job, cluster.nodes[i]); });
   }
   static bool may_use(const JobInfo& job, const NodeInfo& n) {
     return n.usable && (job.gpu_type.empty() || n.gpu_type == job.gpu_type);

@@ -90,20 +90,6 @@ int placement_candidates(std::span<const MachineView> machines, Allowed allowed,
   return free;
 }
 
-// Consolidation: a job that one machine it may use could hold whole (by its
-// GPUs, free or not) waits for such a machine to be free rather than being
-// spread. A spread job runs at its slowest machine's speed, and it splits the
-// whole machines that the next jobs of its size need, so they are spread in
-// turn (on a cluster of 8-GPU machines with mostly 8-GPU jobs, those queued
-// 74 h on average when spread, 8 h when waiting; models/README.md,
-// Consolidation).
-template <class Allowed>
-bool one_machine_could_hold(std::span<const MachineView> machines, int gpus, Allowed allowed) {
-  for (std::size_t i = 0; i < machines.size(); ++i)
-    if (machines[i].total_gpus >= gpus && allowed(i)) return true;
-  return false;
-}
-
 // The state of machines idx as placement_features reads it; locality 1 on
 // `rack` (>= 0), else 0.
 void machine_states(std::span<const MachineView> machines, std::span<const std::uint32_t> idx, int rack,
