@@ -17,8 +17,8 @@ model="$CLUSTER_DIR/etc/duet.model"
 # take_one_gpu_each: one running 1-GPU job on each node; prints their ids
 take_one_gpu_each() {
   local a1 a2
-  a1=$(sbatch --parsable -o /dev/null -w node1 --gres=gpu:1 --wrap 'sleep 300') || fail sbatch
-  a2=$(sbatch --parsable -o /dev/null -w node2 --gres=gpu:1 --wrap 'sleep 300') || fail sbatch
+  a1=$(sbatch --parsable -o /dev/null -w node1 --gres=gpu:1 --wrap 'sleep infinity') || fail sbatch
+  a2=$(sbatch --parsable -o /dev/null -w node2 --gres=gpu:1 --wrap 'sleep infinity') || fail sbatch
   wait_state 20 RUNNING "$a1" "$a2"
   echo "$a1 $a2"
 }
@@ -26,7 +26,7 @@ take_one_gpu_each() {
 # Control, cons_tres's own order (no ranker): the 4-GPU job starts at once on both nodes.
 write_duet_conf LogLevel=verbose
 read -r a1 a2 <<<"$(take_one_gpu_each)"
-b=$(sbatch --parsable -o /dev/null --gpus=4 --wrap 'sleep 300') || fail sbatch
+b=$(sbatch --parsable -o /dev/null --gpus=4 --wrap 'sleep infinity') || fail sbatch
 wait_state 20 RUNNING "$b"
 spread=$(field "$b" NodeList)
 note "cons_tres order: --gpus=4 on $spread"
@@ -37,11 +37,10 @@ wait_idle 40 node1 node2
 # The placement agent: the same job waits for a whole node.
 write_duet_conf Ranker=model "PlacementModelPath=$model" "NodeSpeedsFile=$CLUSTER_DIR/nodes.csv" LogLevel=verbose
 read -r a1 a2 <<<"$(take_one_gpu_each)"
-b=$(sbatch --parsable -o /dev/null --gpus=4 --wrap 'sleep 300') || fail sbatch
+b=$(sbatch --parsable -o /dev/null --gpus=4 --wrap 'sleep infinity') || fail sbatch
 # Reason=Resources: the scheduler tried the job and found no node for it
-for i in $(seq 100); do [ "$(field "$b" Reason)" = Resources ] && break; sleep 0.2; done
+wait_field 60 Reason Resources "$b"
 [ "$(field "$b" JobState)" = PENDING ] || fail "the 4-GPU job is $(field "$b" JobState) on $(field "$b" NodeList), expected pending"
-[ "$(field "$b" Reason)" = Resources ] || fail "the 4-GPU job pends for $(field "$b" Reason), expected Resources"
 note "Ranker=model: --gpus=4 pending (Resources) while each node has 3 GPUs free"
 timeout 10 scancel "$a1"
 wait_state 40 RUNNING "$b"

@@ -88,18 +88,21 @@ field() { timeout 10 scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" |
 # explanation JOBID: the job's SystemComment (a line of its own, with spaces)
 explanation() { timeout 10 scontrol show job "$1" | sed -n 's/^ *SystemComment=\(.*\) *$/\1/p' | sed 's/ *$//'; }
 
-# wait_state SECS STATE JOBID...: until every job is in STATE
-wait_state() {
-  local secs=$1 want=$2 i j ok; shift 2
+# wait_field SECS FIELD VALUE JOBID...: until every job's FIELD (scontrol) is VALUE
+wait_field() {
+  local secs=$1 name=$2 want=$3 i j ok; shift 3
   for i in $(seq $(( secs * 5 ))); do
     ok=1
-    for j in "$@"; do [ "$(field "$j" JobState)" = "$want" ] || ok=0; done
+    for j in "$@"; do [ "$(field "$j" "$name")" = "$want" ] || ok=0; done
     [ $ok = 1 ] && return 0
     sleep 0.2
   done
   timeout 10 squeue || true
-  fail "jobs $* not $want after ${secs}s"
+  fail "jobs $* not $name=$want after ${secs}s"
 }
+
+# wait_state SECS STATE JOBID...: until every job is in STATE
+wait_state() { local secs=$1; shift; wait_field "$secs" JobState "$@"; }
 
 # wait_idle SECS NODE...: until every NODE is idle (a cancelled job's GPUs are
 # free only once its node has left COMPLETING)
