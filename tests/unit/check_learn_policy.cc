@@ -83,20 +83,25 @@ START_TEST(history_predicts_from_most_specific_key) {
   ck_assert_double_eq_tol(h.predict(a).duration_s, 3600, 1e-9);  // prior only
   ck_assert_double_eq(h.predict(a).samples, 0);
   h.on_finish(a, 100);
-  h.on_finish(a, 100);
   JobView b = a;
-  b.gpus = 8;  // same user, other size
+  b.user = "bob";  // same vc
   h.on_finish(b, 10000);
-  h.on_finish(b, 10000);
-  ck_assert_double_eq_tol(h.predict(a).duration_s, 100, 1e-6);
-  ck_assert_double_eq_tol(h.predict(b).duration_s, 10000, 1e-6);
-  JobView c = a;
-  c.gpus = 1;  // falls back to the user's history: geometric mean 1000
-  ck_assert_double_eq_tol(h.predict(c).duration_s, 1000, 1e-6);
-  ck_assert_double_eq(h.predict(c).samples, 4);
+  ck_assert_double_eq_tol(h.predict(a).duration_s, 1000, 1e-6);  // one of alice's: the vc's geometric mean
+  ck_assert_double_eq(h.predict(a).samples, 2);
+  h.on_finish(a, 100);
+  JobView a8 = a;
+  a8.gpus = 8;  // alice's jobs of every size pool together
+  h.on_finish(a8, 10000);
+  h.on_finish(a8, 10000);
+  ck_assert_double_eq_tol(h.predict(a).duration_s, 1000, 1e-6);
+  ck_assert_double_eq_tol(h.predict(a8).duration_s, 1000, 1e-6);
+  ck_assert_double_eq(h.predict(a8).samples, 4);
+  JobView d;  // no user or vc: the job type, then everything
+  d.job_type = "resnet";
+  ck_assert_double_eq(h.predict(d).samples, 5);
   h.on_finish(a, 0);  // ignored
   h.on_finish(a, NAN);
-  ck_assert_uint_eq(h.jobs_seen(), 4);
+  ck_assert_uint_eq(h.jobs_seen(), 5);
 }
 END_TEST
 

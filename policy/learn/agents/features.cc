@@ -24,19 +24,9 @@ void JobHistory::Stat::add(double x) {
 JobHistory::JobHistory(double prior_duration_s, double prior_log_std, int min_samples)
     : prior_s_(prior_duration_s), prior_std_(prior_log_std), min_n_(std::max(1, min_samples)) {}
 
-std::string JobHistory::key_uvg(const JobView& j) {
-  std::string k;
-  k.reserve(j.user.size() + j.vc.size() + 8);
-  k.append(j.user).push_back('\x1f');
-  k.append(j.vc).push_back('\x1f');
-  k.append(std::to_string(j.gpus));
-  return k;
-}
-
 void JobHistory::on_finish(const JobView& job, double run_s) {
   if (!(run_s > 0) || !std::isfinite(run_s)) return;  // nothing to learn from
   const double x = std::log(run_s);
-  uvg_[key_uvg(job)].add(x);
   if (!job.user.empty()) user_[std::string(job.user)].add(x);
   if (!job.vc.empty()) vc_[std::string(job.vc)].add(x);
   if (!job.job_type.empty()) type_[std::string(job.job_type)].add(x);
@@ -56,7 +46,6 @@ JobHistory::Prediction JobHistory::predict(const JobView& job) const {
     auto it = m.find(std::string(k));
     return it != m.end() && it->second.n >= min_n_ ? &it->second : nullptr;
   };
-  if (const Stat* s = find(uvg_, key_uvg(job))) return use(*s);
   if (const Stat* s = find(user_, job.user)) return use(*s);
   if (const Stat* s = find(vc_, job.vc)) return use(*s);
   if (const Stat* s = find(type_, job.job_type)) return use(*s);

@@ -46,9 +46,12 @@ inline constexpr std::uint32_t kJobRemainingGpuHours = 11;
 inline constexpr std::uint32_t kClusterFeatures = 8;
 
 // Duration history, learned from finished jobs (like QSSF, Helios SC'21):
-// running statistics of log(run seconds) per (user, vc, GPUs), user, vc,
-// job type and overall. A prediction uses the most specific key with at
-// least min_samples samples. Not thread-safe; callers serialise.
+// running statistics of log(run seconds) per user, vc, job type and
+// overall. A prediction uses the most specific key with at least
+// min_samples samples. Not split by GPU count: a user's few jobs of one size
+// gave a confident but wrong duration, and the Gittins prior trusts the
+// spread (models/README.md, "One duration history per user").
+// Not thread-safe; callers serialise.
 class JobHistory {
  public:
   struct Prediction {
@@ -67,10 +70,9 @@ class JobHistory {
     double n = 0, mean = 0, m2 = 0;  // Welford
     void add(double x);
   };
-  static std::string key_uvg(const JobView& j);
   double prior_s_, prior_std_;
   int min_n_;
-  std::unordered_map<std::string, Stat> uvg_, user_, vc_, type_;
+  std::unordered_map<std::string, Stat> user_, vc_, type_;
   Stat all_;
 };
 
