@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "policy/learn/model/spread_sets.h"
@@ -68,6 +69,11 @@ struct HeldOutPlan {
 // std::invalid_argument for an unknown preset or a source that would leave
 // nothing to train on. Deterministic.
 std::vector<HeldOutPlan> plan_generalize(const GeneralizeArgs& a);
+
+// The baseline pairs duet/duet is compared with: --policies, else the philly
+// protocol's with each placement's "-wait" variant where it has one; oracles
+// left out. std::invalid_argument when none is left.
+std::vector<std::pair<std::string, std::string>> generalize_baseline_pairs(const GeneralizeArgs& a);
 
 // What one simulation gave.
 struct RunMetrics {

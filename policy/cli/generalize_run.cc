@@ -17,6 +17,7 @@
 #include "policy/io/trace.h"
 #include "policy/learn/train/trainer.h"
 #include "policy/model/gavel.h"
+#include "policy/registry/policy_registry.h"
 #include "policy/scenario/scenario.h"
 
 namespace duet::cli {
@@ -172,23 +173,31 @@ HeldOutResult run_source(const HeldOutPlan& p, const GeneralizeArgs& a, const Ge
   return r;
 }
 
-// The baseline pairs: --policies, else the philly protocol's without oracles.
-std::vector<std::pair<std::string, std::string>> generalize_pairs(const GeneralizeArgs& a) {
+}  // namespace
+
+// Without --policies each pair comes with its placement's "-wait" variant: the
+// learned placement waits for one machine to hold a job whole, so a baseline
+// that waits the same way is the fair comparison (duet-sim(1)).
+std::vector<std::pair<std::string, std::string>> generalize_baseline_pairs(const GeneralizeArgs& a) {
   const PolicyContext none;
   std::vector<std::pair<std::string, std::string>> pairs =
       a.policies.empty() ? baseline_protocol_pairs(none) : expand_pairs(a.policies, none);
   std::vector<std::pair<std::string, std::string>> v;
-  for (auto& p : pairs)
-    if (!make_ordering(p.first, none)->oracle()) v.push_back(std::move(p));
+  const std::vector<std::string> places = placement_names();
+  for (auto& p : pairs) {
+    if (make_ordering(p.first, none)->oracle()) continue;
+    const std::string wait = p.second + "-wait";
+    const bool add_wait = a.policies.empty() && std::find(places.begin(), places.end(), wait) != places.end();
+    v.push_back(p);
+    if (add_wait) v.emplace_back(p.first, wait);
+  }
   if (v.empty()) throw std::invalid_argument("generalize: no non-oracle baseline pair to compare with");
   return v;
 }
 
-}  // namespace
-
 std::vector<HeldOutResult> run_generalize(const GeneralizeArgs& a) {
   const std::vector<HeldOutPlan> plans = plan_generalize(a);
-  const auto pairs = generalize_pairs(a);
+  const auto pairs = generalize_baseline_pairs(a);
   const auto data = read_data(a, plans);
   std::filesystem::create_directories(a.out);
   Progress prog;

@@ -1,7 +1,8 @@
 // duet eval --protocol generalize (policy/cli/generalize_*): the held-out
 // source is never among the scenarios a model is trained on (in the plan and
 // in what the run actually trained on), every eval scenario is of the
-// held-out source, oracles are left out of the baselines, the table has one
+// held-out source, oracles are left out of the baselines and the default
+// baselines include their "-wait" variants, the table has one
 // row per source, and the plan is deterministic. A tiny budget: seconds.
 #include <algorithm>
 #include <filesystem>
@@ -108,6 +109,36 @@ START_TEST(plan_rejects_unknown_and_empty) {
 }
 END_TEST
 
+// Without --policies the baselines are the philly protocol's non-oracle pairs,
+// each followed by its "-wait" variant where the placement has one; a
+// --policies list is taken as given, oracles left out.
+START_TEST(default_baselines_include_wait_variants) {
+  GeneralizeArgs a;
+  const auto pairs = generalize_baseline_pairs(a);
+  auto at = [&](const std::string& o, const std::string& p) {
+    return std::find(pairs.begin(), pairs.end(), std::make_pair(o, p)) - pairs.begin();
+  };
+  const auto n = static_cast<std::ptrdiff_t>(pairs.size());
+  ck_assert_int_lt(at("gittins", "best-fit"), n);
+  ck_assert_int_eq(at("gittins", "best-fit-wait"), at("gittins", "best-fit") + 1);
+  ck_assert_int_eq(at("gavel-las", "type-affinity-wait"), at("gavel-las", "type-affinity") + 1);
+  ck_assert_int_lt(at("qssf", "random"), n);
+  ck_assert_int_eq(at("qssf", "random-wait"), n);  // random has no -wait variant
+  ck_assert_int_eq(at("srtf-oracle", "fastest-first"), n);
+  ck_assert_int_eq(at("srtf-oracle", "fastest-first-wait"), n);
+  a.policies = "gittins/best-fit,srtf-oracle/fastest-first";
+  const auto given = generalize_baseline_pairs(a);
+  ck_assert_int_eq(given.size(), 1);
+  ck_assert(given[0] == std::make_pair(std::string("gittins"), std::string("best-fit")));
+  a.policies = "srtf-oracle/fastest-first";
+  bool threw = false;
+  try {
+    generalize_baseline_pairs(a);
+  } catch (const std::invalid_argument&) { threw = true; }
+  ck_assert(threw);
+}
+END_TEST
+
 // A run at a tiny budget on a two-by-two distribution.
 START_TEST(run_trains_without_the_source_and_reports_one_row_each) {
   const std::string out =
@@ -184,6 +215,7 @@ int main() {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, plan_never_trains_on_the_held_out_source);
   tcase_add_test(tc, plan_rejects_unknown_and_empty);
+  tcase_add_test(tc, default_baselines_include_wait_variants);
   tcase_add_test(tc, run_trains_without_the_source_and_reports_one_row_each);
   tcase_add_test(tc, spread_rule_reaches_training_and_evaluation);
   suite_add_tcase(s, tc);
