@@ -141,10 +141,7 @@ class Waiting : public PlacementPolicy {
   std::string name() const override { return name_; }
   std::optional<Placement> place(const JobView& j, const ClusterView& c) override {
     auto allowed = [&](std::size_t m) { return type_allowed(j, c.machines[m]); };
-    bool fits_now = false;
-    for (std::size_t m = 0; m < c.machines.size() && !fits_now; ++m)
-      fits_now = c.machines[m].free_gpus >= j.gpus && allowed(m);
-    if (!fits_now && one_machine_could_hold(c.machines, j.gpus, allowed)) return std::nullopt;
+    if (waits_for_one_machine(c.machines, j.gpus, allowed)) return std::nullopt;
     return inner_->place(j, c);
   }
   void on_finish(const JobView& j, double run_s) override { inner_->on_finish(j, run_s); }

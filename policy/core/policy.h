@@ -78,6 +78,15 @@ inline bool one_machine_could_hold(std::span<const MachineView> machines, int gp
   return false;
 }
 
+// The rule as a placement applies it: no machine it may use has the GPUs
+// free now, but one of them could hold the job whole, so it waits.
+template <class Allowed>
+inline bool waits_for_one_machine(std::span<const MachineView> machines, int gpus, Allowed allowed) {
+  for (std::size_t i = 0; i < machines.size(); ++i)
+    if (machines[i].free_gpus >= gpus && allowed(i)) return false;
+  return one_machine_could_hold(machines, gpus, allowed);
+}
+
 // Where one job runs: GPUs taken on each machine (indices into
 // ClusterView::machines). The counts sum to JobView::gpus.
 struct PlacementPart {
