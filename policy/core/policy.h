@@ -79,7 +79,9 @@ inline bool one_machine_could_hold(std::span<const MachineView> machines, int gp
 }
 
 // The rule as a placement applies it: no machine it may use has the GPUs
-// free now, but one of them could hold the job whole, so it waits.
+// free now, but one of them could hold the job whole, so it waits. (The
+// learned routine knows the first half from its candidates and asks only
+// one_machine_could_hold.)
 template <class Allowed>
 inline bool waits_for_one_machine(std::span<const MachineView> machines, int gpus, Allowed allowed) {
   for (std::size_t i = 0; i < machines.size(); ++i)

@@ -122,11 +122,13 @@ std::optional<Placement> place_job(const PerformanceGp& gp, std::span<const Mach
   if (job.gpus <= 0) return std::nullopt;
   auto allowed = [&](std::size_t i) { return type_allowed(job, machines[i]); };
   if (placement_candidates(machines, allowed, s.machines) < job.gpus) return std::nullopt;
-  if (waits_for_one_machine(machines, job.gpus, allowed)) return std::nullopt;
-  // A job larger than every machine it may use: its set by the spread rule
+  // No candidate holds the job now: it waits if one machine could hold it
+  // whole (waits_for_one_machine, from the candidates already found), else it
+  // is larger than every machine it may use and spread by the spread rule
   // (plan_spread).
   const bool spread = std::none_of(s.machines.begin(), s.machines.end(),
                                    [&](std::uint32_t m) { return machines[m].free_gpus >= job.gpus; });
+  if (spread && one_machine_could_hold(machines, job.gpus, allowed)) return std::nullopt;
   PriorWeights use = w;
   if (spread) {
     const SpreadPlan plan = plan_spread(gp, machines, fastest_floor(machines, job.gpus, s.machines), pj, scorer, w, s);
