@@ -11,7 +11,8 @@
 //                  machines in that speed order. Types outside the table, or
 //                  given a `speed` in the cluster file, have one speed for
 //                  every job type; a type of the table is taken to follow its
-//                  per-job-type ratios.
+//                  per-job-type ratios. The learned placement reads the
+//                  same factors (policy/core/job_type_speeds.h).
 //   gavel-las      ordering: Tiresias' discretised LAS as tiresias-las runs
 //                  it (dlas.h: queues at 3250 and 7200 GPU-seconds, demoted
 //                  jobs at a queue's end, pending jobs behind running ones),

@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <cmath>
 #include <unordered_map>
 #include <vector>
 
@@ -12,22 +11,14 @@ namespace {
 
 class TypeAffinity : public PlacementPolicy, public PlacedSpeeds {
  public:
-  explicit TypeAffinity(const ThroughputTable* table) : table_(table) {
-    if (!table_) return;
-    // Each table type's geometric mean over job types, as the cluster model
-    // computes the mean speed a machine's known speed carries.
-    for (size_t g = 0; g < table_->gpu_types().size(); ++g) {
-      double lg = 0;
-      for (int jt = 0; jt < table_->job_types(); ++jt)
-        lg += std::log(std::max(1e-6, table_->speed_ratio(jt, static_cast<int>(g))));
-      mean_.push_back(table_->job_types() ? std::exp(lg / table_->job_types()) : 1.0);
-    }
+  explicit TypeAffinity(const ThroughputTable* table) {
+    if (table) speeds_ = job_type_speeds(*table);
   }
   std::string name() const override { return "type-affinity"; }
 
   std::optional<Placement> place(const JobView& job, const ClusterView& c) override {
     std::vector<double> speed(c.machines.size(), 0);
-    affinity(job, c);
+    speeds_.factors(job.job_type, c.gpu_types, affinity_);
     for (size_t m = 0; m < c.machines.size(); ++m) speed[m] = c.machines[m].speed * affinity_[c.machines[m].gpu_type];
     int best = -1;
     for (size_t m = 0; m < c.machines.size(); ++m) {
@@ -60,19 +51,8 @@ class TypeAffinity : public PlacementPolicy, public PlacedSpeeds {
   }
 
  private:
-  // The job's speed on each cluster type relative to that type's mean.
-  void affinity(const JobView& job, const ClusterView& c) {
-    affinity_.assign(c.gpu_types.size(), 1.0);
-    const int jt = table_ ? table_->find_job_type(job.job_type) : -1;
-    if (jt < 0) return;
-    for (size_t t = 0; t < c.gpu_types.size(); ++t) {
-      const int g = table_->find_gpu(c.gpu_types[t]);
-      if (g >= 0) affinity_[t] = std::max(1e-6, table_->speed_ratio(jt, g)) / mean_[g];
-    }
-  }
-
-  const ThroughputTable* table_;
-  std::vector<double> mean_, affinity_;
+  JobTypeSpeeds speeds_;          // empty without a table: every factor 1
+  std::vector<double> affinity_;  // the job's factor on each cluster type
   std::unordered_map<int64_t, double> placed_;
 };
 

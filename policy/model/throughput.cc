@@ -1,6 +1,7 @@
 #include "policy/model/throughput.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "policy/util/text.h"
 
@@ -93,6 +94,24 @@ double ThroughputTable::spread_factor(int jt, int s, int gpu) const {
     if (c > 0 && u > 0) return std::clamp(u / c, 0.05, 1.0);
   }
   return 1.0;  // not measured at this scale: no penalty known
+}
+
+JobTypeSpeeds job_type_speeds(const ThroughputTable& table) {
+  JobTypeSpeeds s;
+  s.gpu_types = table.gpu_types();
+  const int n = table.job_types();
+  std::vector<double> mean(s.gpu_types.size(), 1.0);
+  for (std::size_t g = 0; g < mean.size() && n > 0; ++g) {
+    double lg = 0;
+    for (int jt = 0; jt < n; ++jt) lg += std::log(std::max(1e-6, table.speed_ratio(jt, static_cast<int>(g))));
+    mean[g] = std::exp(lg / n);
+  }
+  for (int jt = 0; jt < n; ++jt) {
+    std::vector<double>& a = s.affinity[table.job_type_name(jt)];
+    for (std::size_t g = 0; g < mean.size(); ++g)
+      a.push_back(std::max(1e-6, table.speed_ratio(jt, static_cast<int>(g))) / mean[g]);
+  }
+  return s;
 }
 
 }  // namespace duet

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "policy/core/job_type_speeds.h"
+
 namespace duet {
 
 class ThroughputTable {
@@ -53,5 +55,10 @@ class ThroughputTable {
   size_t J() const { return names_.size(); }
   void grow();
 };
+
+// Each job type's speed on each of the table's GPU types over the type's
+// geometric mean across job types (the mean a machine's known speed carries,
+// cluster_model.h).
+JobTypeSpeeds job_type_speeds(const ThroughputTable& table);
 
 }  // namespace duet

@@ -36,6 +36,7 @@ std::shared_ptr<const learn::Model> need_model(const PolicyContext& c) {
 learn::DuetPolicyOptions learned_placement(const PolicyContext& c) {
   learn::DuetPolicyOptions o;
   o.seed = c.seed;
+  if (c.throughputs) o.job_speeds = std::make_shared<const JobTypeSpeeds>(job_type_speeds(*c.throughputs));
   return o;
 }
 
@@ -91,6 +92,14 @@ const Entry<PlacementFactory> kPlacements[] = {
     // features, or no GP at all (prior mean and variance only).
     {"duet-rbf", duet_kernel<learn::KernelKind::rbf>},
     {"duet-nogp", duet_kernel<learn::KernelKind::none>},
+    // Every job placed by its machines' known speeds, its type's speeds on
+    // each GPU type unused (as select/duet, which does not know job types).
+    {"duet-type-blind",
+     [](const PolicyContext& c) {
+       auto o = learned_placement(c);
+       o.type_blind = true;
+       return learn::make_duet_placement(need_model(c), o);
+     }},
     // A job no machine holds alone, whatever the model's rule: the fastest
     // machines that hold it, the slowest at or above that floor, the slowest
     // of all, or the model's first machine (duet train --spread-sets).

@@ -210,6 +210,47 @@ START_TEST(placement_uses_gp_and_prefers_fast_machines) {
 }
 END_TEST
 
+// A job of a known type is placed by its type's speeds (Gavel's table), as
+// type-affinity places it: of a K80 and a P100 machine, the K80 one is the
+// slower by the types' mean speeds but the faster for a job type that K80
+// suits better than the mean job does. duet-type-blind takes the P100.
+START_TEST(placement_uses_the_job_types_speeds) {
+  const JobTypeSpeeds speeds = job_type_speeds(gavel_table());
+  const int k80 = gavel_table().find_gpu("k80"), p100 = gavel_table().find_gpu("p100");
+  ck_assert(k80 >= 0 && p100 >= 0);
+  std::string type;
+  double r = 0;  // the job type's factor on K80 over its factor on P100, the largest
+  for (const auto& [name, a] : speeds.affinity)
+    if (a[k80] / a[p100] > r) r = a[k80] / a[p100], type = name;
+  ck_assert_msg(r > 1.2, "no job type suits K80 better than P100 by 20%% (%g)", r);
+  // Known speeds: P100 1.0, K80 1/sqrt(r); for the job: P100 a[p100], K80 a[k80]/sqrt(r), sqrt(r) times faster.
+  std::vector<std::string> types = {"P100", "K80"};
+  std::vector<MachineView> ms = {{"p", 0, 4, 4, 0, 1.0, 0}, {"k", 1, 4, 4, 0, 1.0 / std::sqrt(r), 0}};
+  ClusterView c{0, types, ms, 8, 8, 0};
+  JobView j;
+  j.id = 1;
+  j.gpus = 2;
+  j.job_type = type;
+  auto m = untrained(3);
+  DuetPolicyOptions opt;
+  opt.prior_weight = 100;  // the prior dominates the untrained head
+  opt.job_speeds = std::make_shared<const JobTypeSpeeds>(speeds);
+  auto typed = make_duet_placement(m, opt);
+  opt.type_blind = true;
+  auto blind = make_duet_placement(m, opt);
+  PolicyContext ctx;
+  ctx.model = m;
+  ctx.throughputs = &gavel_table();
+  auto affinity = make_placement("type-affinity", ctx);
+  ck_assert_str_eq(make_placement("duet-type-blind", ctx)->name().c_str(), "duet-type-blind");
+  ck_assert_int_eq((*affinity->place(j, c))[0].machine, 1);
+  ck_assert_int_eq((*typed->place(j, c))[0].machine, 1);
+  ck_assert_int_eq((*blind->place(j, c))[0].machine, 0);
+  j.job_type = "no such type";  // unknown: the known speeds
+  ck_assert_int_eq((*typed->place(j, c))[0].machine, 0);
+}
+END_TEST
+
 // A job no machine can hold runs at its slowest part's speed: the machine set
 // comes from the fastest machines that can hold it together, whatever the
 // scores say (here a prior that prefers slow machines).
@@ -460,6 +501,7 @@ int main() {
   tcase_add_test(tc, deterministic_for_a_seed);
   tcase_add_test(tc, registry_needs_a_model);
   tcase_add_test(tc, placement_uses_gp_and_prefers_fast_machines);
+  tcase_add_test(tc, placement_uses_the_job_types_speeds);
   tcase_add_test(tc, spread_job_keeps_fastest_floor);
   tcase_add_test(tc, slow_sets_spread_over_the_slowest_machines);
   tcase_add_test(tc, tight_sets_take_the_slowest_machines_above_the_floor);

@@ -30,9 +30,11 @@ class DuetPlacement : public PlacementPolicy {
         opt_(o),
         prior_{o.prior_weight, o.risk_aversion, o.spread.value_or(model_->spread)} {
     for (size_t i = 0; i < model_->job_types.size(); ++i) type_index_[model_->job_types[i]] = static_cast<uint32_t>(i);
+    if (opt_.type_blind) opt_.job_speeds.reset();
   }
   std::string name() const override {
     if (opt_.spread) return std::string("duet-") + spread_sets_name(*opt_.spread) + "-sets";
+    if (opt_.type_blind) return "duet-type-blind";
     if (!opt_.kernel || *opt_.kernel == model_->gp.kind) return "duet";
     return *opt_.kernel == KernelKind::rbf ? "duet-rbf" : *opt_.kernel == KernelKind::none ? "duet-nogp" : "duet-rw";
   }
@@ -43,8 +45,9 @@ class DuetPlacement : public PlacementPolicy {
     const PlacementJob pj{job_type(job.job_type), static_cast<uint16_t>(std::min(job.gpus, 65535))};
     auto m = order_msgs_.find(job.id);
     HeadScorer scorer(head_, m != order_msgs_.end() ? std::span<const float>(m->second) : std::span<const float>());
-    std::optional<Placement> p = place_job(*gp_, c.machines, job, pj, scorer, prior_, scores_);
-    if (p) placed_[job.id] = Placed{*p, placement_speed(c.machines, *p)};
+    const std::span<const MachineView> ms = job_machines(opt_.job_speeds.get(), job, c, factor_, view_);
+    std::optional<Placement> p = place_job(*gp_, ms, job, pj, scorer, prior_, scores_);
+    if (p) placed_[job.id] = Placed{*p, placement_speed(ms, *p)};
     return p;
   }
 
@@ -116,6 +119,8 @@ class DuetPlacement : public PlacementPolicy {
   std::unordered_map<int64_t, Placed> placed_;
   PlacementScores scores_;
   std::vector<uint32_t> all_;
+  std::vector<double> factor_;  // job_machines' scratch
+  std::vector<MachineView> view_;
   std::vector<MachineState> states_;
   std::vector<float> rows_;
   std::unordered_map<int64_t, std::vector<float>> order_msgs_;  // job id -> message, last pass

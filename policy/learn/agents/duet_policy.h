@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "policy/core/job_type_speeds.h"
 #include "policy/core/policy.h"
 #include "policy/learn/agents/machine_set.h"
 #include "policy/learn/agents/placement_features.h"
@@ -48,6 +49,13 @@ struct DuetPolicyOptions {
   // (Model::spread; "duet-fastest-sets", "duet-tight-sets", ...).
   std::optional<KernelKind> kernel;
   std::optional<SpreadSets> spread;
+  // Placement: each job type's speed on each GPU type (Gavel's table), so a
+  // job of a known type is placed by its own speeds (job_machines,
+  // placement_routine.h). Null: every job at its machines' known speeds, as
+  // select/duet places (Slurm does not know a job's type).
+  std::shared_ptr<const JobTypeSpeeds> job_speeds;
+  // Ablation "duet-type-blind": job_speeds ignored.
+  bool type_blind = false;
 };
 
 std::unique_ptr<OrderingPolicy> make_duet_ordering(std::shared_ptr<const Model> m, const DuetPolicyOptions& o = {});

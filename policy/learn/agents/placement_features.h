@@ -14,7 +14,8 @@ class PerformanceGp;
 enum PlacementFeature : std::uint32_t {
   kGpMean = 0,    // GP posterior mean of log(speed / expected) for the job's type
   kGpSd,          // GP posterior standard deviation (risk)
-  kRelSpeed,      // relative speed of the machine's GPU type (reference type = 1)
+  kRelSpeed,      // relative speed of the machine for the job (reference type = 1;
+                  // job_machines, placement_routine.h)
   kPredLogSpeed,  // predicted log speed: log(relative speed) + GP mean
   kFreeShare,     // free GPUs / total GPUs
   kJobShare,      // min(free GPUs, GPUs asked) / GPUs asked (share of the job this machine can hold)
@@ -31,7 +32,7 @@ struct MachineState {
   std::uint16_t free_gpus = 0;
   std::uint16_t total_gpus = 1;
   std::uint16_t colocated_jobs = 0;
-  float rel_speed = 1.0f;  // GPU type speed; unknown types: cluster `speed`
+  float rel_speed = 1.0f;  // the machine's speed for the job (MachineView::speed, as job_machines gives it)
   float locality = 0.0f;
 };
 

@@ -151,6 +151,15 @@ std::optional<Placement> place_job(const PerformanceGp& gp, std::span<const Mach
   return machine_set(gp, machines, job.gpus, pj, first, scorer, use, s);
 }
 
+std::span<const MachineView> job_machines(const JobTypeSpeeds* speeds, const JobView& job, const ClusterView& c,
+                                          std::vector<double>& factor, std::vector<MachineView>& scratch) {
+  if (!speeds || !speeds->factors(job.job_type, c.gpu_types, factor)) return c.machines;
+  scratch.assign(c.machines.begin(), c.machines.end());
+  for (MachineView& m : scratch)
+    if (m.gpu_type >= 0 && static_cast<std::size_t>(m.gpu_type) < factor.size()) m.speed *= factor[m.gpu_type];
+  return scratch;
+}
+
 double placement_speed(std::span<const MachineView> machines, const Placement& p) {
   double speed = 1e300;
   for (const PlacementPart& part : p) speed = std::min(speed, machines[part.machine].speed);

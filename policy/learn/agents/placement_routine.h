@@ -24,6 +24,7 @@
 #include <span>
 #include <vector>
 
+#include "policy/core/job_type_speeds.h"
 #include "policy/core/policy.h"
 #include "policy/learn/agents/machine_set.h"
 #include "policy/learn/agents/placement_features.h"
@@ -125,6 +126,14 @@ SpreadPlan plan_spread(const PerformanceGp& gp, std::span<const MachineView> mac
 std::optional<Placement> place_job(const PerformanceGp& gp, std::span<const MachineView> machines, const JobView& job,
                                    const PlacementJob& pj, PlacementScorer& scorer, const PriorWeights& w,
                                    PlacementScores& s);
+
+// The machines as `job` sees them: each one's speed times the job type's
+// factor on its GPU type (job_type_speeds.h), in `scratch`; c.machines
+// itself when speeds is null or does not know the job's type. The routine,
+// its prior and the speed a placement is expected to run at then all use the
+// job's own speeds, as the type-affinity baseline does.
+std::span<const MachineView> job_machines(const JobTypeSpeeds* speeds, const JobView& job, const ClusterView& c,
+                                          std::vector<double>& factor, std::vector<MachineView>& scratch);
 
 // The speed a placement runs at: its slowest machine's.
 double placement_speed(std::span<const MachineView> machines, const Placement& p);

@@ -173,14 +173,15 @@ std::optional<Placement> TrainPlacement::place(const JobView& job, const Cluster
   if (auto it = pass.row.find(job.id); it != pass.row.end()) st.job_row = it->second;
   NetScorer scorer(r_, job_msg(pass.order_msgs, st.job_row, r_.base->nets), st);
   const PriorWeights w{r_.popt.prior_weight, r_.popt.risk_aversion, r_.popt.spread.value_or(r_.base->spread)};
-  std::optional<Placement> p = place_job(*r_.gp, c.machines, job, pj, scorer, w, r_.scores);
+  const std::span<const MachineView> ms = job_machines(r_.popt.job_speeds.get(), job, c, r_.factor, r_.view);
+  std::optional<Placement> p = place_job(*r_.gp, ms, job, pj, scorer, w, r_.scores);
   if (!p) return std::nullopt;
   if (auto it = pass.pos.find(job.id); it != pass.pos.end()) pass.prefix = std::max(pass.prefix, it->second + 1);
   pass.places.push_back(static_cast<int>(r_.steps.size()));
   const std::size_t bytes = 4 * static_cast<std::size_t>(st.rows.numel() + st.prior.numel()) + 1024;
   r_.steps.push_back(std::move(st));
   r_.record(bytes, c.now_s);
-  r_.placed[job.id] = {*p, placement_speed(c.machines, *p)};
+  r_.placed[job.id] = {*p, placement_speed(ms, *p)};
   return p;
 }
 

@@ -62,7 +62,7 @@ struct Episode {
 struct Rollout {
   Nets* nets = nullptr;
   const Model* base = nullptr;
-  DuetPolicyOptions popt;  // the priors' weights (the deployed ones), messages, spread rule
+  DuetPolicyOptions popt;  // the priors' weights (the deployed ones), messages, spread rule, job speeds
   std::mt19937_64 rng;
   bool sample = true;  // false: greedy, as deployed
   std::vector<Pass> passes;
@@ -70,6 +70,8 @@ struct Rollout {
   JobHistory history;
   std::unique_ptr<PerformanceGp> gp;
   PlacementScores scores;
+  std::vector<double> factor;  // job_machines' scratch
+  std::vector<MachineView> view;
   std::unordered_map<std::int64_t, std::pair<Placement, double>> placed;  // job id -> where, its speed
   std::unordered_map<std::string, std::uint32_t> type_index;
   // The passes' and steps' size, roughly, and where the rollout stops
@@ -113,8 +115,8 @@ class TrainPlacement : public PlacementPolicy {
 // One episode on trace window t in the simulator (`sim` with `seed` for its
 // model's seed); reward of pass k =
 // -(integral of jobs in system from pass k to pass k+1), in job-hours.
-// `agents`: their messages and spread rule (the priors' weights stay the
-// deployed defaults). An episode whose record of decisions outgrows
+// `agents`: their messages, spread rule and job speeds (the priors' weights
+// stay the deployed defaults). An episode whose record of decisions outgrows
 // byte_limit (0: none) throws std::runtime_error saying so, before the host
 // runs out of memory: a window so congested that its queue lasts for
 // simulated years makes a decision pass every period all the while.

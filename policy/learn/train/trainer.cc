@@ -126,11 +126,13 @@ SimOptions sim_options(const TrainOptions& o) {
   return so;
 }
 
-// What rollouts and evaluations run the agents with (the start model's spread rule).
-DuetPolicyOptions agent_options(const TrainOptions& o, const Model& start) {
+// What rollouts and evaluations run the agents with (the start model's
+// spread rule, each job type's speeds from the table, as deployed).
+DuetPolicyOptions agent_options(const TrainOptions& o, const Model& start, const ThroughputTable& table) {
   DuetPolicyOptions po;
   po.messages = o.messages;
   po.spread = start.spread;
+  po.job_speeds = std::make_shared<const JobTypeSpeeds>(job_type_speeds(table));
   return po;
 }
 
@@ -159,7 +161,7 @@ class TrainRun {
         opt_(nets_.params(o.agents), torch::optim::AdamOptions(o.lr)),
         eval_(window(trace, 0, o.window_jobs)),
         prov_(provenance(o)),
-        agents_(agent_options(o, base_)),
+        agents_(agent_options(o, base_, table)),
         sim_(sim_options(o)),
         byte_limit_(rollout_byte_limit(o)),
         rank_(o.workers ? o.workers->rank() : 0) {
