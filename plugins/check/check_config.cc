@@ -13,6 +13,7 @@
 #include "plugins/seam/node_ranker.h"
 #include "plugins/seam/seam.h"
 #include "plugins/seam/site_factor_scale.h"
+#include "policy/model/gavel.h"
 #include "policy/util/printable.h"
 #include "policy/util/text.h"
 
@@ -238,9 +239,22 @@ class Checker {
     return check_trust(c.node_speeds_file);
   }
 
+  bool check_job_type_speeds() {
+    const DuetConf& c = conf_.conf;
+    if (c.job_type_speeds_file.empty()) return true;
+    try {
+      read_gavel(c.job_type_speeds_file);
+    } catch (const std::exception& e) {
+      conf_problem("JobTypeSpeedsFile", std::string("JobTypeSpeedsFile ") + e.what());
+      return false;
+    }
+    return check_trust(c.job_type_speeds_file);
+  }
+
   void check_placement_agent() {
     DuetConf c = conf_.conf;
     const bool speeds_ok = check_speeds();
+    if (!check_job_type_speeds()) c.job_type_speeds_file.clear();  // said above
     if (c.ranker == "none") {
       placement_summary_ = "Ranker=none";
       return;

@@ -5,8 +5,8 @@
 //   duet.conf   every key and value (duet_conf.h);
 //   the models  format, version, checksum, and that each loads as the agent
 //               its key feeds (Scorer=model, Ranker=model);
-//   NodeSpeedsFile  readable and well formed;
-//   trust       duet.conf, the models and the speeds file as file_trust.h
+//   NodeSpeedsFile, JobTypeSpeedsFile  readable and well formed;
+//   trust       duet.conf, the models and the speeds files as file_trust.h
 //               requires for root and slurm.conf's SlurmUser;
 //   slurm.conf  the lines duet needs (etc/slurm.conf.d/duet.conf);
 //   preemption  Preemption=requeue with a model that is not preemptive, or

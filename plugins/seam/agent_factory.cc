@@ -12,6 +12,7 @@
 #include "plugins/seam/seam.h"
 #include "policy/io/node_speeds.h"
 #include "policy/learn/model/model_limits.h"
+#include "policy/model/gavel.h"
 #include "policy/util/printable.h"
 #include "policy/util/safe_file.h"
 
@@ -58,6 +59,13 @@ bool check_speeds(const DuetConf& conf, std::string* error) {
   return check_file(conf, conf.node_speeds_file, "NodeSpeedsFile", kMaxNodeSpeedsBytes, "node speeds CSV", error);
 }
 
+// JobTypeSpeedsFile, when set (its size limit: policy/model/gavel.h).
+bool check_job_type_speeds(const DuetConf& conf, std::string* error) {
+  if (conf.job_type_speeds_file.empty()) return true;
+  return check_file(conf, conf.job_type_speeds_file, "JobTypeSpeedsFile", kMaxGavelJsonBytes, "throughput table (JSON)",
+                    error);
+}
+
 std::unique_ptr<OrderScorer> make_model_scorer(const DuetConf& conf, std::string* error) {
   if (!check_model(conf, conf.model_path, "ModelPath", error)) return nullptr;
   if (!g_order_loader) {
@@ -73,7 +81,8 @@ std::unique_ptr<OrderScorer> make_model_scorer(const DuetConf& conf, std::string
 
 PlacementAgent make_model_placement(const DuetConf& conf, std::vector<std::string>* errors) {
   std::string why;
-  if (!check_model(conf, conf.placement_model_path, "PlacementModelPath", &why) || !check_speeds(conf, &why)) {
+  if (!check_model(conf, conf.placement_model_path, "PlacementModelPath", &why) || !check_speeds(conf, &why) ||
+      !check_job_type_speeds(conf, &why)) {
     errors->push_back(why);
     return {};
   }

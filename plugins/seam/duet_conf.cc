@@ -139,6 +139,8 @@ const std::vector<Key>& keys() {
        [](DuetConf& c, Text v, Text f, std::string* e) { return set_path(c.placement_model_path, v, f, e); }},
       {"NodeSpeedsFile",
        [](DuetConf& c, Text v, Text f, std::string* e) { return set_path(c.node_speeds_file, v, f, e); }},
+      {"JobTypeSpeedsFile",
+       [](DuetConf& c, Text v, Text f, std::string* e) { return set_path(c.job_type_speeds_file, v, f, e); }},
       {"Observer",
        [](DuetConf& c, Text v, Text, std::string* e) {
          return set_choice(c.observer, v, {"node-stats", "none"}, e);

@@ -37,12 +37,13 @@ struct DuetConf {
   std::string ranker = "model";         // model | prefer-fast | none
   std::string placement_model_path;     // "" = <conf dir>/duet-placement.model
   std::string node_speeds_file;         // CSV with columns node,...,speed
+  std::string job_type_speeds_file;     // Gavel's throughput table (JSON); "" = none
   std::string observer = "node-stats";  // node-stats | none
   // both
   bool explain = true;  // write SystemComment "duet: ..."
   LogLevel log_level = LogLevel::kInfo;
   // Not a key: set by load_duet_conf's caller (the plugins: SlurmUser's uid).
-  // When set, the model and node speeds files must pass the trust check of
+  // When set, the model, node speeds and job type speeds files must pass the trust check of
   // file_trust.h or are refused (the plugins then fall back).
   std::optional<std::uint32_t> trusted_uid;
 };

@@ -9,9 +9,6 @@
 
 namespace duet {
 
-// The largest throughput table read (Gavel's is 1.2 MB).
-constexpr std::uint64_t kMaxJsonBytes = std::uint64_t{64} << 20;
-
 bool parse_gavel_key(const std::string& key, std::string& name, int& scale) {
   if (key.size() < 7 || key.compare(0, 2, "('") != 0 || key.back() != ')') return false;
   size_t q = key.rfind("', ");
@@ -29,7 +26,7 @@ namespace {
 nlohmann::json parse_json_file(const std::string& path) {
   std::string text;
   try {
-    text = read_regular_file(path, kMaxJsonBytes, "throughput table (JSON)");
+    text = read_regular_file(path, kMaxGavelJsonBytes, "throughput table (JSON)");
   } catch (const FileError& e) { throw InputError(path, 0, 0, e.reason()); }
   try {
     return nlohmann::json::parse(text);

@@ -3,11 +3,15 @@
 //  "v100_unconsolidated": {...}, ...}. Steps/s alone ("null") and co-located.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "policy/model/throughput.h"
 
 namespace duet {
+
+// The largest table read (64 MiB; Gavel's is 1.2 MB).
+inline constexpr std::uint64_t kMaxGavelJsonBytes = std::uint64_t{64} << 20;
 
 // Throws InputError (file, line, column of a JSON syntax error; the key path
 // for a wrong structure). Needs the reference type "v100".

@@ -2,7 +2,8 @@
 # Scorer=model and Ranker=model with a model file (`duet model init`, any
 # model works: nothing here depends on what it learned):
 #  - both plugins log the learned agent with the model file's cksum;
-#  - a job lands on the node the placement agent scores best (explanation);
+#  - a job lands on the node the placement agent scores best (explanation),
+#    ranked by its type's speeds (JobTypeSpeedsFile, its comment's type);
 #  - its measured run time updates the RWGP, whose state is saved in
 #    StateSaveLocation and is the same after a slurmctld restart;
 #  - pending GPU jobs are scored by the ordering network (non-zero scores,
@@ -22,9 +23,10 @@ duet_cluster_up --nodes 4 --mix v100:4 --speeds 0.6,1.2,0.8,1.0
 model="$CLUSTER_DIR/etc/duet.model"
 "$duet" model init --out "$model" --seed 7 >/dev/null || fail "duet model init"
 crc=$(cksum < "$model" | cut -d' ' -f1)
+cp "$top_srcdir/data/gavel/simulation_throughputs.json" "$CLUSTER_DIR/etc/gavel.json"
 mark=$(wc -l < "$CTLD_LOG")
 write_duet_conf Scorer=model "ModelPath=$model" Ranker=model "PlacementModelPath=$model" \
-  "NodeSpeedsFile=$CLUSTER_DIR/nodes.csv" RescoreInterval=1 \
+  "NodeSpeedsFile=$CLUSTER_DIR/nodes.csv" "JobTypeSpeedsFile=$CLUSTER_DIR/etc/gavel.json" RescoreInterval=1 \
   FallbackAgeWeight=0 FallbackSizeWeight=0 LogLevel=verbose
 agent="model(cksum $crc, format 1)"
 since_conf() { tail -n +"$((mark + 1))" "$CTLD_LOG"; }
@@ -42,6 +44,7 @@ note "explanation: $e"
 best=$(sed -n "s/.*: model(cksum $crc, format 1): best \(node[0-9]*\) .*/\1/p" <<<"$e")
 [ -n "$best" ] || fail "no placement by the model in the explanation of $j: $e"
 [ "$(field "$j" NodeList)" = "$best" ] || fail "job $j on $(field "$j" NodeList), the agent preferred $best"
+grep -qF "best $best (its type's speed" <<<"$e" || fail "job $j of type '$type' not ranked by its type's speeds: $e"
 
 # learning: the measured run time updates the GP (one observation)
 wait_state 30 COMPLETED "$j"

@@ -154,6 +154,16 @@ START_TEST(test_missing_speeds_file_is_named) {
 }
 END_TEST
 
+START_TEST(test_bad_job_type_speeds_file_is_named) {
+  write("gavel.json", "{\"v100\": {\n  \"('ResNet-50', 1)\": \n");
+  write("t.conf", std::string(kGoodConf) + "JobTypeSpeedsFile=gavel.json\n");
+  CheckResult r = check("t.conf", "slurm.conf");
+  ck_assert_int_eq(r.problems.size(), 1);
+  CK_HAS(r, g_dir + "/t.conf:5: JobTypeSpeedsFile " + g_dir + "/gavel.json:3:");
+  ck_assert(all(r).find("PlacementModelPath") == std::string::npos);
+}
+END_TEST
+
 START_TEST(test_prefer_fast_needs_speeds) {
   write("p.conf", "Scorer=fallback\nRanker=prefer-fast\n");
   CheckResult r = check("p.conf", "slurm.conf");
@@ -287,6 +297,7 @@ int main() {
   tcase_add_test(tc, test_world_writable_model_is_refused);
   tcase_add_test(tc, test_world_writable_conf_is_refused);
   tcase_add_test(tc, test_missing_speeds_file_is_named);
+  tcase_add_test(tc, test_bad_job_type_speeds_file_is_named);
   tcase_add_test(tc, test_prefer_fast_needs_speeds);
   tcase_add_test(tc, test_slurm_conf_missing_select_line);
   tcase_add_test(tc, test_slurm_conf_wrong_lines);

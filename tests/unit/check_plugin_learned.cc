@@ -21,6 +21,7 @@
 #include "plugins/seam/placement_agent.h"
 #include "policy/learn/nets/model_init.h"
 #include "tests/unit/in_child.h"
+#include "tests/unit/test_data.h"
 
 #include <check.h>  // last: it defines a fail() macro
 #include "tests/unit/ck_string.h"
@@ -430,6 +431,47 @@ END_TEST
 // A job no node holds alone runs at its slowest node's speed: the nodes below
 // the fastest known-speed floor that holds it go last, even where the learned
 // preference puts one of them above a node at the floor.
+// JobTypeSpeedsFile: a job whose comment names a Gavel job type is ranked by
+// its type's speeds, as the simulator's learned placement ranks it. node1
+// (V100) is the faster by the known speeds; node3 (K80) is the faster for a
+// job type that K80 suits better than the mean job does.
+START_TEST(test_placement_job_type_speeds) {
+  const std::string gavel = test_support::source_path("data/gavel/simulation_throughputs.json");
+  const duet::JobTypeSpeeds speeds = duet::job_type_speeds(test_support::gavel_table());
+  const int k80 = test_support::gavel_table().find_gpu("k80"), v100 = test_support::gavel_table().find_gpu("v100");
+  std::string type;
+  double r = 0;  // the type's factor on K80 over its factor on V100, the largest
+  for (const auto& [name, a] : speeds.affinity)
+    if (a[k80] / a[v100] > r) r = a[k80] / a[v100], type = name;
+  ck_assert_msg(r > 2, "no job type suits K80 twice as well as V100 (%g)", r);
+  DuetConf c = model_conf();
+  c.node_speeds_file = write_file("type-speeds.csv", "node,speed\nnode1,1\nnode2,0.05\nnode3," +
+                                                         std::to_string(1 / std::sqrt(r)) + "\nnode4,0.05\n");
+  std::vector<std::string> errors;
+  PlacementAgent blind = make_placement_agent(c, &errors);
+  c.job_type_speeds_file = gavel;
+  PlacementAgent typed = make_placement_agent(c, &errors);
+  ck_assert_msg(blind.ranker && typed.ranker && errors.empty(), "%s", errors.empty() ? "" : errors[0].c_str());
+  const ClusterInfo cl = cluster();
+  std::vector<double> pb, pt, pu;
+  std::string why, err;
+  const JobInfo j = job(50, 1, 0, "duet:ref=100;type=" + type);
+  CK_OK(blind.ranker->rank(j, cl, pb, &why, &err), err);
+  CK_OK(typed.ranker->rank(j, cl, pt, &why, &err), err);
+  ck_assert_msg(why.find("best node3 (its type's speed") != std::string::npos, "%s", why.c_str());
+  ck_assert_msg(pb[0] > pb[2] && pt[2] > pt[0], "blind %g %g, typed %g %g", pb[0], pb[2], pt[0], pt[2]);
+  CK_OK(typed.ranker->rank(job(51, 1, 0, "duet:type=no such type"), cl, pu, &why, &err), err);
+  ck_assert(pu[0] > pu[2]);  // an unknown type: the known speeds
+  // a bad table names the key and where the file is wrong
+  c.job_type_speeds_file = write_file("bad-gavel.json", "{\"v100\": [1,\n");
+  errors.clear();
+  ck_assert(make_placement_agent(c, &errors).ranker == nullptr);
+  ck_assert_msg(errors.size() == 1 && errors[0].find("JobTypeSpeedsFile ") != std::string::npos &&
+                    errors[0].find("bad-gavel.json:2:") != std::string::npos,
+                "%s", errors.empty() ? "" : errors[0].c_str());
+}
+END_TEST
+
 START_TEST(test_placement_spread_job_speed_floor) {
   std::vector<std::string> errors;
   PlacementAgent a = make_placement_agent(model_conf(), &errors);
@@ -665,6 +707,7 @@ int main() {
   tcase_add_test(tc, test_ordering_agent_scores);
   tcase_add_test(tc, test_model_load_errors);
   tcase_add_test(tc, test_placement_agent_ranks_learns_and_restores);
+  tcase_add_test(tc, test_placement_job_type_speeds);
   tcase_add_test(tc, test_placement_spread_job_speed_floor);
   tcase_add_test(tc, test_placement_spread_rule_of_the_model);
   tcase_add_test(tc, test_ordering_agent_messages);

@@ -3,7 +3,8 @@
 //   rank     RWGP posterior (mean, sd of log speed vs expected) per node +
 //            the placement head (plain C++, Eigen) + the risk-aware prior
 //            log(known speed) + mean - sd, as policy/learn/duet_policy's
-//            placement does in the simulator;
+//            placement does in the simulator; with JobTypeSpeedsFile, a job
+//            whose comment names its type is ranked by that type's speeds;
 //   observe  a finished job's measured vs expected run time on its nodes
 //            updates the RWGP online;
 //   save     the GP's window and long-term statistics by node name (text),
@@ -37,6 +38,7 @@
 #include "policy/learn/agents/placement_routine.h"
 #include "policy/learn/gp/performance_gp.h"
 #include "policy/learn/model/model_file.h"
+#include "policy/model/gavel.h"
 
 namespace duet::plugin {
 namespace {
@@ -63,8 +65,13 @@ struct SavedState {
 // The agent; select/duet sees it through the two faces below.
 class LearnedPlacement {
  public:
-  LearnedPlacement(std::shared_ptr<const learn::Model> m, std::string name, std::map<std::string, double> speeds)
-      : model_(std::move(m)), head_(*model_), name_(std::move(name)), speeds_(std::move(speeds)) {
+  LearnedPlacement(std::shared_ptr<const learn::Model> m, std::string name, std::map<std::string, double> speeds,
+                   std::optional<JobTypeSpeeds> job_speeds)
+      : model_(std::move(m)),
+        head_(*model_),
+        name_(std::move(name)),
+        speeds_(std::move(speeds)),
+        job_speeds_(std::move(job_speeds)) {
     for (size_t i = 0; i < model_->job_types.size(); ++i) type_index_[model_->job_types[i]] = static_cast<uint32_t>(i);
   }
 
@@ -76,6 +83,8 @@ class LearnedPlacement {
       set_cluster(cluster);
       const learn::PlacementJob pj{job_type(job), static_cast<uint16_t>(std::clamp<uint32_t>(job.gpus, 1, 65535))};
       node_views(cluster, views_);
+      job_factors(job, cluster.nodes);
+      for (size_t i = 0; i < views_.size(); ++i) views_[i].speed *= factor_[i];
       publish_message(cluster);
       omsg_.clear();
       if (channel_ && channel_->order_message(job.job_id, omsg_) && omsg_.size() != head_.order_message())
@@ -112,8 +121,8 @@ class LearnedPlacement {
           if (fits && (!best_fits || preference[i] > preference[best])) best = i;
         }
         char buf[200];
-        std::snprintf(buf, sizeof buf, "%s: best %s (known speed %.3g, GP log-speed %+.3f +- %.3f%s)", name_.c_str(),
-                      cluster.nodes[best].name.c_str(), known_speed(cluster.nodes[best].name),
+        std::snprintf(buf, sizeof buf, "%s: best %s (%s speed %.3g, GP log-speed %+.3f +- %.3f%s)", name_.c_str(),
+                      cluster.nodes[best].name.c_str(), typed_ ? "its type's" : "known", views_[best].speed,
                       scores_.rows[best * learn::kPlacementFeatures + learn::kGpMean],
                       scores_.rows[best * learn::kPlacementFeatures + learn::kGpSd],
                       omsg_.empty() ? "" : ", ordering agent's message used");
@@ -211,8 +220,17 @@ class LearnedPlacement {
     const JobHints h = parse_job_hints(o.job.comment);
     if (!(h.ref_s > 0)) return;  // no expectation to compare with
     if (!gp_) return;            // set_cluster comes first (select/duet)
+    // The speed the job was ranked by: its type's where the table knows it.
+    std::vector<NodeInfo> ran;
+    for (const std::string& n : o.nodes) {
+      auto it = std::find_if(last_cluster_.nodes.begin(), last_cluster_.nodes.end(),
+                             [&](const NodeInfo& x) { return x.name == n; });
+      ran.push_back(it != last_cluster_.nodes.end() ? *it : NodeInfo{});
+      ran.back().name = n;
+    }
+    job_factors(o.job, ran);
     double expected = 1e300;
-    for (const std::string& n : o.nodes) expected = std::min(expected, known_speed(n));
+    for (size_t i = 0; i < ran.size(); ++i) expected = std::min(expected, known_speed(ran[i].name) * factor_[i]);
     if (!(expected > 0) || expected > 1e299) return;
     const double v = std::clamp(std::log(h.ref_s / o.run_s / expected), -kClampLog, kClampLog);
     const uint32_t t = job_type(o.job);
@@ -288,6 +306,15 @@ class LearnedPlacement {
     auto it = type_index_.find(parse_job_hints(j.comment).type);
     return it != type_index_.end() ? it->second : static_cast<uint32_t>(model_->job_types.size());
   }
+  // factor_[i]: the job's type's speed on nodes[i]'s GPU type over that
+  // type's mean (1 without JobTypeSpeedsFile, for a job that names no known
+  // type, or a GPU type the table lacks); typed_: some factor applies.
+  void job_factors(const JobInfo& job, const std::vector<NodeInfo>& nodes) {
+    node_types_.clear();
+    for (const NodeInfo& n : nodes) node_types_.push_back(n.gpu_type);
+    typed_ = job_speeds_ && job_speeds_->factors(parse_job_hints(job.comment).type, node_types_, factor_);
+    if (!typed_) factor_.assign(nodes.size(), 1.0);
+  }
   double known_speed(const std::string& node) const {
     auto it = speeds_.find(node);
     return it != speeds_.end() ? it->second : 1.0;
@@ -359,6 +386,10 @@ class LearnedPlacement {
   learn::PlacementHead head_;
   std::string name_;
   std::map<std::string, double> speeds_;  // known speed per node (NodeSpeedsFile), else 1
+  std::optional<JobTypeSpeeds> job_speeds_;  // JobTypeSpeedsFile's
+  std::vector<std::string> node_types_;      // job_factors' scratch
+  std::vector<double> factor_;
+  bool typed_ = false;
   std::map<std::string, uint32_t> type_index_;
   std::unique_ptr<learn::PerformanceGp> gp_;
   std::vector<std::string> names_;     // the GP's machines, cluster order
@@ -423,9 +454,18 @@ PlacementAgent load_placement_agent(const std::string& path, const DuetConf& con
       *error = "NodeSpeedsFile " + *error;
       return {};
     }
+    std::optional<JobTypeSpeeds> job_speeds;
+    if (!conf.job_type_speeds_file.empty()) {
+      try {
+        job_speeds = job_type_speeds(read_gavel(conf.job_type_speeds_file));
+      } catch (const std::exception& e) {
+        *error = std::string("JobTypeSpeedsFile ") + e.what();
+        return {};
+      }
+    }
     auto agent = std::make_shared<LearnedPlacement>(
         m, "model(cksum " + std::to_string(crc) + ", format " + std::to_string(learn::model_version(*m)) + ")",
-        std::move(speeds));
+        std::move(speeds), std::move(job_speeds));
     return PlacementAgent{std::make_shared<RankerFace>(agent), std::make_shared<ObserverFace>(agent)};
   } catch (const std::exception& e) { *error = e.what(); } catch (...) {
     *error = "unknown exception while loading";
