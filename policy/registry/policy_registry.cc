@@ -93,7 +93,7 @@ const Entry<PlacementFactory> kPlacements[] = {
     {"duet-rbf", duet_kernel<learn::KernelKind::rbf>},
     {"duet-nogp", duet_kernel<learn::KernelKind::none>},
     // Every job placed by its machines' known speeds, its type's speeds on
-    // each GPU type unused (as select/duet, which does not know job types).
+    // each GPU type unused (as select/duet without JobTypeSpeedsFile).
     {"duet-type-blind",
      [](const PolicyContext& c) {
        auto o = learned_placement(c);

@@ -52,7 +52,7 @@ struct DuetPolicyOptions {
   // Placement: each job type's speed on each GPU type (Gavel's table), so a
   // job of a known type is placed by its own speeds (job_machines,
   // placement_routine.h). Null: every job at its machines' known speeds, as
-  // select/duet places (Slurm does not know a job's type).
+  // select/duet places without JobTypeSpeedsFile.
   std::shared_ptr<const JobTypeSpeeds> job_speeds;
   // Ablation "duet-type-blind": job_speeds ignored.
   bool type_blind = false;
