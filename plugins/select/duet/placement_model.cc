@@ -83,7 +83,9 @@ class LearnedPlacement {
       set_cluster(cluster);
       const learn::PlacementJob pj{job_type(job), static_cast<uint16_t>(std::clamp<uint32_t>(job.gpus, 1, 65535))};
       node_views(cluster, views_);
-      job_factors(job, cluster.nodes);
+      node_types_.clear();
+      for (const NodeInfo& n : cluster.nodes) node_types_.push_back(n.gpu_type);
+      job_factors(job);
       for (size_t i = 0; i < views_.size(); ++i) views_[i].speed *= factor_[i];
       publish_message(cluster);
       omsg_.clear();
@@ -221,16 +223,15 @@ class LearnedPlacement {
     if (!(h.ref_s > 0)) return;  // no expectation to compare with
     if (!gp_) return;            // set_cluster comes first (select/duet)
     // The speed the job was ranked by: its type's where the table knows it.
-    std::vector<NodeInfo> ran;
+    node_types_.clear();
     for (const std::string& n : o.nodes) {
       auto it = std::find_if(last_cluster_.nodes.begin(), last_cluster_.nodes.end(),
                              [&](const NodeInfo& x) { return x.name == n; });
-      ran.push_back(it != last_cluster_.nodes.end() ? *it : NodeInfo{});
-      ran.back().name = n;
+      node_types_.push_back(it != last_cluster_.nodes.end() ? it->gpu_type : std::string());
     }
-    job_factors(o.job, ran);
+    job_factors(o.job);
     double expected = 1e300;
-    for (size_t i = 0; i < ran.size(); ++i) expected = std::min(expected, known_speed(ran[i].name) * factor_[i]);
+    for (size_t i = 0; i < o.nodes.size(); ++i) expected = std::min(expected, known_speed(o.nodes[i]) * factor_[i]);
     if (!(expected > 0) || expected > 1e299) return;
     const double v = std::clamp(std::log(h.ref_s / o.run_s / expected), -kClampLog, kClampLog);
     const uint32_t t = job_type(o.job);
@@ -306,14 +307,12 @@ class LearnedPlacement {
     auto it = type_index_.find(parse_job_hints(j.comment).type);
     return it != type_index_.end() ? it->second : static_cast<uint32_t>(model_->job_types.size());
   }
-  // factor_[i]: the job's type's speed on nodes[i]'s GPU type over that
+  // factor_[i]: the job's type's speed on GPU type node_types_[i] over that
   // type's mean (1 without JobTypeSpeedsFile, for a job that names no known
   // type, or a GPU type the table lacks); typed_: some factor applies.
-  void job_factors(const JobInfo& job, const std::vector<NodeInfo>& nodes) {
-    node_types_.clear();
-    for (const NodeInfo& n : nodes) node_types_.push_back(n.gpu_type);
+  void job_factors(const JobInfo& job) {
     typed_ = job_speeds_ && job_speeds_->factors(parse_job_hints(job.comment).type, node_types_, factor_);
-    if (!typed_) factor_.assign(nodes.size(), 1.0);
+    if (!typed_) factor_.assign(node_types_.size(), 1.0);
   }
   double known_speed(const std::string& node) const {
     auto it = speeds_.find(node);
@@ -387,7 +386,7 @@ class LearnedPlacement {
   std::string name_;
   std::map<std::string, double> speeds_;  // known speed per node (NodeSpeedsFile), else 1
   std::optional<JobTypeSpeeds> job_speeds_;  // JobTypeSpeedsFile's
-  std::vector<std::string> node_types_;      // job_factors' scratch
+  std::vector<std::string> node_types_;      // job_factors' input: the nodes' GPU types
   std::vector<double> factor_;
   bool typed_ = false;
   std::map<std::string, uint32_t> type_index_;
