@@ -105,6 +105,7 @@ void generate(const GenerateArgs& a) {
     j["gpu_types"] = type_list(sc.cluster);
     j["capacity_reference_gpus"] = sc.capacity;
     j["offered_load"] = sc.offered_load;
+    j["max_load"] = sc.max_load;
     j["philly_vc"] = sc.philly_vc;
     std::cout << j.dump() << "\n";
   }
@@ -114,6 +115,11 @@ void generate(const GenerateArgs& a) {
       a.seed, spec.family, spec.workload, sc.philly_vc.empty() ? "" : " (VC " + sc.philly_vc + ")",
       sc.trace.jobs.size(), span_d, sc.cluster.total_gpus(), sc.cluster.machines.size(), type_list(sc.cluster),
       sc.capacity, sc.offered_load);
+  if (sc.offered_load < sc.resolved.load.lo * (1 - 1e-3))
+    std::cerr << fmt::format(
+        "duet scenario: warning: load {:.3f} asked, but these jobs' GPUs add up to {:.3f} of the cluster: "
+        "raise --jobs or lower cluster_gpus\n",
+        sc.resolved.load.lo, sc.max_load);
 }
 
 void list() {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "policy/io/limits.h"
@@ -45,15 +46,46 @@ double reference_capacity(const ClusterModel& c) {
   return cap;
 }
 
-double offered_load(const Trace& t, const ClusterModel& c) {
-  double work = 0, last = 0;
-  for (const JobSpec& j : t.jobs) {
-    work += j.duration * j.gpus;
-    last = std::max(last, j.submit);
-  }
-  const double cap = reference_capacity(c);
-  return t.jobs.empty() || cap <= 0 ? 0 : work / std::max(last, 1.0) / cap;
+double window_load(const std::vector<JobSpec>& jobs, double span, double capacity) {
+  if (jobs.empty() || capacity <= 0) return 0;
+  span = std::max(span, 1.0);
+  double work = 0;
+  for (const JobSpec& j : jobs) work += std::min(j.duration, span) * j.gpus;
+  return work / span / capacity;
 }
+
+double offered_load(const Trace& t, const ClusterModel& c) {
+  double last = 0;
+  for (const JobSpec& j : t.jobs) last = std::max(last, j.submit);
+  return window_load(t.jobs, last, reference_capacity(c));
+}
+
+namespace {
+
+// The span of submissions whose window load is `load`. The load falls as the
+// span grows (each job's share, GPUs x min(duration / span, 1), does), so it
+// is bisected. Past the most the jobs can offer (every job inside the
+// window: their GPUs over the capacity) the span is the shortest job's
+// duration: every job submitted within it, as close as the jobs come.
+double span_for_load(const std::vector<JobSpec>& jobs, double load, double capacity) {
+  double work = 0, shortest = std::numeric_limits<double>::infinity();
+  for (const JobSpec& j : jobs) {
+    work += j.duration * j.gpus;
+    shortest = std::min(shortest, j.duration);
+  }
+  double hi = std::max(1.0, work / (load * capacity));  // unclipped: load(hi) <= asked
+  if (window_load(jobs, hi, capacity) >= load) return hi;
+  const double lo0 = std::max(1.0, shortest);
+  if (window_load(jobs, lo0, capacity) <= load) return lo0;
+  double lo = lo0;
+  for (int i = 0; i < 200 && hi - lo > 1e-9 * hi; ++i) {
+    const double mid = std::sqrt(lo * hi);
+    (window_load(jobs, mid, capacity) >= load ? lo : hi) = mid;
+  }
+  return hi;
+}
+
+}  // namespace
 
 double hill_tail_index(std::vector<double> v, size_t k) {
   if (k == 0 || k >= v.size()) throw std::invalid_argument("hill_tail_index: need 0 < k < n");
@@ -78,10 +110,7 @@ Scenario generate_scenario(const ScenarioSpec& spec, uint64_t seed, const Throug
 
   Rng job_rng(mix_seed(seed, kJobs));
   std::vector<JobSpec> jobs = scenario::make_jobs(s, model.total_gpus, table, sources, job_rng, &out.philly_vc);
-  double work = 0;
-  for (const JobSpec& j : jobs) work += j.duration * j.gpus;
-  // The span of submissions that gives the offered load asked for.
-  const double span = std::max(1.0, work / (s.load.lo * out.capacity));
+  const double span = span_for_load(jobs, s.load.lo, out.capacity);
   if (span > kMaxTraceSeconds)
     throw std::invalid_argument(
         "the submissions would span more than a trace may (10 years): lower jobs or raise load");
@@ -96,6 +125,9 @@ Scenario generate_scenario(const ScenarioSpec& spec, uint64_t seed, const Throug
   out.trace.source = "scenario trace";
   out.trace.jobs = std::move(jobs);
   out.offered_load = offered_load(out.trace, model);
+  double gpus = 0;
+  for (const JobSpec& j : out.trace.jobs) gpus += j.duration > 0 ? j.gpus : 0;
+  out.max_load = out.capacity > 0 ? gpus / out.capacity : 0;
   return out;
 }
 

@@ -424,6 +424,16 @@ START_TEST(scenario_generate_is_deterministic_and_simulates) {
       run("sim --trace '" + d + "/t1.csv' --cluster '" + d + "/c1.csv' --order gavel-las --place type-affinity --json");
   ck_assert_msg(s.rc == 0, "%s", s.err.c_str());
   ck_assert_int_eq(nlohmann::json::parse(s.out)["jobs"].get<int>(), 200);
+  // A load these jobs cannot offer: said, and the load reached reported.
+  Out w = run("scenario generate --seed 1 --family large --jobs 20 --load 0.9 --json --trace-out '" + d +
+              "/t4.csv' --cluster-out '" + d + "/c4.csv'");
+  ck_assert_msg(
+      w.rc == 0 && w.err.find("warning: load 0.900 asked, but these jobs' GPUs add up to") != std::string::npos, "%s",
+      w.err.c_str());
+  const auto wj = nlohmann::json::parse(w.out);
+  ck_assert(wj["offered_load"].get<double>() < 0.9 &&
+            std::fabs(wj["offered_load"].get<double>() - wj["max_load"].get<double>()) < 1e-3);
+  ck_assert(a.err.find("warning") == std::string::npos);
   Out l = run("scenario list");
   ck_assert(l.rc == 0 && l.out.find("heavy-tail") != std::string::npos &&
             l.out.find("pareto_alpha") != std::string::npos);
