@@ -3,6 +3,8 @@
 //   duet model info M                    what a model file holds
 //   duet model combine --order A --place B --out M
 //                                        agents of two models in one
+//   duet model set M --spread-sets R --out N
+//                                        a copy with another spread rule
 #include <cstdio>
 #include <iostream>
 
@@ -23,6 +25,7 @@ struct ModelArgs {
   uint64_t seed = 1;
   bool preemptive = false;
   std::string prior = "las";
+  std::string spread;
 };
 
 }  // namespace
@@ -72,6 +75,23 @@ void setup_model(CLI::App* app) {
     learn::save_model(m, args->out);
     std::cout << fmt::format("wrote {} (ordering from {}, placement from {})\n", args->out, args->order_from,
                              args->place_from);
+  });
+  CLI::App* set = app->add_subcommand("set", "a copy of a model with another spread rule (nothing retrained)");
+  set->add_option("model", args->in, "model file to read")->required();
+  set->add_option("--spread-sets", args->spread,
+                  "the placement's rule for the machines of a job no machine holds alone: fastest, tight, slow or "
+                  "learned (duet-train(1), Spread jobs)")
+      ->required()
+      ->check(CLI::IsMember(learn::spread_sets_names()));
+  set->add_option("--out,-o", args->out, "model file to write")->required();
+  set->callback([args] {
+    learn::Model m = learn::load_model(args->in);
+    const learn::SpreadSets was = m.spread;
+    m.spread = learn::parse_spread_sets(args->spread);
+    m.provenance += fmt::format("; duet model set --spread-sets {}", args->spread);
+    learn::save_model(m, args->out);
+    std::cout << fmt::format("wrote {} (spread sets {}, was {}; format {})\n", args->out, args->spread,
+                             learn::spread_sets_name(was), learn::model_version(m));
   });
 }
 

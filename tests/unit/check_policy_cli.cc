@@ -335,6 +335,43 @@ START_TEST(sim_jobs_out_and_consolidation) {
 }
 END_TEST
 
+// duet model set: a copy that differs in the spread rule alone. A 6-GPU job
+// that no machine holds: the fastest rule puts it on the V100 machine and a
+// K80 one (it runs at K80 speed), the tight rule on the two K80 machines,
+// leaving the V100 free; the copy places exactly as the original does with
+// --place duet-tight-sets.
+START_TEST(model_set_changes_the_spread_rule_only) {
+  const std::string d = tmpdir();
+  write(d + "/c.csv", "machine,gpu_type,num_gpus\nm1,V100,4\nm2,K80,4\nm3,K80,4\n");
+  write(d + "/t.csv", "job_id,submit,duration,num_gpus,user\n1,0,1000,6,ann\n");
+  ck_assert_int_eq(run("model init --seed 3 -o '" + d + "/a.model'").rc, 0);
+  Out set = run("model set '" + d + "/a.model' --spread-sets tight -o '" + d + "/b.model'");
+  ck_assert_msg(set.rc == 0 && set.out.find("spread sets tight, was fastest; format 3") != std::string::npos, "%s%s",
+                set.out.c_str(), set.err.c_str());
+  Out info = run("model info '" + d + "/b.model'");
+  ck_assert_msg(
+      info.out.find("spread sets  tight\n") != std::string::npos &&
+          info.out.find("duet model init --seed 3; duet model set --spread-sets tight\n") != std::string::npos,
+      "%s", info.out.c_str());
+  // --ideal: the two K80 machines equally fast (no drawn per-machine spread)
+  const std::string sim = "sim --trace '" + d + "/t.csv' --cluster '" + d + "/c.csv' --ideal --order fifo ";
+  auto machines = [&](const std::string& place, const std::string& model, const std::string& out) {
+    Out r = run(sim + "--place " + place + " --model '" + d + "/" + model + "' --jobs-out '" + d + "/" + out + "'");
+    ck_assert_msg(r.rc == 0, "%s", r.err.c_str());
+    return slurp(d + "/" + out);
+  };
+  const std::string fastest = machines("duet", "a.model", "fa.csv");
+  const std::string tight = machines("duet", "b.model", "tb.csv");
+  ck_assert_msg(fastest.find("m1:") != std::string::npos, "%s", fastest.c_str());
+  ck_assert_msg(tight.find("m1:") == std::string::npos && tight.find("m2:") != std::string::npos &&
+                    tight.find("m3:") != std::string::npos,
+                "%s", tight.c_str());
+  ck_assert(machines("duet-tight-sets", "a.model", "ta.csv") == tight);
+  Out bad = run("model set '" + d + "/a.model' --spread-sets widest -o '" + d + "/c.model'");
+  ck_assert(bad.rc == 2 && !fs::exists(d + "/c.model"));
+}
+END_TEST
+
 // duet convert pai wrote clusters of more than 64 GPU types that sim then
 // refused: convert refuses them itself, naming the line.
 START_TEST(convert_pai_refuses_over_64_types) {
@@ -531,6 +568,7 @@ int main() {
   tcase_add_test(tc, convert_pai_refuses_over_64_types);
   tcase_add_test(tc, convert_slurm_site_then_sim);
   tcase_add_test(tc, model_special_files_refused);
+  tcase_add_test(tc, model_set_changes_the_spread_rule_only);
   tcase_add_test(tc, scenario_generate_is_deterministic_and_simulates);
   tcase_add_test(tc, scenario_man_page_examples_run);
   suite_add_tcase(s, tc);
