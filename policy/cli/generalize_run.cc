@@ -152,10 +152,10 @@ HeldOutResult run_source(const HeldOutPlan& p, const GeneralizeArgs& a, const Ge
     std::filesystem::create_directories(edir);
     write_to(edir + "/trace.csv", [&](std::ostream& f) { write_trace(f, sc.trace); });
     write_to(edir + "/cluster.csv", [&](std::ostream& f) { write_cluster(f, sc.cluster); });
-    r.eval_lines.push_back(
-        fmt::format("{}/{} seed {}: {} jobs, {} GPUs on {} machines, offered load {:.2f}{}", d.family, d.workload,
-                    d.seed, sc.trace.jobs.size(), sc.cluster.total_gpus(), sc.cluster.machines.size(), sc.offered_load,
-                    sc.offered_load < sc.resolved.load.lo * (1 - 1e-3) ? " (the most these jobs can offer)" : ""));
+    r.eval_lines.push_back(fmt::format("{}/{} seed {}: {} jobs, {} GPUs on {} machines, offered load {:.2f}{}",
+                                       d.family, d.workload, d.seed, sc.trace.jobs.size(), sc.cluster.total_gpus(),
+                                       sc.cluster.machines.size(), sc.offered_load,
+                                       sc.load_out_of_reach ? " (the most these jobs can offer)" : ""));
     RunOptions ro;
     ro.seed = d.seed;
     ro.period_s = a.period;

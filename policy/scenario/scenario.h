@@ -39,6 +39,8 @@ struct Scenario {
   double capacity = 0;    // reference GPUs
   double offered_load = 0;
   double max_load = 0;  // the most these jobs can offer: their GPUs over the capacity
+  // The load asked was out of these jobs' reach: offered_load is what they reached.
+  bool load_out_of_reach = false;
 };
 
 // Throws std::invalid_argument for a spec that cannot be generated (no job
