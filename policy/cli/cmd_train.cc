@@ -64,6 +64,11 @@ void setup_train(CLI::App* app) {
   app->add_option("--bc-episodes", a->t.bc_episodes, "behaviour-cloning warm-start rollouts (0: none)")
       ->capture_default_str();
   app->add_option("--lr", a->t.lr, "Adam learning rate")->capture_default_str();
+  app->add_option("--anchor", a->t.anchor,
+                  "weight of the pull towards the priors: the variance of what the networks add to the prior's "
+                  "scores is a loss term (0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app->add_option("--fee-lambda", a->t.fee_lambda, "weight of fees (USD) against job-hours in the reward")
       ->capture_default_str();
   app->add_option("--eval-every", a->t.eval_every, "episodes between evaluations and checkpoints")

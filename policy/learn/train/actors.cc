@@ -54,11 +54,12 @@ OrderOut order_pass(Nets& n, const NetConfig& nc, const torch::Tensor& jobs, con
   auto ctx = OrderingNetImpl::squeeze(e);
   auto pm = messages ? n.plc->message(machines) : torch::zeros({nc.placement.placement_message});
   OrderOut o;
+  o.learned = n.ord->scores(e, ctx, cluster, pm);
   if (nc.ordering.preemptive) {
     auto g = n.ord->gate_value(ctx, cluster);
-    o.scores = n.ord->scores(e, ctx, cluster, pm) - prior.weight * ((1 - g) * prior.qssf + g * prior.las);
+    o.scores = o.learned - prior.weight * ((1 - g) * prior.qssf + g * prior.las);
   } else {
-    o.scores = n.ord->scores(e, ctx, cluster, pm) + prior.fixed;
+    o.scores = o.learned + prior.fixed;
   }
   o.msgs = messages ? n.ord->messages(e, ctx)
                     : torch::zeros({jobs.size(0), static_cast<std::int64_t>(nc.ordering.order_message)});

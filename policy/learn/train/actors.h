@@ -41,7 +41,8 @@ torch::Tensor rows_tensor(const std::vector<float>& rows, std::int64_t n, std::i
 // the same pass yields each job's message to the placement head. Gradients
 // flow through both messages, which is how the agents learn to talk.
 struct OrderOut {
-  torch::Tensor scores;  // [n] logits (prior included)
+  torch::Tensor scores;   // [n] logits (prior included)
+  torch::Tensor learned;  // [n] the network's part of them (without the prior)
   torch::Tensor msgs;    // [n, order_message]; zeros without messages
 };
 // The prior under the network's score, as the deployed agent adds it: a model

@@ -66,10 +66,14 @@ std::pair<double, double> advantages(std::vector<Pass>& P, double fees, const Tr
   return {mean, sd};
 }
 
-// The three PPO loss sums over an episode: clipped policy, value, entropy.
+// The PPO loss sums over an episode: clipped policy, value, entropy, and the
+// anchor (the residuals' variance, TrainOptions::anchor).
 struct PpoLoss {
-  torch::Tensor pol = torch::zeros({}), val = torch::zeros({}), ent = torch::zeros({});
+  torch::Tensor pol = torch::zeros({}), val = torch::zeros({}), ent = torch::zeros({}), anchor = torch::zeros({});
 };
+
+// The variance of a residual over the choices it ranks (0 for one choice).
+torch::Tensor spread(const torch::Tensor& r) { return (r - r.mean()).pow(2).mean(); }
 
 void add_pass_loss(Nets& n, const Pass& p, const Episode& e, const NetConfig& nc, const TrainOptions& o, double a,
                    double ret_scale, PpoLoss& l) {
@@ -87,13 +91,16 @@ void add_pass_loss(Nets& n, const Pass& p, const Episode& e, const NetConfig& nc
     l.pol = l.pol + clipped(pl_logp(out.scores, p.perm, p.prefix), p.old_logp);
     auto lp = torch::log_softmax(out.scores, 0);
     l.ent = l.ent - (lp.exp() * lp).sum();
+    if (o.anchor > 0) l.anchor = l.anchor + spread(out.learned);
   }
   if (place_terms)
     for (int si : p.places) {
       const PlaceStep& st = e.steps[static_cast<size_t>(si)];
-      auto lp = torch::log_softmax(place_logits(n, st, out, nc), 0);
+      auto learned = n.plc->forward(st.rows, job_msg(out.msgs, st.job_row, nc));
+      auto lp = torch::log_softmax(learned + st.prior, 0);
       l.pol = l.pol + clipped(lp[st.choice], st.old_logp);
       l.ent = l.ent - (lp.exp() * lp).sum();
+      if (o.anchor > 0) l.anchor = l.anchor + spread(learned);
     }
 }
 
@@ -186,7 +193,7 @@ double ppo_update(Nets& n, torch::optim::Optimizer& opt, Episode& e, const NetCo
       PpoLoss l;
       const std::vector<size_t> use = epoch_passes(P.size(), max_passes, rng);
       for (size_t pi : use) add_pass_loss(n, P[pi], e, nc, o, (P[pi].adv - mean) / sd, ret_scale, l);
-      loss = (l.pol + o.value_coef * l.val - o.entropy * l.ent) / static_cast<double>(use.size());
+      loss = (l.pol + o.value_coef * l.val - o.entropy * l.ent + o.anchor * l.anchor) / static_cast<double>(use.size());
       loss.backward();
     }
     // a worker with an empty episode joins every exchange with nothing

@@ -104,7 +104,8 @@ std::string provenance(const TrainOptions& o) {
          (o.preempt_limits.max_per_pass > 0 ? fmt::format(" --preempt-max-per-pass {}", o.preempt_limits.max_per_pass)
                                             : "") +
          (o.init.empty() ? "" : " --init " + o.init) + (o.init.empty() ? preemptive_flags(o.preemptive) : "") +
-         (o.max_update_passes >= 0 ? " --update-passes " + std::to_string(o.max_update_passes) : "");
+         (o.max_update_passes >= 0 ? " --update-passes " + std::to_string(o.max_update_passes) : "") +
+         (o.anchor > 0 ? fmt::format(" --anchor {:g}", o.anchor) : "");
 }
 
 // TrainOptions::rollout_byte_limit, 0 resolved from the host's memory.

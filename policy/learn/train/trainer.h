@@ -59,6 +59,11 @@ struct TrainOptions {
   double lr = 1e-3;
   double clip = 0.2, gamma = 0.99, gae_lambda = 0.95, entropy = 0.01, value_coef = 0.5;
   double fee_lambda = 0.0;  // weight of fees (USD) against job-hours
+  // Weight of the pull towards the priors: the variance of what the networks
+  // add to them (over a queue's scores, over a choice's machines) is a loss
+  // term. A softmax ignores a constant shift, so a residual with no variance
+  // acts exactly as the prior does. 0: none.
+  double anchor = 0.0;
   int eval_every = 5;       // episodes between greedy evaluations/checkpoints
   bool resume = false;      // continue from `out` and its .state file
   // Fine-tuning: start from this model file (e.g. the shipped model, on a
