@@ -1,6 +1,7 @@
 #include "policy/model/gavel.h"
 
 #include <cstdint>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -39,6 +40,8 @@ nlohmann::json parse_json_file(const std::string& path) {
         ++col;
     }
     throw InputError(path, line, col, std::string("invalid JSON: ") + e.what());
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for a double: no position
+    throw InputError(path, 0, 0, std::string("invalid JSON: ") + e.what());
   }
 }
 
@@ -47,21 +50,46 @@ InputError shape_error(const std::string& path, const std::string& where, const 
   return InputError(path, 0, 0, "at " + where + ": expected " + what);
 }
 
-// Pass 1: job types and alone throughputs at scale 1.
+// A throughput: 0 or within the bounds of gavel.h.
+double throughput(const std::string& path, const std::string& where, const nlohmann::json& v) {
+  const double x = v.is_number() ? v.get<double>() : -1;
+  if (!(x == 0 || (x >= kMinGavelThroughput && x <= kMaxGavelThroughput)))
+    throw shape_error(path, where, "a throughput of 0 (not measured) or from 1e-9 to 1e9 steps/s");
+  return x;
+}
+
+// Pass 1: job types (numbered as the GPU types, in key order, first name them)
+// and alone throughputs at scale 1.
 void read_alone(const std::string& path, nlohmann::json& j, const std::vector<std::string>& gpus, ThroughputTable& t) {
+  std::vector<std::string> names;
+  std::set<std::string> seen;
   for (size_t g = 0; g < gpus.size(); ++g) {
     const auto& tab = j[gpus[g]];
     if (!tab.is_object()) throw shape_error(path, "\"" + gpus[g] + "\"", "an object keyed by job type");
     for (auto& [k, v] : tab.items()) {
       std::string name;
       int scale = 0;
+      const std::string where = "\"" + gpus[g] + "\"/\"" + k + "\"";
       if (!parse_gavel_key(k, name, scale))
         throw shape_error(path, "\"" + gpus[g] + "\"", "keys like \"('Model', 1)\", got \"" + k + "\"");
       if (!v.is_object() || !v.contains("null") || !v["null"].is_number())
-        throw shape_error(path, "\"" + gpus[g] + "\"/\"" + k + "\"", "an object with a numeric \"null\" entry");
-      if (scale == 1) t.set_alone(t.add_job_type(name), static_cast<int>(g), v["null"].get<double>());
+        throw shape_error(path, where, "an object with a numeric \"null\" entry");
+      throughput(path, where + "/\"null\"", v["null"]);
+      if (scale == 1 && seen.insert(name).second) names.push_back(name);
     }
   }
+  if (names.size() > kMaxGavelJobTypes)
+    throw shape_error(
+        path, "top level",
+        "at most " + std::to_string(kMaxGavelJobTypes) + " job types, got " + std::to_string(names.size()));
+  t.set_job_types(std::move(names));
+  for (size_t g = 0; g < gpus.size(); ++g)
+    for (auto& [k, v] : j[gpus[g]].items()) {
+      std::string name;
+      int scale = 0;
+      parse_gavel_key(k, name, scale);
+      if (scale == 1) t.set_alone(t.find_job_type(name), static_cast<int>(g), v["null"].get<double>());
+    }
 }
 
 // Pass 2: pairs at scale 1 and (un)consolidated throughput at larger scales.
@@ -80,15 +108,16 @@ void read_pairs_and_scales(const std::string& path, nlohmann::json& j, const std
       if (scale == 1) {
         for (auto& [ok, ov] : v.items()) {
           if (ok == "null") continue;
+          const std::string where = "\"" + gpus[g] + "\"/\"" + k + "\"/\"" + ok + "\"";
           if (!parse_gavel_key(ok, oname, oscale) || !ov.is_array() || ov.size() != 2 || !ov[0].is_number())
-            throw shape_error(path, "\"" + gpus[g] + "\"/\"" + k + "\"/\"" + ok + "\"",
-                              "a pair [throughput, other's throughput]");
+            throw shape_error(path, where, "a pair [throughput, other's throughput]");
+          const double tp = throughput(path, where, ov[0]);
           int o = t.find_job_type(oname);
-          if (o >= 0 && oscale == 1) t.set_pair(jt, o, static_cast<int>(g), ov[0].get<double>());
+          if (o >= 0 && oscale == 1) t.set_pair(jt, o, static_cast<int>(g), tp);
         }
       } else if (unc.contains(k) && unc[k].contains("null") && unc[k]["null"].is_number()) {
-        t.set_scaled(jt, ThroughputTable::scale_index(scale), static_cast<int>(g), v["null"].get<double>(),
-                     unc[k]["null"].get<double>());
+        const double u = throughput(path, "\"" + gpus[g] + "_unconsolidated\"/\"" + k + "\"/\"null\"", unc[k]["null"]);
+        t.set_scaled(jt, ThroughputTable::scale_index(scale), static_cast<int>(g), v["null"].get<double>(), u);
       }
     }
   }
@@ -107,6 +136,10 @@ ThroughputTable read_gavel(const std::string& path) {
   for (size_t i = 0; i < gpus.size(); ++i)
     if (gpus[i] == "v100") ref = static_cast<int>(i);
   if (ref < 0) throw shape_error(path, "top level", "the reference GPU type key \"v100\"");
+  if (gpus.size() > kMaxGavelGpuTypes)
+    throw shape_error(
+        path, "top level",
+        "at most " + std::to_string(kMaxGavelGpuTypes) + " GPU types, got " + std::to_string(gpus.size()));
 
   ThroughputTable t;
   t.set_gpu_types(gpus, ref);

@@ -36,24 +36,9 @@ void ThroughputTable::grow() {
   uncons_.assign(J() * kScales * G(), -1.0);
 }
 
-int ThroughputTable::add_job_type(const std::string& name) {
-  int id = find_job_type(name);
-  if (id >= 0) return id;
-  // Rebuild the dense arrays with one more job type (done only while reading).
-  auto old_alone = alone_, old_pair = pair_, old_cons = cons_, old_uncons = uncons_;
-  size_t oj = J();
-  names_.push_back(name);
+void ThroughputTable::set_job_types(std::vector<std::string> names) {
+  names_ = std::move(names);
   grow();
-  for (size_t j = 0; j < oj; ++j)
-    for (size_t g = 0; g < G(); ++g) {
-      alone_[j * G() + g] = old_alone[j * G() + g];
-      for (size_t o = 0; o < oj; ++o) pair_[(j * J() + o) * G() + g] = old_pair[(j * oj + o) * G() + g];
-      for (size_t s = 0; s < kScales; ++s) {
-        cons_[(j * kScales + s) * G() + g] = old_cons[(j * kScales + s) * G() + g];
-        uncons_[(j * kScales + s) * G() + g] = old_uncons[(j * kScales + s) * G() + g];
-      }
-    }
-  return static_cast<int>(oj);
 }
 
 void ThroughputTable::set_alone(int jt, int gpu, double tp) { alone_[jt * G() + gpu] = tp; }

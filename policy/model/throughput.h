@@ -37,7 +37,7 @@ class ThroughputTable {
 
   // Building (used by the reader).
   void set_gpu_types(std::vector<std::string> lower_names, int reference);
-  int add_job_type(const std::string& name);  // returns its id
+  void set_job_types(std::vector<std::string> names);  // after set_gpu_types; ids in this order
   void set_alone(int jt, int gpu, double tp);
   void set_pair(int jt, int other, int gpu, double tp);
   void set_scaled(int jt, int scale_idx, int gpu, double consolidated, double unconsolidated);

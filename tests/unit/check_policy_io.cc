@@ -173,6 +173,36 @@ START_TEST(gavel_reads_real_file_and_rejects) {
   p = temp_file("{\"k80\": {}}\n");
   expect_error([&] { read_gavel(p); }, 0, 0, "reference GPU type key \"v100\"");
   std::remove(p.c_str());
+  // A number no double holds is bad JSON too (nlohmann throws out_of_range for it, not parse_error).
+  p = temp_file("{\"v100\": {\"('A', 1)\": {\"null\": 29.9e471573}}}\n");
+  expect_error([&] { read_gavel(p); }, 0, 0, "number overflow");
+  std::remove(p.c_str());
+  // Throughputs whose ratios would overflow, or negative ones, are refused by key path.
+  for (const char* bad : {"1e-300", "-1", "2e9"}) {
+    p = temp_file(std::string("{\"v100\": {\"('A', 1)\": {\"null\": 1}}, \"k80\": {\"('A', 1)\": {\"null\": ") + bad +
+                  "}}}\n");
+    expect_error([&] { read_gavel(p); }, 0, 0, "at \"k80\"/\"('A', 1)\"/\"null\": expected a throughput of 0");
+    std::remove(p.c_str());
+  }
+  p = temp_file("{\"v100\": {\"('A', 1)\": {\"null\": 1, \"('A', 1)\": [-5, 1]}}}\n");
+  expect_error([&] { read_gavel(p); }, 0, 0, "at \"v100\"/\"('A', 1)\"/\"('A', 1)\": expected a throughput");
+  std::remove(p.c_str());
+  // More job types than the co-location table may hold: refused before it is allocated.
+  std::string many = "{\"v100\": {";
+  for (std::size_t i = 0; i <= kMaxGavelJobTypes; ++i)
+    many += (i ? ", " : "") + std::string("\"('J") + std::to_string(i) + "', 1)\": {\"null\": 1}";
+  p = temp_file(many + "}}\n");
+  expect_error([&] { read_gavel(p); }, 0, 0, "at most 256 job types, got 257");
+  std::remove(p.c_str());
+  // Job types are numbered as the GPU types, in key order, first name them.
+  p = temp_file(
+      "{\"k80\": {\"('B', 1)\": {\"null\": 1}}, \"v100\": {\"('A', 1)\": {\"null\": 2}, \"('B', 1)\": {\"null\": "
+      "4}}}\n");
+  t = read_gavel(p);
+  ck_assert_int_eq(t.job_types(), 2);
+  ck_assert(t.job_type_name(0) == "B" && t.job_type_name(1) == "A");
+  ck_assert_double_eq_tol(t.speed_ratio(0, t.find_gpu("k80")), 0.25, 1e-12);
+  std::remove(p.c_str());
 }
 END_TEST
 
