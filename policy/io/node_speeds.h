@@ -1,8 +1,9 @@
 // The node speeds CSV, read by the plugins (duet.conf(5) NodeSpeedsFile) and
-// by duet convert (--speeds): a header row naming at least the columns `node`
-// and `speed` (other columns, e.g. gpu_type and num_gpus of the test
-// cluster's nodes.csv, are ignored), then one row per node, each node once,
-// speed from kMinSpeed to kMaxSpeed (policy/io/limits.h; higher is faster).
+// by duet convert sacct and slurm-nodes (--node-speeds): a header row naming
+// at least the columns `node` and `speed` (other columns, e.g. gpu_type and
+// num_gpus of the test cluster's nodes.csv, are ignored), then one row per
+// node, each node once, speed from kMinSpeed to kMaxSpeed (policy/io/limits.h;
+// higher is faster).
 #pragma once
 
 #include <cstdint>

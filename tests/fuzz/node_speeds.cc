@@ -1,5 +1,6 @@
 // Fuzz target: the node speeds reader (duet.conf(5) NodeSpeedsFile, read by
-// select/duet and priority/duet in slurmctld; duet convert --speeds).
+// select/duet and priority/duet in slurmctld; duet convert sacct and
+// slurm-nodes --node-speeds).
 // InputError is the documented answer to bad input; a crash, any other
 // exception, or a speed outside the documented bounds is a finding.
 #include <cstdlib>
