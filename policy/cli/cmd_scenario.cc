@@ -115,7 +115,7 @@ void generate(const GenerateArgs& a) {
       a.seed, spec.family, spec.workload, sc.philly_vc.empty() ? "" : " (VC " + sc.philly_vc + ")",
       sc.trace.jobs.size(), span_d, sc.cluster.total_gpus(), sc.cluster.machines.size(), type_list(sc.cluster),
       sc.capacity, sc.offered_load);
-  if (sc.load_out_of_reach)
+  if (sc.load_out_of_reach())
     std::cerr << fmt::format(
         "duet scenario: warning: load {:.3f} asked, but these jobs' GPUs add up to {:.3f} of the cluster: "
         "raise --jobs or lower cluster_gpus\n",

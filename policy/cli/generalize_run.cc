@@ -155,7 +155,7 @@ HeldOutResult run_source(const HeldOutPlan& p, const GeneralizeArgs& a, const Ge
     r.eval_lines.push_back(fmt::format("{}/{} seed {}: {} jobs, {} GPUs on {} machines, offered load {:.2f}{}",
                                        d.family, d.workload, d.seed, sc.trace.jobs.size(), sc.cluster.total_gpus(),
                                        sc.cluster.machines.size(), sc.offered_load,
-                                       sc.load_out_of_reach ? " (the most these jobs can offer)" : ""));
+                                       sc.load_out_of_reach() ? " (the most these jobs can offer)" : ""));
     RunOptions ro;
     ro.seed = d.seed;
     ro.period_s = a.period;

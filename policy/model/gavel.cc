@@ -61,6 +61,12 @@ double throughput(const std::string& path, const std::string& where, const nlohm
 // Pass 1: job types (numbered as the GPU types, in key order, first name them)
 // and alone throughputs at scale 1.
 void read_alone(const std::string& path, nlohmann::json& j, const std::vector<std::string>& gpus, ThroughputTable& t) {
+  struct Alone {
+    std::string name;
+    int gpu;
+    double tp;
+  };
+  std::vector<Alone> alone;
   std::vector<std::string> names;
   std::set<std::string> seen;
   for (size_t g = 0; g < gpus.size(); ++g) {
@@ -74,8 +80,10 @@ void read_alone(const std::string& path, nlohmann::json& j, const std::vector<st
         throw shape_error(path, "\"" + gpus[g] + "\"", "keys like \"('Model', 1)\", got \"" + k + "\"");
       if (!v.is_object() || !v.contains("null") || !v["null"].is_number())
         throw shape_error(path, where, "an object with a numeric \"null\" entry");
-      throughput(path, where + "/\"null\"", v["null"]);
-      if (scale == 1 && seen.insert(name).second) names.push_back(name);
+      const double tp = throughput(path, where + "/\"null\"", v["null"]);
+      if (scale != 1) continue;
+      if (seen.insert(name).second) names.push_back(name);
+      alone.push_back({std::move(name), static_cast<int>(g), tp});
     }
   }
   if (names.size() > kMaxGavelJobTypes)
@@ -83,13 +91,7 @@ void read_alone(const std::string& path, nlohmann::json& j, const std::vector<st
         path, "top level",
         "at most " + std::to_string(kMaxGavelJobTypes) + " job types, got " + std::to_string(names.size()));
   t.set_job_types(std::move(names));
-  for (size_t g = 0; g < gpus.size(); ++g)
-    for (auto& [k, v] : j[gpus[g]].items()) {
-      std::string name;
-      int scale = 0;
-      parse_gavel_key(k, name, scale);
-      if (scale == 1) t.set_alone(t.find_job_type(name), static_cast<int>(g), v["null"].get<double>());
-    }
+  for (const Alone& a : alone) t.set_alone(t.find_job_type(a.name), a.gpu, a.tp);
 }
 
 // Pass 2: pairs at scale 1 and (un)consolidated throughput at larger scales.

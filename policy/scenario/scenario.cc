@@ -128,7 +128,6 @@ Scenario generate_scenario(const ScenarioSpec& spec, uint64_t seed, const Throug
   double gpus = 0;
   for (const JobSpec& j : out.trace.jobs) gpus += j.duration > 0 ? j.gpus : 0;
   out.max_load = out.capacity > 0 ? gpus / out.capacity : 0;
-  out.load_out_of_reach = out.offered_load < s.load.lo * (1 - 1e-3);
   return out;
 }
 

@@ -40,7 +40,7 @@ struct Scenario {
   double offered_load = 0;
   double max_load = 0;  // the most these jobs can offer: their GPUs over the capacity
   // The load asked was out of these jobs' reach: offered_load is what they reached.
-  bool load_out_of_reach = false;
+  bool load_out_of_reach() const { return offered_load < resolved.load.lo * (1 - 1e-3); }
 };
 
 // Throws std::invalid_argument for a spec that cannot be generated (no job

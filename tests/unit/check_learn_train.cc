@@ -192,6 +192,18 @@ START_TEST(update_passes_cap_samples_passes) {
 }
 END_TEST
 
+// A short run: one PPO episode, no warm start, its last checkpoint kept.
+static TrainOptions one_episode(const std::filesystem::path& out, std::uint64_t seed) {
+  TrainOptions o;
+  o.out = out.string();
+  o.seed = seed;
+  o.episodes = 1;
+  o.bc_episodes = 0;
+  o.eval_every = 1;
+  o.keep_last = true;
+  return o;
+}
+
 // The variance of a model's ordering residual (the network's scores, without
 // the prior) over a queue like the tiny trace's: 4-GPU and 1-GPU jobs of two
 // users, some running, on the tiny cluster.
@@ -230,13 +242,8 @@ START_TEST(anchor_keeps_the_residual_near_the_prior) {
   const auto dir = std::filesystem::temp_directory_path() / ("duet-train-anchor-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   auto trained = [&](double anchor) {
-    TrainOptions o;
-    o.out = (dir / ("a" + std::to_string(static_cast<int>(anchor)) + ".duet")).string();
-    o.seed = 7;
-    o.episodes = 3;
-    o.bc_episodes = 0;
-    o.eval_every = 3;
-    o.keep_last = true;
+    TrainOptions o = one_episode(dir / ("a" + std::to_string(static_cast<int>(anchor)) + ".duet"), 7);
+    o.episodes = o.eval_every = 3;
     o.preemptive = kPreemptGittins;
     o.anchor = anchor;
     train(tiny_trace(), cluster, table, nullptr, o);
@@ -251,18 +258,6 @@ START_TEST(anchor_keeps_the_residual_near_the_prior) {
   std::filesystem::remove_all(dir);
 }
 END_TEST
-
-// A short run: one PPO episode, no warm start, its last checkpoint kept.
-static TrainOptions one_episode(const std::filesystem::path& out, std::uint64_t seed) {
-  TrainOptions o;
-  o.out = out.string();
-  o.seed = seed;
-  o.episodes = 1;
-  o.bc_episodes = 0;
-  o.eval_every = 1;
-  o.keep_last = true;
-  return o;
-}
 
 // --spread-sets learned: on a cluster of 2-GPU machines of two speeds every
 // 4-GPU job is spread, and the placement agent's first machine for it is

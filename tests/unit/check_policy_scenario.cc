@@ -151,7 +151,7 @@ START_TEST(a_job_longer_than_the_window_counts_the_window) {
   int clipped = 0;
   for (uint64_t seed : {1, 2, 3}) {
     const Scenario sc = generate_scenario(s, seed, gavel_table());
-    ck_assert_msg(std::fabs(sc.offered_load - 0.9) < 2e-3 && !sc.load_out_of_reach, "seed %d: offered %f",
+    ck_assert_msg(std::fabs(sc.offered_load - 0.9) < 2e-3 && !sc.load_out_of_reach(), "seed %d: offered %f",
                   static_cast<int>(seed), sc.offered_load);
     const double last = sc.trace.jobs.back().submit;
     double unclipped = 0;
@@ -166,7 +166,7 @@ START_TEST(a_job_longer_than_the_window_counts_the_window) {
   ScenarioSpec big = spec("large", "lognormal", 20);
   big.load = {0.9, 0.9};
   const Scenario sc = generate_scenario(big, 1, gavel_table());
-  ck_assert(sc.max_load < 0.9 && sc.load_out_of_reach);
+  ck_assert(sc.max_load < 0.9 && sc.load_out_of_reach());
   ck_assert_msg(std::fabs(sc.offered_load - sc.max_load) < 1e-3 * sc.max_load, "offered %f, most %f", sc.offered_load,
                 sc.max_load);
   double shortest = 1e300;

@@ -22,9 +22,10 @@ torch::Tensor pl_logp(const torch::Tensor& s, const torch::Tensor& perm, std::in
   return (sp.narrow(0, 0, L) - tail.narrow(0, 0, L)).sum();
 }
 
-// The placement actor's logits for a recorded step, with its job's message.
-torch::Tensor place_logits(Nets& n, const PlaceStep& st, const OrderOut& out, const NetConfig& nc) {
-  return n.plc->forward(st.rows, job_msg(out.msgs, st.job_row, nc)) + st.prior;
+// The placement head's residual for a recorded step, with its job's message;
+// the actor's logits are it plus the step's prior.
+torch::Tensor place_residual(Nets& n, const PlaceStep& st, const OrderOut& out, const NetConfig& nc) {
+  return n.plc->forward(st.rows, job_msg(out.msgs, st.job_row, nc));
 }
 
 // The critic's values and the ordering actor's log-probabilities under the
@@ -96,7 +97,7 @@ void add_pass_loss(Nets& n, const Pass& p, const Episode& e, const NetConfig& nc
   if (place_terms)
     for (int si : p.places) {
       const PlaceStep& st = e.steps[static_cast<size_t>(si)];
-      auto learned = n.plc->forward(st.rows, job_msg(out.msgs, st.job_row, nc));
+      auto learned = place_residual(n, st, out, nc);
       auto lp = torch::log_softmax(learned + st.prior, 0);
       l.pol = l.pol + clipped(lp[st.choice], st.old_logp);
       l.ent = l.ent - (lp.exp() * lp).sum();
@@ -148,7 +149,7 @@ double bc_update(Nets& n, torch::optim::Optimizer& opt, const Episode& e, const 
         for (int si : p.places) {
           const PlaceStep& st = e.steps[static_cast<size_t>(si)];
           if (st.rows.size(0) < 2) continue;
-          loss = loss - torch::log_softmax(place_logits(n, st, out, nc), 0)[st.bc_label];
+          loss = loss - torch::log_softmax(place_residual(n, st, out, nc) + st.prior, 0)[st.bc_label];
           ++terms;
         }
     }
