@@ -1,8 +1,10 @@
 // The one placement routine (policy/learn/agents/placement_routine.h) places alike
 // for its three callers on the same model and cluster: the simulator's
 // "duet" placement, the trainer's placement actor acting greedily, and
-// select/duet's learned ranker (through the plugin's factory seam, no Slurm).
+// select/duet's learned ranker (through the plugin's factory seam, no Slurm);
+// and its speed prior leaves the GP's uncertainty to the head.
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -13,6 +15,7 @@
 #include "plugins/seam/placement_agent.h"
 #include "policy/learn/agents/duet_policy.h"
 #include "policy/learn/agents/placement_routine.h"
+#include "policy/learn/gp/performance_gp.h"
 #include "policy/learn/model/model_file.h"
 #include "policy/learn/nets/model_init.h"
 #include "policy/learn/train/actors.h"
@@ -202,6 +205,34 @@ START_TEST(plugin_ranks_as_the_agent_places) {
 }
 END_TEST
 
+// The speed prior does not hold jobs off the machines the GP has seen least
+// (kPlacementRiskAversion, placement_features.h): two machines alike but
+// for how often they were observed, at the mean expected, get the same
+// prior though their GP sd differs; a risk-averse prior would split them.
+struct NoScore : PlacementScorer {
+  void score(std::span<const float>, std::size_t k, std::vector<float>& scores) override { scores.assign(k, 0.0f); }
+};
+
+START_TEST(prior_ignores_how_often_a_machine_was_seen) {
+  const Model m = test_model();
+  std::vector<MachineDesc> d = {{"a", "V100", "", {0.0}}, {"b", "V100", "", {0.0}}};
+  PerformanceGp gp(d, static_cast<uint32_t>(m.job_types.size()), m.gp);
+  for (int i = 0; i < 8; ++i) gp.observe(GpObservation{0, 0, 0.0});
+  const std::vector<MachineView> ms = {{"a", 0, 4, 4, 0, 1.0, 0}, {"b", 0, 4, 4, 0, 1.0, 0}};
+  NoScore none;
+  PlacementScores s;
+  s.machines = {0, 1};
+  score_candidates(gp, ms, PlacementJob{0, 1}, -1, none, PriorWeights{}, s);
+  const float sd_a = s.rows[kGpSd], sd_b = s.rows[kPlacementFeatures + kGpSd];
+  ck_assert_msg(sd_a < 0.9 * sd_b, "the observed machine's sd %g is not below the other's %g", sd_a, sd_b);
+  ck_assert_msg(std::abs(s.prior[0] - s.prior[1]) < 1e-9, "prior %g (seen 8 times) vs %g (never)", s.prior[0],
+                s.prior[1]);
+  PriorWeights averse;
+  averse.risk_aversion = 1.0;
+  score_candidates(gp, ms, PlacementJob{0, 1}, -1, none, averse, s);
+  ck_assert(s.prior[0] > s.prior[1] + 0.1 * (sd_b - sd_a));
+}
+END_TEST
 }  // namespace
 
 int main() {
@@ -210,6 +241,7 @@ int main() {
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, trainer_places_as_the_agent);
   tcase_add_test(tc, plugin_ranks_as_the_agent_places);
+  tcase_add_test(tc, prior_ignores_how_often_a_machine_was_seen);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);
 }

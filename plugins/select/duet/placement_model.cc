@@ -1,7 +1,7 @@
 // Ranker=model: duet's learned placement agent behind select/duet's seams,
 // one object that is both the NodeRanker and the Observer:
 //   rank     RWGP posterior (mean, sd of log speed vs expected) per node +
-//            the placement head (plain C++, Eigen) + the risk-aware prior
+//            the placement head (plain C++, Eigen) + the speed prior
 //            log(known speed) + mean - sd, as policy/learn/duet_policy's
 //            placement does in the simulator; with JobTypeSpeedsFile, a job
 //            whose comment names its type is ranked by that type's speeds;

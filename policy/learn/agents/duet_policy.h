@@ -2,7 +2,7 @@
 //   "duet" ordering  - the squeeze-and-communicate OrderingAgent scores every
 //                      pending job (features.h); rank = descending score.
 //   "duet" placement - RWGP posterior (mean, sd) per machine + the placement
-//                      head choose machines; risk-aware; greedy machine set
+//                      head choose machines over a speed prior; greedy machine set
 //                      for jobs larger than any one machine's free GPUs, from
 //                      the fastest machines that hold them: the one
 //                      placement routine (placement_routine.h).
@@ -24,7 +24,7 @@
 namespace duet::learn {
 
 struct DuetPolicyOptions {
-  // Placement: weight of the explicit risk-aware prior added to the head's
+  // Placement: weight of the explicit speed prior added to the head's
   // score, prior_weight * (log rel_speed + mu - risk_aversion * sd). The head
   // learns a residual on top, so an untrained model already places sensibly.
   double prior_weight = kPlacementPriorWeight;

@@ -45,11 +45,15 @@ struct PlacementJob {
 void placement_features(const PerformanceGp& gp, const PlacementJob& job, std::span<const MachineState> machines,
                         std::vector<float>& rows);
 
-// The risk-aware speed prior under the placement head's score, from one
-// feature row: weight * (predicted log speed - risk_aversion * GP sd). The
-// placement routine (placement_routine.h) adds it for every caller.
+// The speed prior under the placement head's score, from one feature row:
+// weight * (predicted log speed - risk_aversion * GP sd). The placement
+// routine (placement_routine.h) adds it for every caller. Risk aversion is 0
+// since 2026-12-05: at 1 it held jobs off machines the GP had seen least,
+// and dropping the term lowered mean JCT on held-out sources and on Philly
+// alike (models/README.md, *No risk term in the speed prior*). The head
+// still sees the GP sd as a feature.
 inline constexpr double kPlacementPriorWeight = 1.0;
-inline constexpr double kPlacementRiskAversion = 1.0;
+inline constexpr double kPlacementRiskAversion = 0.0;
 inline double placement_prior(const float* row, double weight = kPlacementPriorWeight,
                               double risk_aversion = kPlacementRiskAversion) {
   return weight * (row[kPredLogSpeed] - risk_aversion * row[kGpSd]);

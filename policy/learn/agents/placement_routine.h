@@ -6,7 +6,7 @@
 //   fastest floor  a job no machine holds alone is spread only over the
 //                  fastest machines that hold it (machine_set.h)
 //   score          feature rows (placement_features.h) -> the caller's
-//                  learned score (PlacementScorer) + the risk-aware prior
+//                  learned score (PlacementScorer) + the speed prior
 //   machine set    the chosen machine if it holds the job, else it and the
 //                  rest re-scored with locality to it, best first
 //

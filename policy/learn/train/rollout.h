@@ -45,7 +45,7 @@ struct Pass {
 
 // One placement: the machines its first machine was chosen from.
 struct PlaceStep {
-  torch::Tensor rows, prior;  // [k, kPlacementFeatures] choices, [k] risk-aware prior
+  torch::Tensor rows, prior;  // [k, kPlacementFeatures] choices, [k] speed prior
   std::int64_t job_row = -1;  // the job's row in its pass (its message); -1: zeros
   std::int64_t choice = 0;
   int bc_label = 0;  // best-fit choice (warm start)
