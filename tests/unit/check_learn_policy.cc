@@ -269,22 +269,14 @@ static std::optional<Placement> place_on_spread_cluster(PlacementPolicy& p, int6
 
 START_TEST(spread_job_keeps_fastest_floor) {
   const std::vector<MachineView> ms = spread_cluster();
-  auto all = [&] {
-    std::vector<uint32_t> c(ms.size());
-    for (uint32_t i = 0; i < c.size(); ++i) c[i] = i;
-    return c;
-  };
-  std::vector<uint32_t> cand = all();
-  keep_fastest_floor(ms, 4, cand);  // 3 X100 GPUs + the V100's 2: floor 1.0
-  ck_assert_int_eq(static_cast<int>(cand.size()), 4);
-  ck_assert_int_eq(static_cast<int>(cand.back()), 3);
-  cand = all();
-  keep_fastest_floor(ms, 8, cand);  // needs the T4s too, not the K80
-  ck_assert_int_eq(static_cast<int>(cand.size()), 12);
-  ck_assert_int_eq(static_cast<int>(cand.back()), 11);
-  cand = all();
-  keep_fastest_floor(ms, 20, cand);  // 17 free in all: left as it is
-  ck_assert_int_eq(static_cast<int>(cand.size()), 13);
+  std::vector<uint32_t> all(ms.size());
+  for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+  ck_assert_double_eq(fastest_floor(ms, 4, all), 1.0);            // 3 X100 GPUs + the V100's 2
+  ck_assert_double_eq_tol(fastest_floor(ms, 8, all), 0.4, 1e-6);  // needs the T4s too, not the K80
+  ck_assert_double_eq(fastest_floor(ms, 20, all), 0.0);           // 17 free in all: no floor
+  ck_assert_double_eq(fastest_floor(ms, 3, all), 0.0);            // the K80 holds it alone: no set
+  const std::vector<uint32_t> x100s = {0, 1, 2};
+  ck_assert_double_eq(fastest_floor(ms, 4, x100s), 0.0);  // only 3 free among these
 
   DuetPolicyOptions opt;
   opt.prior_weight = -100;  // prefers slow machines

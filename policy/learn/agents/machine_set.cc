@@ -18,9 +18,4 @@ double fastest_floor(std::span<const MachineView> machines, int gpus, std::span<
   return 0;  // not enough GPUs at all: the caller decides
 }
 
-void keep_fastest_floor(std::span<const MachineView> machines, int gpus, std::vector<std::uint32_t>& cand) {
-  const double floor = fastest_floor(machines, gpus, cand);
-  if (floor > 0) std::erase_if(cand, [&](std::uint32_t m) { return machines[m].speed < floor; });
-}
-
 }  // namespace duet::learn

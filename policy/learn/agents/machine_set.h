@@ -27,7 +27,4 @@ namespace duet::learn {
 // needed) or all of them together cannot.
 double fastest_floor(std::span<const MachineView> machines, int gpus, std::span<const std::uint32_t> cand);
 
-// Keeps (in their order) the candidates at or above fastest_floor.
-void keep_fastest_floor(std::span<const MachineView> machines, int gpus, std::vector<std::uint32_t>& cand);
-
 }  // namespace duet::learn
