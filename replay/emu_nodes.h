@@ -25,8 +25,9 @@ const EmuNode* find_node(const std::vector<EmuNode>& nodes, const std::string& n
 // "" when SLURM_CONF is unset or neither exists.
 std::string nodes_csv_from_slurm_conf();
 
-// Slurm hostlist expression ("node[1-3,7],gpu01") to names. Throws
-// std::invalid_argument naming the column on a malformed expression.
+// Slurm hostlist expression ("node[1-3,7],gpu01") to names
+// (policy/util/hostlist.h). Throws std::invalid_argument naming the column on
+// a malformed expression or one past that reader's limits.
 std::vector<std::string> expand_hostlist(const std::string& expr);
 
 }  // namespace duet::replay

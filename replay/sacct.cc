@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "policy/io/csv.h"
+#include "policy/io/limits.h"
 #include "policy/util/text.h"
 
 namespace duet::replay {
@@ -62,19 +63,37 @@ void parse_tres(const std::string& tres, int& gpus, std::map<std::string, int>& 
     std::string key = item.substr(0, eq), val = item.substr(eq + 1);
     if (key.rfind("gres/gpu", 0) == 0) {
       char* endp = nullptr;
-      long n = std::strtol(val.c_str(), &endp, 10);
-      if (val.empty() || *endp || n < 0)
+      const long n = std::strtol(val.c_str(), &endp, 10);
+      if (val.empty() || *endp || n < 0 || n > kMaxJobGpus)
         throw InputError(name, line, col + static_cast<int>(b + eq + 1),
-                         std::string(what) + ": expected a GPU count after '" + key + "=', got '" + val + "'");
-      if (key == "gres/gpu")
+                         std::string(what) + ": expected a GPU count from 0 to " + std::to_string(kMaxJobGpus) +
+                             " after '" + key + "=', got '" + val + "'");
+      if (key == "gres/gpu") {
         gpus = static_cast<int>(n);
-      else if (key.size() > 9 && key[8] == ':')
-        gpus_by_type[lower(key.substr(9))] += static_cast<int>(n);
+      } else if (key.size() > 9 && key[8] == ':') {
+        const std::string type = key.substr(9);
+        if (!plain_name_ok(type))
+          throw InputError(name, line, col + static_cast<int>(b + 9),
+                           std::string(what) +
+                               ": expected a GPU type of printable characters without spaces, "
+                               "'|', ',' or '\"', got '" +
+                               type + "'");
+        int& typed = gpus_by_type[lower(type)];
+        if (typed + n > kMaxJobGpus)
+          throw InputError(name, line, col + static_cast<int>(b),
+                           std::string(what) + ": more than " + std::to_string(kMaxJobGpus) + " GPUs of type " + type);
+        typed += static_cast<int>(n);
+      }
     }
     b = e + 1;
   }
-  if (gpus == 0)
-    for (const auto& [t, n] : gpus_by_type) gpus += n;
+  if (gpus == 0) {
+    std::int64_t all = 0;
+    for (const auto& [t, n] : gpus_by_type) all += n;
+    if (all > kMaxJobGpus)
+      throw InputError(name, line, col, std::string(what) + ": more than " + std::to_string(kMaxJobGpus) + " GPUs");
+    gpus = static_cast<int>(all);
+  }
 }
 
 std::string optional_field(const std::vector<std::pair<std::string, int>>& f, const std::map<std::string, int>& col,

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "policy/io/csv.h"
+#include "policy/io/limits.h"
 
 namespace duet::replay {
 
@@ -90,11 +91,21 @@ void parse_gres(const Word& w, SlurmNode& n, const std::string& name, int line) 
       throw InputError(
           name, line, w.column,
           "Gres: expected gpu:TYPE:COUNT (duet needs each node's GPU type: gres.conf Type=), got '" + item + "'");
+    if (!plain_name_ok(parts[1]))
+      throw InputError(
+          name, line, w.column,
+          "Gres: expected a GPU type of printable characters without spaces, '|', ',' or '\"', got '" + parts[1] + "'");
     char* end = nullptr;
     long v = std::strtol(parts[2].c_str(), &end, 10);
     if (parts[2].empty() || *end || v < 0 || v > 1024)
       throw InputError(name, line, w.column, "Gres: expected a GPU count from 0 to 1024 in '" + item + "'");
-    if (v > 0) n.gpus_by_type[parts[1]] += static_cast<int>(v);
+    if (v > 0) {
+      int& typed = n.gpus_by_type[parts[1]];
+      if (typed + v > kMaxMachineGpus)
+        throw InputError(name, line, w.column,
+                         "Gres: more than " + std::to_string(kMaxMachineGpus) + " GPUs of type " + parts[1]);
+      typed += static_cast<int>(v);
+    }
   }
 }
 
@@ -147,7 +158,11 @@ std::vector<SlurmNode> parse_scontrol_nodes(std::istream& in, const std::string&
     SlurmNode n;
     n.name = words[0].value;
     n.line = lineno;
-    if (n.name.empty()) throw InputError(name, lineno, words[0].column, "empty NodeName");
+    // ':' joins a node's name and type when it has two (cluster_from_slurm_nodes).
+    if (!plain_name_ok(n.name) || n.name.find(':') != std::string::npos)
+      throw InputError(
+          name, lineno, words[0].column,
+          "NodeName: expected a host name (printable, without spaces, ':', '|', ',' or '\"'), got '" + n.name + "'");
     bool features_seen = false;
     for (const Word& w : words) {
       if (w.key == "Gres")

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 namespace duet {
 
@@ -20,6 +21,16 @@ inline constexpr double kMinSpeed = 1e-3;
 inline constexpr double kMaxSpeed = 1e3;
 // GPU types in one cluster: job type masks are 64-bit.
 inline constexpr int kMaxGpuTypes = 64;
+// A name (GPU type, node) as a converter may write it into a trace, cluster
+// or node speeds file: 1 to 256 bytes of printable ASCII without spaces, '|'
+// (which joins GPU types), ',' or '"'. Slurm's node names and GRES types
+// (gres.conf Type=) are of this kind.
+inline bool plain_name_ok(std::string_view t) {
+  if (t.empty() || t.size() > 256) return false;
+  for (char c : t)
+    if (c <= ' ' || c >= 0x7f || c == '|' || c == ',' || c == '"') return false;
+  return true;
+}
 // CSV input: enforced while reading, so an endless line is never held in memory.
 inline constexpr std::size_t kMaxCsvLineBytes = std::size_t{1} << 20;      // 1 MiB
 inline constexpr std::size_t kMaxCsvFieldBytes = std::size_t{64} << 10;    // 64 KiB

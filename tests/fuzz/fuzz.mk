@@ -7,7 +7,7 @@
 # $(top_builddir)/fuzz; the seed corpus in the source tree is only read.
 
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= trace cluster philly pai gavel node_speeds scenario_spec duet_conf preempt_state job_inputs model_file elf frame checkpoint handshake
+FUZZ_TARGETS ?= trace cluster philly pai gavel node_speeds sacct slurm_nodes scenario_spec duet_conf preempt_state job_inputs model_file elf frame checkpoint handshake
 FUZZ_DIR := $(top_builddir)/fuzz
 
 # Library sources each target needs (its own tests/fuzz/<target>.cc aside).
@@ -18,6 +18,9 @@ src_philly := policy/io/philly.cc policy/io/trace.cc $(POLICY_CSV)
 src_pai := policy/io/pai.cc policy/io/cluster.cc $(POLICY_CSV)
 src_gavel := policy/model/gavel.cc policy/model/throughput.cc $(POLICY_CSV)
 src_node_speeds := policy/io/node_speeds.cc $(POLICY_CSV)
+src_sacct := replay/sacct.cc replay/sacct_trace.cc replay/emu_nodes.cc policy/util/hostlist.cc policy/io/trace.cc \
+	policy/io/node_speeds.cc $(POLICY_CSV)
+src_slurm_nodes := replay/slurm_nodes.cc policy/io/cluster.cc policy/io/node_speeds.cc $(POLICY_CSV)
 src_scenario_spec := policy/scenario/spec.cc policy/scenario/families.cc $(POLICY_CSV)
 src_duet_conf := plugins/seam/duet_conf.cc plugins/seam/file_trust.cc plugins/seam/site_factor_scale.cc
 src_preempt_state := plugins/seam/preempt_state.cc

@@ -192,6 +192,12 @@ START_TEST(nodes_errors_name_line) {
   e = nodes_error("NodeName=a Gres=(null)\n");
   ck_assert_msg(e.find("no node has a GPU") != std::string::npos, "%s", e.c_str());
   ck_assert(nodes_error("").find("no nodes") != std::string::npos);
+  // What the cluster file could not hold back: a type with a space, a node
+  // name with ':' (it would collide with the split name of a two-type node).
+  e = nodes_error("NodeName=a Gres=gpu:v 100:4\n");
+  ck_assert_msg(e.find("n.txt:1:") == 0 && e.find("GPU type") != std::string::npos, "%s", e.c_str());
+  e = nodes_error("NodeName=a:v100 Gres=gpu:v100:4\n");
+  ck_assert_msg(e.find("n.txt:1:") == 0 && e.find("host name") != std::string::npos, "%s", e.c_str());
 }
 END_TEST
 

@@ -35,12 +35,25 @@ START_TEST(hostlists) {
   ck_assert_str_eq(v[4].c_str(), "gpu08x");
   ck_assert_str_eq(v[6].c_str(), "gpu10x");
   ck_assert_str_eq(v[7].c_str(), "solo");
-  for (const char* bad : {"node[1-", "node[a]", "node[3-1]", "a,"}) {
+  v = expand_hostlist("r[1-2]n[01-02]");  // more than one bracket group, as Slurm prints them
+  ck_assert_int_eq(v.size(), 4);
+  ck_assert_str_eq(v[1].c_str(), "r1n02");
+  // Hostile lists fail at once with invalid_argument: a number no integer
+  // holds (std::out_of_range escaped before), 10^10 names from 30 bytes,
+  // 17 bracket groups, a range over 100,000 numbers.
+  const std::string groups17 = [] {
+    std::string g = "n";
+    for (int i = 0; i < 17; ++i) g += "[1]";
+    return g;
+  }();
+  for (const std::string& bad : {std::string("node[1-"), std::string("node[a]"), std::string("node[3-1]"),
+                                 std::string("a,"), std::string("n[99999999999999999999]"),
+                                 std::string("a[0-99999]b[0-99999]"), groups17, std::string("n[0-100001]")}) {
     bool threw = false;
     try {
       expand_hostlist(bad);
     } catch (const std::invalid_argument&) { threw = true; }
-    ck_assert_msg(threw, "%s accepted", bad);
+    ck_assert_msg(threw, "%s accepted", bad.c_str());
   }
 }
 END_TEST

@@ -116,6 +116,10 @@ START_TEST(errors_name_line) {
   ck_assert_msg(e.find("s.txt:3:") == 0 && e.find("-X") != std::string::npos, "%s", e.c_str());
   e = error_of(h + "1|2026-01-01T00:00:00|None|None|n|gres/gpu=two|PENDING\n");
   ck_assert_msg(e.find("s.txt:2:") == 0 && e.find("GPU count") != std::string::npos, "%s", e.c_str());
+  e = error_of(h + "1|2026-01-01T00:00:00|None|None|n|gres/gpu:v 100=2|PENDING\n");
+  ck_assert_msg(e.find("s.txt:2:") == 0 && e.find("GPU type") != std::string::npos, "%s", e.c_str());
+  e = error_of(h + "1|2026-01-01T00:00:00|None|None|n|gres/gpu:a=1048576,gres/gpu:b=1|PENDING\n");
+  ck_assert_msg(e.find("s.txt:2:") == 0 && e.find("more than 1048576") != std::string::npos, "%s", e.c_str());
   ck_assert(error_of("").find("empty input") != std::string::npos);
 }
 END_TEST

@@ -1,14 +1,15 @@
-// Slurm host lists ("node[1-3,7],gpu[01-02],login") expanded to names, and
-// the choice of the node that holds a task's backup.
+// Slurm host lists ("node[1-3,7],gpu[01-02],login") expanded to names
+// (policy/util/hostlist.h, the project's one reader), and the choice of the
+// node that holds a task's backup.
 #pragma once
 #include <string>
 #include <vector>
 
+#include "policy/util/hostlist.h"
+
 namespace vmha_spank {
 
-// Expands a host list; false with *error (position and what was expected)
-// on a malformed one.
-bool expand_hostlist(const std::string& list, std::vector<std::string>* hosts, std::string* error);
+using duet::expand_hostlist;
 
 // The node of `nodes` (the allocation, in order) that holds the backup of a
 // task on `self`: "next" is the node after self (wrapping around), "last"
