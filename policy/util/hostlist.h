@@ -11,10 +11,10 @@
 namespace duet {
 
 // A list that would expand to more names, or names longer in all, is
-// refused: every Slurm cluster is far smaller, and a short hostile list
+// refused: a job's node list names far fewer, and a short hostile list
 // ("a[0-99999]b[0-99999]") would otherwise ask for 10^10 names.
-inline constexpr std::size_t kMaxHostlistNames = 1'000'000;
-inline constexpr std::size_t kMaxHostlistBytes = 64u << 20;
+inline constexpr std::size_t kMaxHostlistNames = 262'144;
+inline constexpr std::size_t kMaxHostlistBytes = 16u << 20;
 inline constexpr std::size_t kMaxHostlistGroups = 16;  // bracket groups in one name
 
 // Replaces *hosts with the names; false with *error ("column C: what was
