@@ -74,10 +74,7 @@ void parse_tres(const std::string& tres, int& gpus, std::map<std::string, int>& 
         const std::string type = key.substr(9);
         if (!plain_name_ok(type))
           throw InputError(name, line, col + static_cast<int>(b + 9),
-                           std::string(what) +
-                               ": expected a GPU type of printable characters without spaces, "
-                               "'|', ',' or '\"', got '" +
-                               type + "'");
+                           std::string(what) + ": expected a GPU type of " + kPlainNameRule + ", got '" + type + "'");
         int& typed = gpus_by_type[lower(type)];
         if (typed + n > kMaxJobGpus)
           throw InputError(name, line, col + static_cast<int>(b),

@@ -92,9 +92,8 @@ void parse_gres(const Word& w, SlurmNode& n, const std::string& name, int line) 
           name, line, w.column,
           "Gres: expected gpu:TYPE:COUNT (duet needs each node's GPU type: gres.conf Type=), got '" + item + "'");
     if (!plain_name_ok(parts[1]))
-      throw InputError(
-          name, line, w.column,
-          "Gres: expected a GPU type of printable characters without spaces, '|', ',' or '\"', got '" + parts[1] + "'");
+      throw InputError(name, line, w.column,
+                       std::string("Gres: expected a GPU type of ") + kPlainNameRule + ", got '" + parts[1] + "'");
     char* end = nullptr;
     long v = std::strtol(parts[2].c_str(), &end, 10);
     if (parts[2].empty() || *end || v < 0 || v > 1024)
@@ -160,9 +159,9 @@ std::vector<SlurmNode> parse_scontrol_nodes(std::istream& in, const std::string&
     n.line = lineno;
     // ':' joins a node's name and type when it has two (cluster_from_slurm_nodes).
     if (!plain_name_ok(n.name) || n.name.find(':') != std::string::npos)
-      throw InputError(
-          name, lineno, words[0].column,
-          "NodeName: expected a host name (printable, without spaces, ':', '|', ',' or '\"'), got '" + n.name + "'");
+      throw InputError(name, lineno, words[0].column,
+                       std::string("NodeName: expected a host name of ") + kPlainNameRule + " and without ':', got '" +
+                           n.name + "'");
     bool features_seen = false;
     for (const Word& w : words) {
       if (w.key == "Gres")

@@ -25,6 +25,7 @@ inline constexpr int kMaxGpuTypes = 64;
 // or node speeds file: 1 to 256 bytes of printable ASCII without spaces, '|'
 // (which joins GPU types), ',' or '"'. Slurm's node names and GRES types
 // (gres.conf Type=) are of this kind.
+inline constexpr char kPlainNameRule[] = "printable characters without spaces, '|', ',' or '\"'";
 inline bool plain_name_ok(std::string_view t) {
   if (t.empty() || t.size() > 256) return false;
   for (char c : t)
