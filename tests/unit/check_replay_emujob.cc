@@ -38,8 +38,8 @@ START_TEST(hostlists) {
   v = expand_hostlist("r[1-2]n[01-02]");  // more than one bracket group, as Slurm prints them
   ck_assert_int_eq(v.size(), 4);
   ck_assert_str_eq(v[1].c_str(), "r1n02");
-  // Hostile lists fail at once with invalid_argument: a number no integer
-  // holds (std::out_of_range escaped before), 10^10 names from 30 bytes,
+  // Hostile lists fail with invalid_argument: a number no integer
+  // holds (std::out_of_range escaped before), 10^10 names from 20 bytes,
   // 17 bracket groups, a range over 100,000 numbers.
   const std::string groups17 = [] {
     std::string g = "n";
