@@ -2,7 +2,7 @@
 // one object that is both the NodeRanker and the Observer:
 //   rank     RWGP posterior (mean, sd of log speed vs expected) per node +
 //            the placement head (plain C++, Eigen) + the speed prior
-//            log(known speed) + mean - sd, as policy/learn/duet_policy's
+//            log(known speed) + mean (sd is the head's input only), as duet_policy's
 //            placement does in the simulator; with JobTypeSpeedsFile, a job
 //            whose comment names its type is ranked by that type's speeds;
 //   observe  a finished job's measured vs expected run time on its nodes
