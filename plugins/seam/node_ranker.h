@@ -42,6 +42,17 @@ class NodeRanker {
     (void)cluster;
     return false;
   }
+  // Sets off[i] for each cluster.nodes[i] the job must not use now;
+  // `candidate` marks the nodes the test offers (the job's partition and
+  // constraints). select/duet leaves those nodes out of the test, so the job
+  // waits while the others cannot hold it (the learned placement's spread
+  // floor, policy/learn/agents/machine_set.h). Default: none.
+  virtual void keep_off(const JobInfo& job, const ClusterInfo& cluster, const std::vector<bool>& candidate,
+                        std::vector<bool>& off) {
+    (void)job;
+    (void)candidate;
+    off.assign(cluster.nodes.size(), false);
+  }
 };
 
 // Reads a node speeds CSV (policy/io/node_speeds.h). Returns false and sets

@@ -280,6 +280,7 @@ START_TEST(spread_job_keeps_fastest_floor) {
 
   DuetPolicyOptions opt;
   opt.prior_weight = -100;  // prefers slow machines
+  opt.spread_floor = 0;     // the rules alone (the floor: spread_floor_waits_for_fast_machines)
   auto p = make_duet_placement(untrained(3), opt);
   auto where = place_on_spread_cluster(*p, 1, 4);
   ck_assert(where.has_value());
@@ -303,6 +304,7 @@ START_TEST(slow_sets_spread_over_the_slowest_machines) {
   const std::vector<MachineView> ms = spread_cluster();
   DuetPolicyOptions opt;
   opt.prior_weight = 100;
+  opt.spread_floor = 0;
   opt.spread = learn::SpreadSets::slow;
   auto p = make_duet_placement(untrained(3), opt);
   ck_assert_str_eq(p->name().c_str(), "duet-slow-sets");
@@ -332,6 +334,7 @@ START_TEST(tight_sets_take_the_slowest_machines_above_the_floor) {
   const std::vector<MachineView> ms = spread_cluster();
   DuetPolicyOptions opt;
   opt.prior_weight = 100;
+  opt.spread_floor = 0;
   opt.spread = learn::SpreadSets::tight;
   auto p = make_duet_placement(untrained(3), opt);
   ck_assert_str_eq(p->name().c_str(), "duet-tight-sets");
@@ -355,6 +358,7 @@ START_TEST(tight_sets_take_the_slowest_machines_above_the_floor) {
   tight->spread = learn::SpreadSets::tight;
   DuetPolicyOptions plain;
   plain.prior_weight = 100;
+  plain.spread_floor = 0;
   auto q = make_duet_placement(tight, plain);
   ck_assert(q->name() == "duet");
   ck_assert(place_on_spread_cluster(*q, 1, 4) == where);
@@ -387,6 +391,10 @@ class PreferSpeed : public PlacementScorer {
   float speed_;
 };
 
+struct NoPreference : PlacementScorer {
+  void score(std::span<const float>, std::size_t k, std::vector<float>& out) override { out.assign(k, 0.f); }
+};
+
 START_TEST(learned_sets_take_the_speed_of_the_first_machine) {
   const std::vector<MachineView> ms = spread_cluster();
   const std::vector<std::string> types = test_support::kSpreadTypes;
@@ -397,6 +405,7 @@ START_TEST(learned_sets_take_the_speed_of_the_first_machine) {
   j.gpus = 4;
   PriorWeights w;
   w.spread = SpreadSets::learned;
+  w.spread_floor = 0;
   PlacementScores s;
   PreferSpeed t4(0.4f);
   auto p = place_job(gp, ms, j, PlacementJob{0, 4}, t4, w, s);
@@ -421,6 +430,52 @@ START_TEST(learned_sets_take_the_speed_of_the_first_machine) {
   ck_assert_double_eq_tol(placement_speed(ms, *p), 1.0, 1e-9);
   ck_assert_str_eq(spread_sets_name(parse_spread_sets("learned")), "learned");
   ck_assert_str_eq(spread_sets_name(SpreadSets::tight), "tight");
+}
+END_TEST
+
+// The spread floor (machine_set.h): on spread_cluster() a 4-GPU job's
+// fastest set on the idle cluster is two X100s (2.3), so it keeps to machines
+// of at least 1.15, and the X100s have 3 GPUs free: it waits, where without
+// the floor it takes the V100 too. An 8-GPU job's idle floor is the V100's
+// 1.0: the T4s (0.4) are below 0.5, so it waits too; with the floor at 0 it
+// takes them. The K80 holds a 3-GPU job alone: the floor does not apply.
+START_TEST(spread_floor_waits_for_fast_machines) {
+  const std::vector<MachineView> ms = spread_cluster();
+  std::vector<uint32_t> all(ms.size());
+  for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+  ck_assert_double_eq_tol(spread_speed_limit(ms, 4, all), 1.15, 1e-6);
+  ck_assert_double_eq_tol(spread_speed_limit(ms, 8, all), 0.5, 1e-6);
+  ck_assert_double_eq(spread_speed_limit(ms, 3, all), 0.0);   // the K80 holds it alone
+  ck_assert_double_eq(spread_speed_limit(ms, 30, all), 0.0);  // 27 GPUs in all
+  ck_assert_double_eq(spread_speed_limit(ms, 8, all, 0), 0.0);
+
+  DuetPolicyOptions opt;
+  opt.spread = learn::SpreadSets::tight;
+  auto p = make_duet_placement(untrained(3), opt);
+  ck_assert(!place_on_spread_cluster(*p, 1, 4).has_value());
+  ck_assert(!place_on_spread_cluster(*p, 2, 8).has_value());
+  ck_assert(place_on_spread_cluster(*p, 3, 3).has_value());
+  opt.spread_floor = 0;
+  auto q = make_duet_placement(untrained(3), opt);
+  ck_assert(place_on_spread_cluster(*q, 1, 4).has_value());
+  const auto eight = place_on_spread_cluster(*q, 2, 8);
+  ck_assert(eight.has_value());
+  ck_assert_double_eq_tol(placement_speed(ms, *eight), 0.4, 1e-6);
+
+  // With every X100 GPU free the 4-GPU job starts, on X100s alone.
+  std::vector<MachineView> free = ms;
+  for (int i = 0; i < 3; ++i) free[i].free_gpus = 2;
+  PerformanceGp gp(machine_descs(ClusterView{0, test_support::kSpreadTypes, free, 20, 19, 0}), 1, GpHyper{});
+  JobView j;
+  j.id = 4;
+  j.gpus = 4;
+  PriorWeights w;
+  w.spread = SpreadSets::tight;
+  PlacementScores sc;
+  NoPreference none;
+  const auto x = place_job(gp, free, j, PlacementJob{0, 4}, none, w, sc);
+  ck_assert(x.has_value());
+  ck_assert_double_eq_tol(placement_speed(free, *x), 2.3, 1e-6);
 }
 END_TEST
 
@@ -498,6 +553,7 @@ int main() {
   tcase_add_test(tc, slow_sets_spread_over_the_slowest_machines);
   tcase_add_test(tc, tight_sets_take_the_slowest_machines_above_the_floor);
   tcase_add_test(tc, learned_sets_take_the_speed_of_the_first_machine);
+  tcase_add_test(tc, spread_floor_waits_for_fast_machines);
   tcase_add_test(tc, agents_exchange_messages);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);

@@ -196,6 +196,26 @@ START_TEST(plugin_ranks_as_the_agent_places) {
     ck_assert_msg(a.has_value() == (gpus == 5), "%u GPUs: agent %s", gpus, describe(a, ms).c_str());
     ck_assert(plugin_agent.ranker->one_node(pj, pc) == (gpus == 4));
   }
+  // The spread floor: an 8-GPU job's fastest set on the idle cluster is
+  // node2 and node4 (0.9), so node3 (0.4) is below half of it. Without node3
+  // 6 GPUs are free: the agent waits, and the plugin keeps the job off node3
+  // (select/duet clears its bit, so cons_tres leaves the job pending). A node
+  // the test does not offer does not count: without node4 the floor is 0.5
+  // and node3 stays in.
+  {
+    plugin::JobInfo pj;
+    pj.job_id = static_cast<uint32_t>(id);
+    pj.gpus = 8;
+    ck_assert(!agent->place(job(id++, 8), busier).has_value());
+    std::vector<bool> off;
+    plugin_agent.ranker->keep_off(pj, pc, {true, true, true, true}, off);
+    ck_assert(off == std::vector<bool>({false, false, true, false}));
+    plugin_agent.ranker->keep_off(pj, pc, {true, true, true, false}, off);
+    ck_assert(off == std::vector<bool>({false, false, false, false}));
+    pj.gpus = 4;  // one node could hold it: the consolidation rule instead
+    plugin_agent.ranker->keep_off(pj, pc, {true, true, true, true}, off);
+    ck_assert(off == std::vector<bool>({false, false, false, false}));
+  }
   pc.nodes[2].gpu_type = pc.nodes[3].gpu_type = "v100";  // the job may use k80 nodes only:
   plugin::JobInfo k80;
   k80.gpus = 4;

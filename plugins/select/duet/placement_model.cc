@@ -82,11 +82,7 @@ class LearnedPlacement {
     try {
       set_cluster(cluster);
       const learn::PlacementJob pj{job_type(job), static_cast<uint16_t>(std::clamp<uint32_t>(job.gpus, 1, 65535))};
-      node_views(cluster, views_);
-      node_types_.clear();
-      for (const NodeInfo& n : cluster.nodes) node_types_.push_back(n.gpu_type);
-      job_factors(job);
-      for (size_t i = 0; i < views_.size(); ++i) views_[i].speed *= factor_[i];
+      job_views(job, cluster);
       publish_message(cluster);
       omsg_.clear();
       if (channel_ && channel_->order_message(job.job_id, omsg_) && omsg_.size() != head_.order_message())
@@ -144,6 +140,23 @@ class LearnedPlacement {
     return one_machine_could_hold(views_, static_cast<int>(std::min<uint32_t>(job.gpus, 65535)),
                                   [&](size_t i) { return may_use(job, cluster.nodes[i]); });
   }
+  // The routine's spread floor (keep_to_spread_floor) over the candidate
+  // nodes the job may use, by the job's own speeds; only for a job that no
+  // such node could hold alone.
+  void keep_off(const JobInfo& job, const ClusterInfo& cluster, const std::vector<bool>& candidate,
+                std::vector<bool>& off) {
+    off.assign(cluster.nodes.size(), false);
+    if (job.gpus == 0 || candidate.size() != cluster.nodes.size()) return;
+    job_views(job, cluster);
+    const int gpus = static_cast<int>(std::min<uint32_t>(job.gpus, 65535));
+    auto allowed = [&](size_t i) { return candidate[i] && may_use(job, cluster.nodes[i]); };
+    if (one_machine_could_hold(views_, gpus, allowed)) return;  // one_node's rule instead
+    cand_.clear();
+    for (size_t i = 0; i < views_.size(); ++i)
+      if (allowed(i)) cand_.push_back(static_cast<uint32_t>(i));
+    const double limit = learn::spread_speed_limit(views_, gpus, cand_);
+    for (uint32_t i : cand_) off[i] = views_[i].speed < limit;
+  }
   static bool may_use(const JobInfo& job, const NodeInfo& n) {
     return n.usable && (job.gpu_type.empty() || n.gpu_type == job.gpu_type);
   }
@@ -160,6 +173,8 @@ class LearnedPlacement {
     if (job.gpus == 0) return plan;
     auto allowed = [&](size_t i) { return may_use(job, cluster.nodes[i]); };
     learn::placement_candidates(views_, allowed, cand_);
+    learn::keep_to_spread_floor(views_, static_cast<int>(job.gpus), learn::kSpreadSpeedShare, allowed,
+                                cand_);  // as keep_off
     const double floor = learn::fastest_floor(views_, static_cast<int>(job.gpus), cand_);
     if (!(floor > 0)) return plan;  // one node holds it, or none can
     learn::PriorWeights w;
@@ -177,6 +192,16 @@ class LearnedPlacement {
         }
     }
     if (plan.first) preference[*plan.first] = *std::max_element(preference.begin(), preference.end()) + 1;
+  }
+
+  // views_ as `job` sees the nodes: each one's speed times the job type's
+  // factor on its GPU type, as the routine's job_machines.
+  void job_views(const JobInfo& job, const ClusterInfo& cluster) {
+    node_views(cluster, views_);
+    node_types_.clear();
+    for (const NodeInfo& n : cluster.nodes) node_types_.push_back(n.gpu_type);
+    job_factors(job);
+    for (size_t i = 0; i < views_.size(); ++i) views_[i].speed *= factor_[i];
   }
 
   // The nodes as the placement routine sees them (known speed as a float,
@@ -421,6 +446,10 @@ class RankerFace final : public NodeRanker {
   }
   void connect(AgentChannel* channel) override { a_->connect(channel); }
   bool one_node(const JobInfo& job, const ClusterInfo& cluster) override { return a_->one_node(job, cluster); }
+  void keep_off(const JobInfo& job, const ClusterInfo& cluster, const std::vector<bool>& candidate,
+                std::vector<bool>& off) override {
+    a_->keep_off(job, cluster, candidate, off);
+  }
 
  private:
   std::shared_ptr<LearnedPlacement> a_;

@@ -236,6 +236,24 @@ void raise_preferred(const std::vector<node_record_t*>& records, bitstr_t* candi
   }
 }
 
+// Leaves out of `candidates` the nodes the ranker keeps the job off
+// (NodeRanker::keep_off), unless the job names the nodes it needs
+// (--nodelist): those stay its own choice. Returns how many it left out.
+size_t keep_off_slow_nodes(const job_record_t* job, const JobInfo& info, const ClusterInfo& cluster,
+                           const std::vector<node_record_t*>& records, bitstr_t* candidates) {
+  if (job->details && job->details->req_node_bitmap) return 0;
+  std::vector<bool> candidate(records.size()), off;
+  for (size_t i = 0; i < records.size(); ++i) candidate[i] = bit_test(candidates, records[i]->index);
+  g.agent.ranker->keep_off(info, cluster, candidate, off);
+  size_t left_out = 0;
+  for (size_t i = 0; i < records.size() && i < off.size(); ++i)
+    if (off[i] && candidate[i]) {
+      bit_clear(candidates, records[i]->index);
+      ++left_out;
+    }
+  return left_out;
+}
+
 // "node1=0.5 node3=0.25": the candidates' preferences, for the explanation.
 std::string candidate_preferences(const ClusterInfo& cluster, const std::vector<node_record_t*>& records,
                                   bitstr_t* candidates, const std::vector<double>& pref) {
@@ -379,6 +397,11 @@ NodeBias::NodeBias(job_record_t* job, bitstr_t* candidates, uint16_t mode) : job
       reason_ = "cons_tres order (ranker failed: " + err + ")";
       return;
     }
+    // Not in a test of whether the job could ever run (at submission): that
+    // stays cons_tres's answer over every node.
+    const size_t slow = SELECT_IS_MODE_RUN_NOW(mode) || SELECT_IS_MODE_WILL_RUN(mode)
+                            ? keep_off_slow_nodes(job, info, cluster, records, candidates)
+                            : 0;
     // For the explanation, when this test may start the job; before cons_tres narrows `candidates`.
     std::vector<NodeFit> fit;
     if (SELECT_IS_MODE_RUN_NOW(mode)) fit = job_node_fit(job, candidates);
@@ -386,6 +409,7 @@ NodeBias::NodeBias(job_record_t* job, bitstr_t* candidates, uint16_t mode) : job
     one_node_ =
         (SELECT_IS_MODE_RUN_NOW(mode) || SELECT_IS_MODE_WILL_RUN(mode)) && g.agent.ranker->one_node(info, cluster);
     reason_ = why.empty() ? g.agent.ranker->name() : why;
+    if (slow) reason_ += "; " + std::to_string(slow) + " nodes below the spread floor left out";
     ranked_ = fit.size() == cluster.nodes.size();
     for (size_t i = 0; ranked_ && i < fit.size(); ++i)
       if (fit[i].may_use) nodes_.push_back({cluster.nodes[i].name, pref[i], fit[i].busy});

@@ -27,4 +27,20 @@ namespace duet::learn {
 // needed) or all of them together cannot.
 double fastest_floor(std::span<const MachineView> machines, int gpus, std::span<const std::uint32_t> cand);
 
+// The spread floor: a job no machine could hold alone uses only machines at
+// least kSpreadSpeedShare times as fast as the floor of its fastest set on the
+// idle cluster, and waits while those have too few GPUs free. Its set runs at
+// the slowest machine's speed, so a set that takes the one slow machine free
+// now holds every fast GPU in it at that speed until the job ends; waiting
+// for faster ones lowered mean JCT and fees on held-out sources and on
+// Philly (models/README.md, *The spread floor*). The share is of the idle
+// cluster's floor, not of what is free now, so the job never waits for ever
+// on an idle cluster.
+inline constexpr double kSpreadSpeedShare = 0.5;
+
+// `share` times fastest_floor over `cand` with every GPU free; 0 when one
+// candidate could hold the job alone or all together could not.
+double spread_speed_limit(std::span<const MachineView> machines, int gpus, std::span<const std::uint32_t> cand,
+                          double share = kSpreadSpeedShare);
+
 }  // namespace duet::learn

@@ -75,6 +75,8 @@ struct PriorWeights {
   // The spread rule: the model's (fastest), its ablations ("duet-tight-sets",
   // "duet-slow-sets") or the agent's choice (duet train --spread-sets learned).
   SpreadSets spread = SpreadSets::fastest;
+  // The spread floor's share (machine_set.h); 0: none.
+  double spread_floor = kSpreadSpeedShare;
 };
 
 // Candidates: in cluster order, the machines with free GPUs that
@@ -88,6 +90,23 @@ int placement_candidates(std::span<const MachineView> machines, Allowed allowed,
     cand.push_back(static_cast<std::uint32_t>(i));
     free += machines[i].free_gpus;
   }
+  return free;
+}
+
+// The spread floor (machine_set.h) for a job no machine could hold alone:
+// drops from cand the machines slower than spread_speed_limit (with `share`)
+// over every machine allowed(index) admits. Returns the free GPUs of those
+// left.
+template <class Allowed>
+int keep_to_spread_floor(std::span<const MachineView> machines, int gpus, double share, Allowed allowed,
+                         std::vector<std::uint32_t>& cand) {
+  std::vector<std::uint32_t> all;
+  for (std::size_t i = 0; i < machines.size(); ++i)
+    if (allowed(i)) all.push_back(static_cast<std::uint32_t>(i));
+  const double limit = spread_speed_limit(machines, gpus, all, share);
+  std::erase_if(cand, [&](std::uint32_t m) { return machines[m].speed < limit; });
+  int free = 0;
+  for (std::uint32_t m : cand) free += machines[m].free_gpus;
   return free;
 }
 
@@ -120,9 +139,10 @@ SpreadPlan plan_spread(const PerformanceGp& gp, std::span<const MachineView> mac
                        const PlacementJob& pj, PlacementScorer& scorer, const PriorWeights& w, PlacementScores& s);
 
 // The whole routine for one job (job.gpus GPUs, its type constraint; pj its
-// GP type). nullopt when the machines it may use cannot hold it now, or when
+// GP type). nullopt when the machines it may use cannot hold it now, when
 // it would have to be spread but one of them could hold it whole
-// (one_machine_could_hold).
+// (one_machine_could_hold), or when the machines above its spread floor
+// cannot hold it now (keep_to_spread_floor).
 std::optional<Placement> place_job(const PerformanceGp& gp, std::span<const MachineView> machines, const JobView& job,
                                    const PlacementJob& pj, PlacementScorer& scorer, const PriorWeights& w,
                                    PlacementScores& s);
