@@ -140,9 +140,9 @@ class LearnedPlacement {
     return one_machine_could_hold(views_, static_cast<int>(std::min<uint32_t>(job.gpus, 65535)),
                                   [&](size_t i) { return may_use(job, cluster.nodes[i]); });
   }
-  // The routine's spread floor (keep_to_spread_floor) over the candidate
-  // nodes the job may use, by the job's own speeds; only for a job that no
-  // such node could hold alone.
+  // The routine's spread floor (spread_speed_limit, as keep_to_spread_floor
+  // applies it) over the candidate nodes the job may use, by the job's own
+  // speeds; only for a job that no such node could hold alone.
   void keep_off(const JobInfo& job, const ClusterInfo& cluster, const std::vector<bool>& candidate,
                 std::vector<bool>& off) {
     off.assign(cluster.nodes.size(), false);
