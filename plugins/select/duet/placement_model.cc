@@ -140,9 +140,9 @@ class LearnedPlacement {
     return one_machine_could_hold(views_, static_cast<int>(std::min<uint32_t>(job.gpus, 65535)),
                                   [&](size_t i) { return may_use(job, cluster.nodes[i]); });
   }
-  // The routine's spread floor (spread_speed_limit, as keep_to_spread_floor
-  // applies it) over the candidate nodes the job may use, by the job's own
-  // speeds; only for a job that no such node could hold alone.
+  // The routine's spread floor (spread_floor_limit) over the candidate nodes
+  // the job may use, by the job's own speeds; none for a job that one such
+  // node could hold alone (the limit is 0).
   void keep_off(const JobInfo& job, const ClusterInfo& cluster, const std::vector<bool>& candidate,
                 std::vector<bool>& off) {
     off.assign(cluster.nodes.size(), false);
@@ -150,12 +150,8 @@ class LearnedPlacement {
     job_views(job, cluster);
     const int gpus = static_cast<int>(std::min<uint32_t>(job.gpus, 65535));
     auto allowed = [&](size_t i) { return candidate[i] && may_use(job, cluster.nodes[i]); };
-    if (one_machine_could_hold(views_, gpus, allowed)) return;  // one_node's rule instead
-    cand_.clear();
-    for (size_t i = 0; i < views_.size(); ++i)
-      if (allowed(i)) cand_.push_back(static_cast<uint32_t>(i));
-    const double limit = learn::spread_speed_limit(views_, gpus, cand_);
-    for (uint32_t i : cand_) off[i] = views_[i].speed < limit;
+    const double limit = learn::spread_floor_limit(views_, gpus, learn::kSpreadSpeedShare, allowed);
+    for (size_t i = 0; i < views_.size(); ++i) off[i] = allowed(i) && views_[i].speed < limit;
   }
   static bool may_use(const JobInfo& job, const NodeInfo& n) {
     return n.usable && (job.gpu_type.empty() || n.gpu_type == job.gpu_type);

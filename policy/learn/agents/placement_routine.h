@@ -93,17 +93,23 @@ int placement_candidates(std::span<const MachineView> machines, Allowed allowed,
   return free;
 }
 
-// The spread floor (machine_set.h) for a job no machine could hold alone:
-// drops from cand the machines slower than spread_speed_limit (with `share`)
-// over every machine allowed(index) admits. Returns the free GPUs of those
-// left.
+// spread_speed_limit (with `share`) over every machine allowed(index)
+// admits, busy or not; 0 when one of them could hold the job alone.
 template <class Allowed>
-int keep_to_spread_floor(std::span<const MachineView> machines, int gpus, double share, Allowed allowed,
-                         std::vector<std::uint32_t>& cand) {
+double spread_floor_limit(std::span<const MachineView> machines, int gpus, double share, Allowed allowed) {
   std::vector<std::uint32_t> all;
   for (std::size_t i = 0; i < machines.size(); ++i)
     if (allowed(i)) all.push_back(static_cast<std::uint32_t>(i));
-  const double limit = spread_speed_limit(machines, gpus, all, share);
+  return spread_speed_limit(machines, gpus, all, share);
+}
+
+// The spread floor (machine_set.h) for a job no machine could hold alone:
+// drops from cand the machines below spread_floor_limit. Returns the free
+// GPUs of those left.
+template <class Allowed>
+int keep_to_spread_floor(std::span<const MachineView> machines, int gpus, double share, Allowed allowed,
+                         std::vector<std::uint32_t>& cand) {
+  const double limit = spread_floor_limit(machines, gpus, share, allowed);
   std::erase_if(cand, [&](std::uint32_t m) { return machines[m].speed < limit; });
   int free = 0;
   for (std::uint32_t m : cand) free += machines[m].free_gpus;
