@@ -5,7 +5,8 @@
 # set on the idle cluster is the two fast nodes, so the slow node (below half
 # of 1) is left out. With one GPU taken on node1 the job stays pending, where
 # cons_tres's own order starts it at once with node3; when node1 is free
-# again it starts on node[1-2].
+# again it starts on node[1-2]. A job the fast nodes could never hold (it
+# asks for three nodes) is placed without the floor.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/plugin_lib.sh"
 require_duet_plugins
@@ -50,5 +51,15 @@ c=$(sbatch --parsable -o /dev/null -w node2,node3 --gpus=8 --wrap 'sleep infinit
 wait_state 40 RUNNING "$c"
 [ "$(field "$c" NodeList)" = "node[2-3]" ] || fail "the job naming node2,node3 runs on $(field "$c" NodeList)"
 timeout 10 scancel "$c"
+wait_idle 40 node1 node2 node3
+# A job the nodes above the floor could never hold (it asks for three nodes,
+# two are above) runs over all three rather than wait for ever.
+d=$(sbatch --parsable -o /dev/null -N 3 --gpus=6 --wrap 'sleep infinity') || fail sbatch
+wait_state 40 RUNNING "$d"
+[ "$(field "$d" NodeList)" = "node[1-3]" ] || fail "the 3-node job runs on $(field "$d" NodeList)"
+e=$(explanation "$d")
+note "explanation: $e"
+[[ "$e" == *"spread floor not applied"* ]] || fail "the explanation does not say the floor was dropped: $e"
+timeout 10 scancel "$d"
 ctld_alive || fail "slurmctld died"
-echo "PASS: cons_tres spread --gpus=8 over $spread; with Ranker=model it waited for node[1-2], leaving the slow node3 out; -w node2,node3 kept node3"
+echo "PASS: cons_tres spread --gpus=8 over $spread; with Ranker=model it waited for node[1-2], leaving the slow node3 out; -w node2,node3 kept node3; -N 3 ran on node[1-3] without the floor"

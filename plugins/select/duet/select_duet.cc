@@ -196,6 +196,33 @@ int one_node_test(job_record_t* job_ptr, bitstr_t* nodes, uint32_t min_nodes, ui
                            preemptee_job_list, exc_core_bitmap);
 }
 
+// The placement agent's spread floor (NodeRanker::keep_off): `bias` left the
+// slow nodes out of `nodes`. If the job does not fit the rest now, it waits
+// for them, unless they could never hold it even when idle (too few for its
+// node count, their CPUs or memory): then the floor is dropped.
+int floor_test(duet::plugin::NodeBias& bias, job_record_t* job_ptr, bitstr_t* nodes, uint32_t min_nodes,
+               uint32_t max_nodes, uint32_t req_nodes, uint16_t mode, List preemptee_candidates,
+               List* preemptee_job_list, bitstr_t* exc_core_bitmap) {
+  bitstr_t* fast = bias.kept_off() ? bit_copy(nodes) : nullptr;
+  int rc = (*(ops.job_test))(job_ptr, nodes, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
+                             preemptee_job_list, exc_core_bitmap);
+  if (rc == SLURM_SUCCESS || !fast) {
+    FREE_NULL_BITMAP(fast);
+    return rc;
+  }
+  const int ever = (*(ops.job_test))(job_ptr, fast, min_nodes, max_nodes, req_nodes, SELECT_MODE_TEST_ONLY, nullptr,
+                                     nullptr, exc_core_bitmap);
+  FREE_NULL_BITMAP(fast);
+  if (ever == SLURM_SUCCESS) {
+    debug("%s: %pJ waits for the nodes above its spread floor", plugin_type, job_ptr);
+    return rc;
+  }
+  debug("%s: %pJ: the nodes above its spread floor could never hold it; floor dropped", plugin_type, job_ptr);
+  bias.drop_floor(nodes);
+  return (*(ops.job_test))(job_ptr, nodes, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
+                           preemptee_job_list, exc_core_bitmap);
+}
+
 }  // namespace
 
 extern "C" int select_p_job_test(job_record_t* job_ptr, bitstr_t* bitmap, uint32_t min_nodes, uint32_t max_nodes,
@@ -213,8 +240,8 @@ extern "C" int select_p_job_test(job_record_t* job_ptr, bitstr_t* bitmap, uint32
       rc = one_node_test(job_ptr, nodes, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
                          preemptee_job_list, exc_core_bitmap);
     else
-      rc = (*(ops.job_test))(job_ptr, nodes, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
-                             preemptee_job_list, exc_core_bitmap);
+      rc = floor_test(bias, job_ptr, nodes, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
+                      preemptee_job_list, exc_core_bitmap);
     bias.done(rc == SLURM_SUCCESS);
   }
   if (known) {

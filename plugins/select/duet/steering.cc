@@ -397,22 +397,31 @@ NodeBias::NodeBias(job_record_t* job, bitstr_t* candidates, uint16_t mode) : job
       reason_ = "cons_tres order (ranker failed: " + err + ")";
       return;
     }
-    // Not in a test of whether the job could ever run (at submission): that
-    // stays cons_tres's answer over every node.
-    const size_t slow = SELECT_IS_MODE_RUN_NOW(mode) || SELECT_IS_MODE_WILL_RUN(mode)
-                            ? keep_off_slow_nodes(job, info, cluster, records, candidates)
-                            : 0;
-    // For the explanation, when this test may start the job; before cons_tres narrows `candidates`.
+    // For the explanation, when this test may start the job; before the floor
+    // and cons_tres narrow `candidates`.
     std::vector<NodeFit> fit;
     if (SELECT_IS_MODE_RUN_NOW(mode)) fit = job_node_fit(job, candidates);
+    // Not in a test of whether the job could ever run (at submission): that
+    // stays cons_tres's answer over every node.
+    if (SELECT_IS_MODE_RUN_NOW(mode) || SELECT_IS_MODE_WILL_RUN(mode)) {
+      before_floor_ = bit_copy(candidates);
+      if (size_t slow = keep_off_slow_nodes(job, info, cluster, records, candidates))
+        floor_note_ = "; " + std::to_string(slow) + " nodes below the spread floor left out";
+      else
+        FREE_NULL_BITMAP(before_floor_);
+    }
     raise_preferred(records, candidates, pref, &saved_);
     one_node_ =
         (SELECT_IS_MODE_RUN_NOW(mode) || SELECT_IS_MODE_WILL_RUN(mode)) && g.agent.ranker->one_node(info, cluster);
-    reason_ = why.empty() ? g.agent.ranker->name() : why;
-    if (slow) reason_ += "; " + std::to_string(slow) + " nodes below the spread floor left out";
+    reason_ = (why.empty() ? g.agent.ranker->name() : why) + floor_note_;
     ranked_ = fit.size() == cluster.nodes.size();
-    for (size_t i = 0; ranked_ && i < fit.size(); ++i)
-      if (fit[i].may_use) nodes_.push_back({cluster.nodes[i].name, pref[i], fit[i].busy});
+    for (size_t i = 0; ranked_ && i < fit.size(); ++i) {
+      if (!fit[i].may_use) continue;
+      const bool floored =
+          before_floor_ && bit_test(before_floor_, records[i]->index) && !bit_test(candidates, records[i]->index);
+      if (floored) floored_.emplace_back(nodes_.size(), fit[i].busy);
+      nodes_.push_back({cluster.nodes[i].name, pref[i], floored ? "below the spread floor" : fit[i].busy});
+    }
     DUET_DEBUG(level(), "%s: %pJ mode %u: %s [%s]", kTag, job, mode, reason_.c_str(),
                candidate_preferences(cluster, records, candidates, pref).c_str());
   });
@@ -428,7 +437,21 @@ void NodeBias::done(bool selected) {
   });
 }
 
+void NodeBias::drop_floor(bitstr_t* candidates) {
+  if (!before_floor_) return;
+  bit_copybits(candidates, before_floor_);
+  FREE_NULL_BITMAP(before_floor_);
+  guarded("job test", [&] {
+    const size_t at = reason_.rfind(floor_note_);
+    if (at != std::string::npos) reason_.erase(at, floor_note_.size());
+    reason_ += "; spread floor not applied (the nodes above it could never hold the job)";
+    for (auto& [i, busy] : floored_) nodes_[i].not_taken = busy;
+    floored_.clear();
+  });
+}
+
 NodeBias::~NodeBias() {
+  FREE_NULL_BITMAP(before_floor_);
   // Keep cons_tres's low byte (GPU co-location), put back the rest.
   for (auto& [node, w] : saved_) node->sched_weight = (w & ~uint64_t{0xff}) | (node->sched_weight & 0xff);
 }

@@ -34,6 +34,12 @@ class NodeBias {
   // The ranker asks for one node (NodeRanker::one_node) in a test that may
   // start the job or plans when it will.
   bool one_node() const { return one_node_; }
+  // The constructor left nodes below the spread floor out of the candidates
+  // (NodeRanker::keep_off).
+  bool kept_off() const { return before_floor_ != nullptr; }
+  // Puts those nodes back into `candidates` (the job could never run on the
+  // others: too few of them for its node count, CPUs or memory).
+  void drop_floor(bitstr_t* candidates);
   NodeBias(const NodeBias&) = delete;
   NodeBias& operator=(const NodeBias&) = delete;
 
@@ -45,6 +51,9 @@ class NodeBias {
   bool ranked_ = false;
   bool one_node_ = false;
   std::vector<RankedNode> nodes_;  // the nodes the job may use, ranked
+  bitstr_t* before_floor_ = nullptr;                     // the candidates before keep_off; null if none was left out
+  std::string floor_note_;                               // "; N nodes below the spread floor left out"
+  std::vector<std::pair<size_t, std::string>> floored_;  // nodes_ index, not_taken without the floor
 };
 
 }  // namespace duet::plugin
