@@ -257,13 +257,14 @@ END_TEST
 using test_support::spread_cluster;
 
 // Job `id` of `gpus` GPUs placed by p on spread_cluster().
-static std::optional<Placement> place_on_spread_cluster(PlacementPolicy& p, int64_t id, int gpus) {
+static std::optional<Placement> place_on_spread_cluster(PlacementPolicy& p, int64_t id, int gpus, double wait_s = 0) {
   static const std::vector<MachineView> ms = spread_cluster();
   std::vector<std::string> types = test_support::kSpreadTypes;
   ClusterView c{0, types, ms, 20, 16, 0};
   JobView j;
   j.id = id;
   j.gpus = gpus;
+  j.wait_s = wait_s;
   return p.place(j, c);
 }
 
@@ -438,7 +439,8 @@ END_TEST
 // of at least 1.15, and the X100s have 3 GPUs free: it waits, where without
 // the floor it takes the V100 too. An 8-GPU job's idle floor is the V100's
 // 1.0: the T4s (0.4) are below 0.5, so it waits too; with the floor at 0 it
-// takes them. The K80 holds a 3-GPU job alone: the floor does not apply.
+// takes them, or once it has waited kSpreadFloorMaxWaitS. The K80 holds a
+// 3-GPU job alone: the floor does not apply.
 START_TEST(spread_floor_waits_for_fast_machines) {
   const std::vector<MachineView> ms = spread_cluster();
   std::vector<uint32_t> all(ms.size());
@@ -455,6 +457,12 @@ START_TEST(spread_floor_waits_for_fast_machines) {
   ck_assert(!place_on_spread_cluster(*p, 1, 4).has_value());
   ck_assert(!place_on_spread_cluster(*p, 2, 8).has_value());
   ck_assert(place_on_spread_cluster(*p, 3, 3).has_value());
+  // The floor holds a job for kSpreadFloorMaxWaitS of waiting, then lets it
+  // take the T4s.
+  ck_assert(!place_on_spread_cluster(*p, 2, 8, kSpreadFloorMaxWaitS - 1).has_value());
+  const auto waited = place_on_spread_cluster(*p, 2, 8, kSpreadFloorMaxWaitS);
+  ck_assert(waited.has_value());
+  ck_assert_double_eq_tol(placement_speed(ms, *waited), 0.4, 1e-6);
   opt.spread_floor = 0;
   auto q = make_duet_placement(untrained(3), opt);
   ck_assert(place_on_spread_cluster(*q, 1, 4).has_value());

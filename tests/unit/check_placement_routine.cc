@@ -212,6 +212,13 @@ START_TEST(plugin_ranks_as_the_agent_places) {
     ck_assert(off == std::vector<bool>({false, false, true, false}));
     plugin_agent.ranker->keep_off(pj, pc, {true, true, true, false}, off);
     ck_assert(off == std::vector<bool>({false, false, false, false}));
+    // A job that waited kSpreadFloorMaxWaitS: the floor lets go, in both.
+    JobView waited = job(id++, 8);
+    waited.wait_s = pj.wait_s = kSpreadFloorMaxWaitS;
+    ck_assert(agent->place(waited, busier).has_value());
+    plugin_agent.ranker->keep_off(pj, pc, {true, true, true, true}, off);
+    ck_assert(off == std::vector<bool>({false, false, false, false}));
+    pj.wait_s = 0;
     pj.gpus = 4;  // one node could hold it: the consolidation rule instead
     plugin_agent.ranker->keep_off(pj, pc, {true, true, true, true}, off);
     ck_assert(off == std::vector<bool>({false, false, false, false}));

@@ -38,6 +38,15 @@ double fastest_floor(std::span<const MachineView> machines, int gpus, std::span<
 // on an idle cluster.
 inline constexpr double kSpreadSpeedShare = 0.5;
 
+// The floor holds a job only while it has waited less than this (seconds
+// pending): on a busy cluster the fast machines may never all be free at
+// once while smaller jobs keep taking them, and a job that waited for them
+// for days lost more than its slower set would have cost it. Four hours
+// lowered mean JCT on held-out scenarios not used to choose it
+// (models/README.md, *The spread floor*).
+inline constexpr double kSpreadFloorMaxWaitS = 4 * 3600.0;
+inline bool spread_floor_holds(double wait_s) { return wait_s < kSpreadFloorMaxWaitS; }
+
 // `share` times fastest_floor over `cand` with every GPU free; 0 when one
 // candidate could hold the job alone or all together could not.
 double spread_speed_limit(std::span<const MachineView> machines, int gpus, std::span<const std::uint32_t> cand,

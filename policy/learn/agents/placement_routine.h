@@ -148,7 +148,8 @@ SpreadPlan plan_spread(const PerformanceGp& gp, std::span<const MachineView> mac
 // GP type). nullopt when the machines it may use cannot hold it now, when
 // it would have to be spread but one of them could hold it whole
 // (one_machine_could_hold), or when the machines above its spread floor
-// cannot hold it now (keep_to_spread_floor).
+// cannot hold it now (keep_to_spread_floor) and it has waited less than
+// kSpreadFloorMaxWaitS (spread_floor_holds).
 std::optional<Placement> place_job(const PerformanceGp& gp, std::span<const MachineView> machines, const JobView& job,
                                    const PlacementJob& pj, PlacementScorer& scorer, const PriorWeights& w,
                                    PlacementScores& s);
