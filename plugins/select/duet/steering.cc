@@ -238,20 +238,20 @@ void raise_preferred(const std::vector<node_record_t*>& records, bitstr_t* candi
 
 // Leaves out of `candidates` the nodes the ranker keeps the job off
 // (NodeRanker::keep_off), unless the job names the nodes it needs
-// (--nodelist): those stay its own choice. Returns how many it left out.
-size_t keep_off_slow_nodes(const job_record_t* job, const JobInfo& info, const ClusterInfo& cluster,
-                           const std::vector<node_record_t*>& records, bitstr_t* candidates) {
-  if (job->details && job->details->req_node_bitmap) return 0;
+// (--nodelist): those stay its own choice. Appends the nodes it left out
+// (node table indices) to left_out.
+void keep_off_slow_nodes(const job_record_t* job, const JobInfo& info, const ClusterInfo& cluster,
+                         const std::vector<node_record_t*>& records, bitstr_t* candidates,
+                         std::vector<size_t>& left_out) {
+  if (job->details && job->details->req_node_bitmap) return;
   std::vector<bool> candidate(records.size()), off;
   for (size_t i = 0; i < records.size(); ++i) candidate[i] = bit_test(candidates, records[i]->index);
   g.agent.ranker->keep_off(info, cluster, candidate, off);
-  size_t left_out = 0;
   for (size_t i = 0; i < records.size() && i < off.size(); ++i)
     if (off[i] && candidate[i]) {
       bit_clear(candidates, records[i]->index);
-      ++left_out;
+      left_out.push_back(i);
     }
-  return left_out;
 }
 
 // "node1=0.5 node3=0.25": the candidates' preferences, for the explanation.
@@ -403,24 +403,25 @@ NodeBias::NodeBias(job_record_t* job, bitstr_t* candidates, uint16_t mode) : job
     if (SELECT_IS_MODE_RUN_NOW(mode)) fit = job_node_fit(job, candidates);
     // Not in a test of whether the job could ever run (at submission): that
     // stays cons_tres's answer over every node.
+    std::vector<size_t> left_out;
     if (SELECT_IS_MODE_RUN_NOW(mode) || SELECT_IS_MODE_WILL_RUN(mode)) {
-      before_floor_ = bit_copy(candidates);
-      if (size_t slow = keep_off_slow_nodes(job, info, cluster, records, candidates))
-        floor_note_ = "; " + std::to_string(slow) + " nodes below the spread floor left out";
-      else
-        FREE_NULL_BITMAP(before_floor_);
+      keep_off_slow_nodes(job, info, cluster, records, candidates, left_out);
+      for (size_t i : left_out) below_floor_.push_back(records[i]->index);
+      if (!left_out.empty())
+        floor_note_ = "; " + std::to_string(left_out.size()) + " nodes below the spread floor left out";
     }
     raise_preferred(records, candidates, pref, &saved_);
     one_node_ =
         (SELECT_IS_MODE_RUN_NOW(mode) || SELECT_IS_MODE_WILL_RUN(mode)) && g.agent.ranker->one_node(info, cluster);
     reason_ = (why.empty() ? g.agent.ranker->name() : why) + floor_note_;
     ranked_ = fit.size() == cluster.nodes.size();
+    std::vector<char> floored(fit.size(), 0);
+    for (size_t i : left_out)
+      if (i < floored.size()) floored[i] = 1;
     for (size_t i = 0; ranked_ && i < fit.size(); ++i) {
       if (!fit[i].may_use) continue;
-      const bool floored =
-          before_floor_ && bit_test(before_floor_, records[i]->index) && !bit_test(candidates, records[i]->index);
-      if (floored) floored_.emplace_back(nodes_.size(), fit[i].busy);
-      nodes_.push_back({cluster.nodes[i].name, pref[i], floored ? "below the spread floor" : fit[i].busy});
+      if (floored[i]) floored_.emplace_back(nodes_.size(), fit[i].busy);
+      nodes_.push_back({cluster.nodes[i].name, pref[i], floored[i] ? "below the spread floor" : fit[i].busy});
     }
     DUET_DEBUG(level(), "%s: %pJ mode %u: %s [%s]", kTag, job, mode, reason_.c_str(),
                candidate_preferences(cluster, records, candidates, pref).c_str());
@@ -438,9 +439,8 @@ void NodeBias::done(bool selected) {
 }
 
 void NodeBias::drop_floor(bitstr_t* candidates) {
-  if (!before_floor_) return;
-  bit_copybits(candidates, before_floor_);
-  FREE_NULL_BITMAP(before_floor_);
+  for (int index : below_floor_) bit_set(candidates, index);
+  below_floor_.clear();
   guarded("job test", [&] {
     const size_t at = reason_.rfind(floor_note_);
     if (at != std::string::npos) reason_.erase(at, floor_note_.size());
@@ -451,7 +451,6 @@ void NodeBias::drop_floor(bitstr_t* candidates) {
 }
 
 NodeBias::~NodeBias() {
-  FREE_NULL_BITMAP(before_floor_);
   // Keep cons_tres's low byte (GPU co-location), put back the rest.
   for (auto& [node, w] : saved_) node->sched_weight = (w & ~uint64_t{0xff}) | (node->sched_weight & 0xff);
 }

@@ -36,7 +36,7 @@ class NodeBias {
   bool one_node() const { return one_node_; }
   // The constructor left nodes below the spread floor out of the candidates
   // (NodeRanker::keep_off).
-  bool kept_off() const { return before_floor_ != nullptr; }
+  bool kept_off() const { return !below_floor_.empty(); }
   // Puts those nodes back into `candidates` (the job could never run on the
   // others: too few of them for its node count, CPUs or memory).
   void drop_floor(bitstr_t* candidates);
@@ -51,7 +51,7 @@ class NodeBias {
   bool ranked_ = false;
   bool one_node_ = false;
   std::vector<RankedNode> nodes_;  // the nodes the job may use, ranked
-  bitstr_t* before_floor_ = nullptr;                     // the candidates before keep_off; null if none was left out
+  std::vector<int> below_floor_;   // node_record_t::index of the nodes keep_off left out
   std::string floor_note_;                               // "; N nodes below the spread floor left out"
   std::vector<std::pair<size_t, std::string>> floored_;  // nodes_ index, not_taken without the floor
 };
