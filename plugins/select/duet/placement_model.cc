@@ -142,16 +142,15 @@ class LearnedPlacement {
   }
   // The routine's spread floor (spread_floor_limit) over the candidate nodes
   // the job may use, by the job's own speeds; none for a job that one such
-  // node could hold alone (the limit is 0) or that waited its time
-  // (spread_floor_holds).
+  // node could hold alone or that waited its time (the limit is 0).
   void keep_off(const JobInfo& job, const ClusterInfo& cluster, const std::vector<bool>& candidate,
                 std::vector<bool>& off) {
     off.assign(cluster.nodes.size(), false);
-    if (job.gpus == 0 || candidate.size() != cluster.nodes.size() || !learn::spread_floor_holds(job.wait_s)) return;
+    if (job.gpus == 0 || candidate.size() != cluster.nodes.size()) return;
     job_views(job, cluster);
     const int gpus = static_cast<int>(std::min<uint32_t>(job.gpus, 65535));
     auto allowed = [&](size_t i) { return candidate[i] && may_use(job, cluster.nodes[i]); };
-    const double limit = learn::spread_floor_limit(views_, gpus, learn::kSpreadSpeedShare, allowed);
+    const double limit = learn::spread_floor_limit(views_, gpus, job.wait_s, learn::kSpreadSpeedShare, allowed);
     for (size_t i = 0; i < views_.size(); ++i) off[i] = allowed(i) && views_[i].speed < limit;
   }
   static bool may_use(const JobInfo& job, const NodeInfo& n) {
@@ -170,8 +169,8 @@ class LearnedPlacement {
     if (job.gpus == 0) return plan;
     auto allowed = [&](size_t i) { return may_use(job, cluster.nodes[i]); };
     learn::placement_candidates(views_, allowed, cand_);
-    if (learn::spread_floor_holds(job.wait_s))  // as keep_off
-      learn::keep_to_spread_floor(views_, static_cast<int>(job.gpus), learn::kSpreadSpeedShare, allowed, cand_);
+    learn::keep_to_spread_floor(views_, static_cast<int>(job.gpus), job.wait_s, learn::kSpreadSpeedShare, allowed,
+                                cand_);  // as keep_off
     const double floor = learn::fastest_floor(views_, static_cast<int>(job.gpus), cand_);
     if (!(floor > 0)) return plan;  // one node holds it, or none can
     learn::PriorWeights w;

@@ -132,8 +132,7 @@ std::optional<Placement> place_job(const PerformanceGp& gp, std::span<const Mach
   if (spread && one_machine_could_hold(machines, job.gpus, allowed)) return std::nullopt;
   PriorWeights use = w;
   if (spread) {
-    if (spread_floor_holds(job.wait_s) &&
-        keep_to_spread_floor(machines, job.gpus, w.spread_floor, allowed, s.machines) < job.gpus)
+    if (keep_to_spread_floor(machines, job.gpus, job.wait_s, w.spread_floor, allowed, s.machines) < job.gpus)
       return std::nullopt;
     const SpreadPlan plan = plan_spread(gp, machines, fastest_floor(machines, job.gpus, s.machines), pj, scorer, w, s);
     std::erase_if(s.machines, [&](std::uint32_t m) { return machines[m].speed < plan.keep; });

@@ -94,9 +94,12 @@ int placement_candidates(std::span<const MachineView> machines, Allowed allowed,
 }
 
 // spread_speed_limit (with `share`) over every machine allowed(index)
-// admits, busy or not; 0 when one of them could hold the job alone.
+// admits, busy or not; 0 when one of them could hold the job alone or the
+// job has waited its time (`wait_s`, spread_floor_holds).
 template <class Allowed>
-double spread_floor_limit(std::span<const MachineView> machines, int gpus, double share, Allowed allowed) {
+double spread_floor_limit(std::span<const MachineView> machines, int gpus, double wait_s, double share,
+                          Allowed allowed) {
+  if (!spread_floor_holds(wait_s)) return 0;
   std::vector<std::uint32_t> all;
   for (std::size_t i = 0; i < machines.size(); ++i)
     if (allowed(i)) all.push_back(static_cast<std::uint32_t>(i));
@@ -107,9 +110,9 @@ double spread_floor_limit(std::span<const MachineView> machines, int gpus, doubl
 // drops from cand the machines below spread_floor_limit. Returns the free
 // GPUs of those left.
 template <class Allowed>
-int keep_to_spread_floor(std::span<const MachineView> machines, int gpus, double share, Allowed allowed,
+int keep_to_spread_floor(std::span<const MachineView> machines, int gpus, double wait_s, double share, Allowed allowed,
                          std::vector<std::uint32_t>& cand) {
-  const double limit = spread_floor_limit(machines, gpus, share, allowed);
+  const double limit = spread_floor_limit(machines, gpus, wait_s, share, allowed);
   std::erase_if(cand, [&](std::uint32_t m) { return machines[m].speed < limit; });
   int free = 0;
   for (std::uint32_t m : cand) free += machines[m].free_gpus;
@@ -148,8 +151,8 @@ SpreadPlan plan_spread(const PerformanceGp& gp, std::span<const MachineView> mac
 // GP type). nullopt when the machines it may use cannot hold it now, when
 // it would have to be spread but one of them could hold it whole
 // (one_machine_could_hold), or when the machines above its spread floor
-// cannot hold it now (keep_to_spread_floor) and it has waited less than
-// kSpreadFloorMaxWaitS (spread_floor_holds).
+// cannot hold it now (keep_to_spread_floor; only until it has waited
+// kSpreadFloorMaxWaitS).
 std::optional<Placement> place_job(const PerformanceGp& gp, std::span<const MachineView> machines, const JobView& job,
                                    const PlacementJob& pj, PlacementScorer& scorer, const PriorWeights& w,
                                    PlacementScores& s);
