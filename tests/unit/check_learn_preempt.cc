@@ -17,6 +17,7 @@
 #include "policy/learn/agents/duet_policy.h"
 #include "policy/learn/agents/features.h"
 #include "policy/learn/agents/order_prior.h"
+#include "policy/learn/agents/restart_hold.h"
 #include "policy/learn/gp/binary_io.h"
 #include "policy/learn/model/model_file.h"
 #include "policy/learn/nets/model_init.h"
@@ -213,6 +214,56 @@ START_TEST(las_level_queues_and_running_credit) {
 }
 END_TEST
 
+// The restart hold (restart_hold.h): on a 4-GPU cluster job 1 (4 GPUs)
+// runs, then is preempted for job 2. While the pending jobs ask for more
+// GPUs than are free, job 1 is left out of the ranking for kRestartHoldS
+// after the call that saw it preempted, unless what is ranked above it
+// leaves its GPUs; job 3, never preempted, stays ranked.
+START_TEST(restart_hold_keeps_a_just_preempted_job_from_filling) {
+  auto job = [](int64_t id, int gpus, bool running) {
+    JobView j;
+    j.id = id;
+    j.gpus = gpus;
+    j.running = running;
+    return j;
+  };
+  auto at = [](double t, int free) {
+    ClusterView c;
+    c.now_s = t;
+    c.total_gpus = 4;
+    c.free_gpus = free;
+    return c;
+  };
+  RestartHold hold;
+  std::vector<JobView> before = {job(1, 4, true), job(2, 4, false)};
+  std::vector<size_t> order = {0, 1};
+  hold.apply(before, at(0, 0), order);
+  ck_assert_uint_eq(order.size(), 2);
+  // Job 2 runs, 1 and 3 pend: 1 is held, 3 is not.
+  std::vector<JobView> after = {job(1, 4, false), job(2, 4, true), job(3, 2, false)};
+  order = {1, 2, 0};
+  hold.apply(after, at(10, 0), order);
+  ck_assert_uint_eq(order.size(), 2);
+  ck_assert_uint_eq(order[0], 1);
+  ck_assert_uint_eq(order[1], 2);
+  // Ranked first it is kept: not held.
+  order = {0, 1, 2};
+  hold.apply(after, at(20, 0), order);
+  ck_assert_uint_eq(order.size(), 3);
+  // Every pending job fits the free GPUs: nobody is displaced, none held.
+  order = {1, 2, 0};
+  hold.apply(after, at(30, 8), order);
+  ck_assert_uint_eq(order.size(), 3);
+  // One second short of the hold it is still held; at the hold it is not.
+  order = {1, 2, 0};
+  hold.apply(after, at(10 + kRestartHoldS - 1, 0), order);
+  ck_assert_uint_eq(order.size(), 2);
+  order = {1, 2, 0};
+  hold.apply(after, at(10 + kRestartHoldS, 0), order);
+  ck_assert_uint_eq(order.size(), 3);
+}
+END_TEST
+
 START_TEST(model_file_round_trips_the_option) {
   const auto dir = std::filesystem::temp_directory_path() / ("duet-preempt-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
@@ -257,6 +308,7 @@ int main() {
   tcase_add_test(tc, preemption_off_ranks_pending_jobs_only);
   tcase_add_test(tc, preempt_limits_hold_the_running_job);
   tcase_add_test(tc, las_level_queues_and_running_credit);
+  tcase_add_test(tc, restart_hold_keeps_a_just_preempted_job_from_filling);
   tcase_add_test(tc, model_file_round_trips_the_option);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);

@@ -15,6 +15,7 @@
 #include "policy/learn/agents/placement_features.h"
 #include "policy/learn/agents/placement_head.h"
 #include "policy/learn/agents/placement_routine.h"
+#include "policy/learn/agents/restart_hold.h"
 #include "policy/learn/gp/performance_gp.h"
 
 namespace duet::learn {
@@ -159,6 +160,7 @@ class DuetOrdering : public OrderingPolicy {
       for (float& x : scores_) x = static_cast<float>(x / opt_.temperature - std::log(-std::log(u(rng_))));
     }
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores_[a] > scores_[b]; });
+    if (preemptive()) hold_.apply(jobs, c, order);
   }
   void on_finish(const JobView& job, double run_s) override { history_.on_finish(job, run_s); }
   // A preemptive model ranks running jobs with pending ones (order_prior.h),
@@ -175,6 +177,7 @@ class DuetOrdering : public OrderingPolicy {
   DuetPolicyOptions opt_;
   std::mt19937_64 rng_;
   JobHistory history_;
+  RestartHold hold_;
   DuetPlacement* peer_ = nullptr;
   std::vector<float> rows_, cl_, scores_, pmsg_, msgs_;
   float gate_ = 0;

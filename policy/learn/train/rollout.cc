@@ -104,6 +104,8 @@ void TrainOrdering::rank(std::span<const JobView> jobs, const ClusterView& c, st
   // A preemptive pass decides with the whole ranking which running jobs to
   // keep: the distribution scores the prefix up to the last job kept.
   if (preemptive()) p.prefix = kept_prefix(jobs, order, c.free_gpus);
+  // As deployed: a job just preempted is not a filler (restart_hold.h).
+  if (preemptive()) r_.hold.apply(jobs, c, order);
   // the tensors' data, about 4 KiB of tensor headers, 100 bytes of maps
   // and ids per job
   const std::size_t bytes =

@@ -19,6 +19,7 @@
 #include "policy/learn/agents/duet_policy.h"
 #include "policy/learn/agents/features.h"
 #include "policy/learn/agents/placement_routine.h"
+#include "policy/learn/agents/restart_hold.h"
 #include "policy/learn/gp/performance_gp.h"
 #include "policy/learn/train/actors.h"
 #include "policy/model/cluster_model.h"
@@ -68,6 +69,7 @@ struct Rollout {
   std::vector<Pass> passes;
   std::vector<PlaceStep> steps;
   JobHistory history;
+  RestartHold hold;  // as DuetOrdering's
   std::unique_ptr<PerformanceGp> gp;
   PlacementScores scores;
   std::vector<double> factor;  // job_machines' scratch
