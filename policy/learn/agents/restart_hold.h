@@ -32,7 +32,7 @@ class RestartHold {
   void apply(std::span<const JobView> jobs, const ClusterView& c, std::vector<size_t>& order);
 
  private:
-  std::unordered_set<int64_t> running_;
+  std::unordered_set<int64_t> running_, seen_;  // at the last call; scratch
   std::unordered_map<int64_t, double> preempted_at_;
 };
 

@@ -103,9 +103,12 @@ void TrainOrdering::rank(std::span<const JobView> jobs, const ClusterView& c, st
   for (size_t k = 0; k < order.size(); ++k) p.pos[jobs[order[k]].id] = static_cast<int>(k);
   // A preemptive pass decides with the whole ranking which running jobs to
   // keep: the distribution scores the prefix up to the last job kept.
-  if (preemptive()) p.prefix = kept_prefix(jobs, order, c.free_gpus);
-  // As deployed: a job just preempted is not a filler (restart_hold.h).
-  if (preemptive()) r_.hold.apply(jobs, c, order);
+  // As deployed, a job just preempted is then left out if it would be a
+  // filler (restart_hold.h).
+  if (preemptive()) {
+    p.prefix = kept_prefix(jobs, order, c.free_gpus);
+    r_.hold.apply(jobs, c, order);
+  }
   // the tensors' data, about 4 KiB of tensor headers, 100 bytes of maps
   // and ids per job
   const std::size_t bytes =
