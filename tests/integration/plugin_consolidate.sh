@@ -38,9 +38,7 @@ wait_idle 40 node1 node2
 write_duet_conf Ranker=model "PlacementModelPath=$model" "NodeSpeedsFile=$CLUSTER_DIR/nodes.csv" LogLevel=verbose
 read -r a1 a2 <<<"$(take_one_gpu_each)"
 b=$(sbatch --parsable -o /dev/null --gpus=4 --wrap 'sleep infinity') || fail sbatch
-# Reason=Resources: the scheduler tried the job and found no node for it
-wait_field 60 Reason Resources "$b"
-[ "$(field "$b" JobState)" = PENDING ] || fail "the 4-GPU job is $(field "$b" JobState) on $(field "$b" NodeList), expected pending"
+wait_resources 60 "$b" "the 4-GPU job, while no node has 4 GPUs free"
 note "Ranker=model: --gpus=4 pending (Resources) while each node has 3 GPUs free"
 timeout 10 scancel "$a1"
 wait_state 40 RUNNING "$b"

@@ -101,6 +101,14 @@ wait_field() {
   fail "jobs $* not $name=$want after ${secs}s"
 }
 
+# wait_resources SECS JOBID WHAT: until the scheduler has tried the job and
+# left it pending for want of nodes (Reason=Resources), WHAT saying why it
+# should have been
+wait_resources() {
+  wait_field "$1" Reason Resources "$2"
+  [ "$(field "$2" JobState)" = PENDING ] || fail "job $2 is $(field "$2" JobState) on $(field "$2" NodeList), expected pending: $3"
+}
+
 # wait_state SECS STATE JOBID...: until every job is in STATE
 wait_state() { local secs=$1; shift; wait_field "$secs" JobState "$@"; }
 

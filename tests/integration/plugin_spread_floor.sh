@@ -6,7 +6,10 @@
 # of 1) is left out. With one GPU taken on node1 the job stays pending, where
 # cons_tres's own order starts it at once with node3; when node1 is free
 # again it starts on node[1-2]. A job the fast nodes could never hold (it
-# asks for three nodes) is placed without the floor.
+# asks for three nodes) is placed without the floor. The one-machine floor:
+# a 4-GPU job that either fast node could hold alone keeps off node3 too, so
+# with one GPU taken on each fast node it stays pending with node3 idle, and
+# starts on node1 once node1 is free.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/plugin_lib.sh"
 require_duet_plugins
@@ -34,16 +37,14 @@ write_duet_conf Ranker=model "PlacementModelPath=$model" "NodeSpeedsFile=$CLUSTE
 a=$(sbatch --parsable -o /dev/null -w node1 --gres=gpu:1 --wrap 'sleep infinity') || fail sbatch
 wait_state 20 RUNNING "$a"
 b=$(sbatch --parsable -o /dev/null --gpus=8 --wrap 'sleep infinity') || fail sbatch
-# Reason=Resources: the scheduler tried the job and found no nodes for it
-wait_field 60 Reason Resources "$b"
-[ "$(field "$b" JobState)" = PENDING ] || fail "the 8-GPU job is $(field "$b" JobState) on $(field "$b" NodeList), expected pending"
+wait_resources 60 "$b" "the 8-GPU job, while node[1-2] have 7 GPUs free"
 note "Ranker=model: --gpus=8 pending (Resources) with 11 GPUs free, 4 of them on the slow node3"
 timeout 10 scancel "$a"
 wait_state 40 RUNNING "$b"
 [ "$(field "$b" NodeList)" = "node[1-2]" ] || fail "the 8-GPU job started on $(field "$b" NodeList), expected node[1-2]"
 e=$(explanation "$b")
 note "explanation: $e"
-[[ "$e" == *"1 nodes below the spread floor left out"* ]] || fail "the explanation does not say node3 was left out: $e"
+[[ "$e" == *"1 nodes below the speed floor left out"* ]] || fail "the explanation does not say node3 was left out: $e"
 # A job that names its nodes keeps them (--nodelist): node3 is its own choice.
 timeout 10 scancel "$b"
 wait_idle 40 node1 node2 node3
@@ -59,7 +60,20 @@ wait_state 40 RUNNING "$d"
 [ "$(field "$d" NodeList)" = "node[1-3]" ] || fail "the 3-node job runs on $(field "$d" NodeList)"
 e=$(explanation "$d")
 note "explanation: $e"
-[[ "$e" == *"spread floor not applied"* ]] || fail "the explanation does not say the floor was dropped: $e"
+[[ "$e" == *"speed floor not applied"* ]] || fail "the explanation does not say the floor was dropped: $e"
 timeout 10 scancel "$d"
+wait_idle 40 node1 node2 node3
+a=$(sbatch --parsable -o /dev/null -w node1 --gres=gpu:1 --wrap 'sleep infinity') || fail sbatch
+a2=$(sbatch --parsable -o /dev/null -w node2 --gres=gpu:1 --wrap 'sleep infinity') || fail sbatch
+wait_state 20 RUNNING "$a" "$a2"
+f=$(sbatch --parsable -o /dev/null --gpus=4 --wrap 'sleep infinity') || fail sbatch
+wait_resources 60 "$f" "the 4-GPU job, while node1 and node2 have 3 GPUs free each"
+note "Ranker=model: --gpus=4 pending (Resources) with node3's 4 GPUs free"
+timeout 10 scancel "$a"
+wait_state 40 RUNNING "$f"
+[ "$(field "$f" NodeList)" = node1 ] || fail "the 4-GPU job started on $(field "$f" NodeList), expected node1"
+e=$(explanation "$f")
+[[ "$e" == *"1 nodes below the speed floor left out"* ]] || fail "the explanation does not say node3 was left out: $e"
+timeout 10 scancel "$f" "$a2"
 ctld_alive || fail "slurmctld died"
-echo "PASS: cons_tres spread --gpus=8 over $spread; with Ranker=model it waited for node[1-2], leaving the slow node3 out; -w node2,node3 kept node3; -N 3 ran on node[1-3] without the floor"
+echo "PASS: cons_tres spread --gpus=8 over $spread; with Ranker=model it waited for node[1-2], leaving the slow node3 out; -w node2,node3 kept node3; -N 3 ran on node[1-3] without the floor; --gpus=4 waited for node1 with node3 idle"

@@ -281,7 +281,7 @@ START_TEST(spread_job_keeps_fastest_floor) {
 
   DuetPolicyOptions opt;
   opt.prior_weight = -100;  // prefers slow machines
-  opt.spread_floor = 0;     // the rules alone (the floor: spread_floor_waits_for_fast_machines)
+  opt.speed_floor = 0;      // the rules alone (the floor: spread_floor_waits_for_fast_machines)
   auto p = make_duet_placement(untrained(3), opt);
   auto where = place_on_spread_cluster(*p, 1, 4);
   ck_assert(where.has_value());
@@ -305,7 +305,7 @@ START_TEST(slow_sets_spread_over_the_slowest_machines) {
   const std::vector<MachineView> ms = spread_cluster();
   DuetPolicyOptions opt;
   opt.prior_weight = 100;
-  opt.spread_floor = 0;
+  opt.speed_floor = 0;
   opt.spread = learn::SpreadSets::slow;
   auto p = make_duet_placement(untrained(3), opt);
   ck_assert_str_eq(p->name().c_str(), "duet-slow-sets");
@@ -335,7 +335,7 @@ START_TEST(tight_sets_take_the_slowest_machines_above_the_floor) {
   const std::vector<MachineView> ms = spread_cluster();
   DuetPolicyOptions opt;
   opt.prior_weight = 100;
-  opt.spread_floor = 0;
+  opt.speed_floor = 0;
   opt.spread = learn::SpreadSets::tight;
   auto p = make_duet_placement(untrained(3), opt);
   ck_assert_str_eq(p->name().c_str(), "duet-tight-sets");
@@ -359,7 +359,7 @@ START_TEST(tight_sets_take_the_slowest_machines_above_the_floor) {
   tight->spread = learn::SpreadSets::tight;
   DuetPolicyOptions plain;
   plain.prior_weight = 100;
-  plain.spread_floor = 0;
+  plain.speed_floor = 0;
   auto q = make_duet_placement(tight, plain);
   ck_assert(q->name() == "duet");
   ck_assert(place_on_spread_cluster(*q, 1, 4) == where);
@@ -406,7 +406,7 @@ START_TEST(learned_sets_take_the_speed_of_the_first_machine) {
   j.gpus = 4;
   PriorWeights w;
   w.spread = SpreadSets::learned;
-  w.spread_floor = 0;
+  w.speed_floor = 0;
   PlacementScores s;
   PreferSpeed t4(0.4f);
   auto p = place_job(gp, ms, j, PlacementJob{0, 4}, t4, w, s);
@@ -440,7 +440,8 @@ END_TEST
 // the floor it takes the V100 too. An 8-GPU job's idle floor is the V100's
 // 1.0: the T4s (0.4) are below 0.5, so it waits too; with the floor at 0 it
 // takes them, or once it has waited kSpreadFloorMaxWaitS. The K80 holds a
-// 3-GPU job alone: the floor does not apply.
+// 3-GPU job alone: the spread floor does not apply (the one-machine floor
+// does: one_machine_floor_waits_for_fast_machines).
 START_TEST(spread_floor_waits_for_fast_machines) {
   const std::vector<MachineView> ms = spread_cluster();
   std::vector<uint32_t> all(ms.size());
@@ -456,14 +457,13 @@ START_TEST(spread_floor_waits_for_fast_machines) {
   auto p = make_duet_placement(untrained(3), opt);
   ck_assert(!place_on_spread_cluster(*p, 1, 4).has_value());
   ck_assert(!place_on_spread_cluster(*p, 2, 8).has_value());
-  ck_assert(place_on_spread_cluster(*p, 3, 3).has_value());
   // The floor holds a job for kSpreadFloorMaxWaitS of waiting, then lets it
   // take the T4s.
   ck_assert(!place_on_spread_cluster(*p, 2, 8, kSpreadFloorMaxWaitS - 1).has_value());
   const auto waited = place_on_spread_cluster(*p, 2, 8, kSpreadFloorMaxWaitS);
   ck_assert(waited.has_value());
   ck_assert_double_eq_tol(placement_speed(ms, *waited), 0.4, 1e-6);
-  opt.spread_floor = 0;
+  opt.speed_floor = 0;
   auto q = make_duet_placement(untrained(3), opt);
   ck_assert(place_on_spread_cluster(*q, 1, 4).has_value());
   const auto eight = place_on_spread_cluster(*q, 2, 8);
@@ -484,6 +484,49 @@ START_TEST(spread_floor_waits_for_fast_machines) {
   const auto x = place_job(gp, free, j, PlacementJob{0, 4}, none, w, sc);
   ck_assert(x.has_value());
   ck_assert_double_eq_tol(placement_speed(free, *x), 2.3, 1e-6);
+}
+END_TEST
+
+// The one-machine floor (machine_set.h): on spread_cluster() a 3-GPU job
+// fits the V100 (1.0) or the K80 (0.3) alone, so it keeps to machines of at
+// least 0.5; the V100 has 2 GPUs free: it waits, where without the floor it
+// takes the K80, and takes the K80 once it has waited
+// kOneMachineFloorMaxWaitS. A 1-GPU job keeps to the X100s (2.3 x 0.5), which
+// hold 6 of the 20 GPUs. With one X100 only they hold 2 of 20, less than
+// kFloorCapacityShare: a queue for them would be long, and there is no floor.
+START_TEST(one_machine_floor_waits_for_fast_machines) {
+  std::vector<MachineView> ms = spread_cluster();
+  std::vector<uint32_t> all(ms.size());
+  for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+  ck_assert_double_eq_tol(one_machine_speed_limit(ms, 3, all), 0.5, 1e-6);
+  ck_assert_double_eq_tol(one_machine_speed_limit(ms, 1, all), 1.15, 1e-6);
+  ck_assert_double_eq(one_machine_speed_limit(ms, 4, all), 0.0);  // no machine holds 4
+  ck_assert_double_eq(one_machine_speed_limit(ms, 1, all, 0), 0.0);
+  auto everyone = [](std::size_t) { return true; };
+  ck_assert_double_eq_tol(speed_floor_limit(ms, 3, 0, kSpreadSpeedShare, everyone), 0.5, 1e-6);
+  ck_assert_double_eq(speed_floor_limit(ms, 3, kOneMachineFloorMaxWaitS, kSpreadSpeedShare, everyone), 0.0);
+  ck_assert_double_eq_tol(speed_floor_limit(ms, 8, kOneMachineFloorMaxWaitS, kSpreadSpeedShare, everyone), 0.5,
+                          1e-6);  // the spread floor's own time
+
+  DuetPolicyOptions opt;
+  auto p = make_duet_placement(untrained(3), opt);
+  ck_assert(!place_on_spread_cluster(*p, 1, 3).has_value());
+  ck_assert(!place_on_spread_cluster(*p, 2, 3, kOneMachineFloorMaxWaitS - 1).has_value());
+  const auto waited = place_on_spread_cluster(*p, 3, 3, kOneMachineFloorMaxWaitS);
+  ck_assert(waited.has_value());
+  ck_assert_double_eq_tol(placement_speed(ms, *waited), 0.3, 1e-6);
+  const auto one = place_on_spread_cluster(*p, 4, 1);
+  ck_assert(one.has_value());
+  ck_assert_double_eq_tol(placement_speed(ms, *one), 2.3, 1e-6);
+  opt.speed_floor = 0;
+  auto q = make_duet_placement(untrained(3), opt);
+  const auto three = place_on_spread_cluster(*q, 5, 3);
+  ck_assert(three.has_value());
+  ck_assert_double_eq_tol(placement_speed(ms, *three), 0.3, 1e-6);
+
+  ms[1].speed = ms[2].speed = 0.4;  // one X100 left
+  ck_assert_double_eq(one_machine_speed_limit(ms, 1, all), 0.0);
+  ck_assert_double_eq_tol(one_machine_speed_limit(ms, 3, all), 0.5, 1e-6);  // V100 and X100: 5 of 20
 }
 END_TEST
 
@@ -562,6 +605,7 @@ int main() {
   tcase_add_test(tc, tight_sets_take_the_slowest_machines_above_the_floor);
   tcase_add_test(tc, learned_sets_take_the_speed_of_the_first_machine);
   tcase_add_test(tc, spread_floor_waits_for_fast_machines);
+  tcase_add_test(tc, one_machine_floor_waits_for_fast_machines);
   tcase_add_test(tc, agents_exchange_messages);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);

@@ -164,14 +164,19 @@ START_TEST(plugin_ranks_as_the_agent_places) {
   const ClusterView c{0, types, ms, 16, 10, 0};
   auto agent = make_duet_placement(std::make_shared<const Model>(m));
   int id = 1;
+  // Jobs that waited out the one-machine floor (tested below), so that the
+  // scores and the consolidation decide where a job one node holds goes.
   for (uint32_t gpus : {1u, 2u, 3u, 4u, 5u, 7u}) {
     plugin::JobInfo pj;
     pj.job_id = static_cast<uint32_t>(id);
     pj.gpus = gpus;
+    pj.wait_s = kOneMachineFloorMaxWaitS;
     std::vector<double> pref;
     std::string err;
     ck_assert_msg(plugin_agent.ranker->rank(pj, pc, pref, nullptr, &err), "%s", err.c_str());
-    const auto a = agent->place(job(id++, static_cast<int>(gpus)), c);
+    JobView jv = job(id++, static_cast<int>(gpus));
+    jv.wait_s = kOneMachineFloorMaxWaitS;
+    const auto a = agent->place(jv, c);
     ck_assert(a.has_value());
     std::set<int> placed;
     for (const PlacementPart& part : *a) placed.insert(part.machine);
@@ -218,8 +223,21 @@ START_TEST(plugin_ranks_as_the_agent_places) {
     ck_assert(agent->place(waited, busier).has_value());
     plugin_agent.ranker->keep_off(pj, pc, {true, true, true, true}, off);
     ck_assert(off == std::vector<bool>({false, false, false, false}));
+    // The one-machine floor: a 3-GPU job fits node2 (1.5) alone, so it
+    // keeps to nodes of at least 0.75, node2 and node4, which hold half the
+    // GPUs; neither has 3 free: the agent waits, and the plugin keeps it off
+    // node1 and node3. Once it has waited kOneMachineFloorMaxWaitS both let
+    // it go to node1.
     pj.wait_s = 0;
-    pj.gpus = 4;  // one node could hold it: the consolidation rule instead
+    pj.gpus = 3;
+    ck_assert(!agent->place(job(id++, 3), busier).has_value());
+    plugin_agent.ranker->keep_off(pj, pc, {true, true, true, true}, off);
+    ck_assert(off == std::vector<bool>({true, false, true, false}));
+    pj.wait_s = kOneMachineFloorMaxWaitS;
+    waited = job(id++, 3);
+    waited.wait_s = kOneMachineFloorMaxWaitS;
+    const auto let_go = agent->place(waited, busier);
+    ck_assert(let_go.has_value() && let_go->size() == 1 && (*let_go)[0].machine == 0);
     plugin_agent.ranker->keep_off(pj, pc, {true, true, true, true}, off);
     ck_assert(off == std::vector<bool>({false, false, false, false}));
   }

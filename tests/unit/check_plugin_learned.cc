@@ -19,6 +19,7 @@
 #include "plugins/seam/job_hints.h"
 #include "plugins/seam/order_scorer.h"
 #include "plugins/seam/placement_agent.h"
+#include "policy/learn/agents/machine_set.h"
 #include "policy/learn/nets/model_init.h"
 #include "tests/unit/in_child.h"
 #include "tests/unit/test_data.h"
@@ -489,8 +490,9 @@ START_TEST(test_placement_spread_job_speed_floor) {
   CK_OK(a.ranker->rank(job(30, 2, 0, type), c, one, &why, &err), err);
   ck_assert_msg(one[0] < one[3], "node1 %g, node4 %g", one[0], one[3]);
   // 3 GPUs: no node has them; node2 (1.5) and node1 (0.5) do together, so
-  // the K80s go last
-  CK_OK(a.ranker->rank(job(31, 3, 0, type), c, spread, &why, &err), err);
+  // the K80s go last. (A job that waited out the one-machine floor: else
+  // only node2, at least half of 1.5, would be a candidate.)
+  CK_OK(a.ranker->rank(job(31, 3, duet::learn::kOneMachineFloorMaxWaitS, type), c, spread, &why, &err), err);
   ck_assert_msg(spread[2] < spread[0] && spread[3] < spread[0] && spread[2] < spread[1] && spread[3] < spread[1],
                 "node1 %g node2 %g node3 %g node4 %g", spread[0], spread[1], spread[2], spread[3]);
 }
@@ -498,7 +500,8 @@ END_TEST
 
 // select/duet follows the model's spread rule (duet-model(5), format 3) for a
 // job no node holds alone: 3 GPUs, free on node1 (0.5) 2, node2 (1.5) 1,
-// node3 (0.4) 2, node4 (0.45) 2, so the fastest floor is 0.5.
+// node3 (0.4) 2, node4 (0.45) 2, so the fastest floor is 0.5. The job waited
+// out the one-machine floor (else it keeps to node2 alone).
 START_TEST(test_placement_spread_rule_of_the_model) {
   auto ranks = [](duet::learn::SpreadSets rule) {
     duet::learn::Model m = duet::learn::load_model(model_file());
@@ -514,7 +517,7 @@ START_TEST(test_placement_spread_rule_of_the_model) {
     for (int i = 0; i < 4; ++i) cl.nodes[i].gpus_alloc = alloc[i], cl.nodes[i].jobs_running = 1;
     std::vector<double> p;
     std::string why, err;
-    CK_OK(a.ranker->rank(job(40, 3, 0), cl, p, &why, &err), err);
+    CK_OK(a.ranker->rank(job(40, 3, duet::learn::kOneMachineFloorMaxWaitS), cl, p, &why, &err), err);
     return p;
   };
   const std::vector<double> fastest = ranks(duet::learn::SpreadSets::fastest);

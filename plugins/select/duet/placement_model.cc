@@ -140,9 +140,11 @@ class LearnedPlacement {
     return one_machine_could_hold(views_, static_cast<int>(std::min<uint32_t>(job.gpus, 65535)),
                                   [&](size_t i) { return may_use(job, cluster.nodes[i]); });
   }
-  // The routine's spread floor (spread_floor_limit) over the candidate nodes
-  // the job may use, by the job's own speeds; none for a job that one such
-  // node could hold alone or that waited its time (the limit is 0).
+  // The routine's speed floor (speed_floor_limit) over the candidate nodes
+  // the job may use, by the job's own speeds: the one-machine floor for a job
+  // one such node could hold alone, else the spread floor; none once the job
+  // waited that floor's time, or where the fast nodes hold too few GPUs (the
+  // limit is 0).
   void keep_off(const JobInfo& job, const ClusterInfo& cluster, const std::vector<bool>& candidate,
                 std::vector<bool>& off) {
     off.assign(cluster.nodes.size(), false);
@@ -150,7 +152,7 @@ class LearnedPlacement {
     job_views(job, cluster);
     const int gpus = static_cast<int>(std::min<uint32_t>(job.gpus, 65535));
     auto allowed = [&](size_t i) { return candidate[i] && may_use(job, cluster.nodes[i]); };
-    const double limit = learn::spread_floor_limit(views_, gpus, job.wait_s, learn::kSpreadSpeedShare, allowed);
+    const double limit = learn::speed_floor_limit(views_, gpus, job.wait_s, learn::kSpreadSpeedShare, allowed);
     for (size_t i = 0; i < views_.size(); ++i) off[i] = allowed(i) && views_[i].speed < limit;
   }
   static bool may_use(const JobInfo& job, const NodeInfo& n) {
@@ -167,11 +169,11 @@ class LearnedPlacement {
                                 learn::HeadScorer& scorer) {
     learn::SpreadPlan plan;
     if (job.gpus == 0) return plan;
+    const int gpus = static_cast<int>(std::min<uint32_t>(job.gpus, 65535));
     auto allowed = [&](size_t i) { return may_use(job, cluster.nodes[i]); };
     learn::placement_candidates(views_, allowed, cand_);
-    learn::keep_to_spread_floor(views_, static_cast<int>(job.gpus), job.wait_s, learn::kSpreadSpeedShare, allowed,
-                                cand_);  // as keep_off
-    const double floor = learn::fastest_floor(views_, static_cast<int>(job.gpus), cand_);
+    learn::keep_to_speed_floor(views_, gpus, job.wait_s, learn::kSpreadSpeedShare, allowed, cand_);  // as keep_off
+    const double floor = learn::fastest_floor(views_, gpus, cand_);
     if (!(floor > 0)) return plan;  // one node holds it, or none can
     learn::PriorWeights w;
     w.spread = model_->spread;

@@ -173,9 +173,12 @@ namespace {
 // The placement agent's consolidation (NodeRanker::one_node): cons_tres is
 // asked for one node. If none has the job's resources free now, the job
 // waits for one, unless no single node of `nodes` could hold it even when
-// idle (its CPUs or memory): then it is placed as cons_tres would place it.
-int one_node_test(job_record_t* job_ptr, bitstr_t* nodes, uint32_t min_nodes, uint32_t max_nodes, uint32_t req_nodes,
-                  uint16_t mode, List preemptee_candidates, List* preemptee_job_list, bitstr_t* exc_core_bitmap) {
+// idle (its CPUs or memory): then, if `bias` left slow nodes out (the speed
+// floor), the floor is dropped and the test run again; else the job is
+// placed as cons_tres would place it.
+int one_node_test(duet::plugin::NodeBias& bias, job_record_t* job_ptr, bitstr_t* nodes, uint32_t min_nodes,
+                  uint32_t max_nodes, uint32_t req_nodes, uint16_t mode, List preemptee_candidates,
+                  List* preemptee_job_list, bitstr_t* exc_core_bitmap) {
   bitstr_t* one = bit_copy(nodes);
   int rc =
       (*(ops.job_test))(job_ptr, one, min_nodes, 1, 1, mode, preemptee_candidates, preemptee_job_list, exc_core_bitmap);
@@ -192,11 +195,17 @@ int one_node_test(job_record_t* job_ptr, bitstr_t* nodes, uint32_t min_nodes, ui
     debug("%s: %pJ waits for one node to hold it", plugin_type, job_ptr);
     return rc;
   }
+  if (bias.kept_off()) {  // once: drop_floor leaves none kept off
+    debug("%s: %pJ: no node above its speed floor could ever hold it; floor dropped", plugin_type, job_ptr);
+    bias.drop_floor(nodes);
+    return one_node_test(bias, job_ptr, nodes, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
+                         preemptee_job_list, exc_core_bitmap);
+  }
   return (*(ops.job_test))(job_ptr, nodes, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
                            preemptee_job_list, exc_core_bitmap);
 }
 
-// The placement agent's spread floor (NodeRanker::keep_off): `bias` left the
+// The placement agent's speed floor (NodeRanker::keep_off): `bias` left the
 // slow nodes out of `nodes`. If the job does not fit the rest now, it waits
 // for them, unless they could never hold it even when idle (too few for its
 // node count, their CPUs or memory): then the floor is dropped.
@@ -214,10 +223,10 @@ int floor_test(duet::plugin::NodeBias& bias, job_record_t* job_ptr, bitstr_t* no
                                      nullptr, exc_core_bitmap);
   FREE_NULL_BITMAP(fast);
   if (ever == SLURM_SUCCESS) {
-    debug("%s: %pJ waits for the nodes above its spread floor", plugin_type, job_ptr);
+    debug("%s: %pJ waits for the nodes above its speed floor", plugin_type, job_ptr);
     return rc;
   }
-  debug("%s: %pJ: the nodes above its spread floor could never hold it; floor dropped", plugin_type, job_ptr);
+  debug("%s: %pJ: the nodes above its speed floor could never hold it; floor dropped", plugin_type, job_ptr);
   bias.drop_floor(nodes);
   return (*(ops.job_test))(job_ptr, nodes, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
                            preemptee_job_list, exc_core_bitmap);
@@ -237,7 +246,7 @@ extern "C" int select_p_job_test(job_record_t* job_ptr, bitstr_t* bitmap, uint32
   {
     duet::plugin::NodeBias bias(job_ptr, nodes, mode);  // restores node weights on scope exit
     if (bias.one_node() && min_nodes <= 1 && max_nodes >= 1)
-      rc = one_node_test(job_ptr, nodes, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
+      rc = one_node_test(bias, job_ptr, nodes, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
                          preemptee_job_list, exc_core_bitmap);
     else
       rc = floor_test(bias, job_ptr, nodes, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,

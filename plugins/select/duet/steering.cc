@@ -408,7 +408,7 @@ NodeBias::NodeBias(job_record_t* job, bitstr_t* candidates, uint16_t mode) : job
       keep_off_slow_nodes(job, info, cluster, records, candidates, left_out);
       for (size_t i : left_out) below_floor_.push_back(records[i]->index);
       if (!left_out.empty())
-        floor_note_ = "; " + std::to_string(left_out.size()) + " nodes below the spread floor left out";
+        floor_note_ = "; " + std::to_string(left_out.size()) + " nodes below the speed floor left out";
     }
     raise_preferred(records, candidates, pref, &saved_);
     one_node_ =
@@ -421,7 +421,7 @@ NodeBias::NodeBias(job_record_t* job, bitstr_t* candidates, uint16_t mode) : job
     for (size_t i = 0; ranked_ && i < fit.size(); ++i) {
       if (!fit[i].may_use) continue;
       if (floored[i]) floored_.emplace_back(nodes_.size(), fit[i].busy);
-      nodes_.push_back({cluster.nodes[i].name, pref[i], floored[i] ? "below the spread floor" : fit[i].busy});
+      nodes_.push_back({cluster.nodes[i].name, pref[i], floored[i] ? "below the speed floor" : fit[i].busy});
     }
     DUET_DEBUG(level(), "%s: %pJ mode %u: %s [%s]", kTag, job, mode, reason_.c_str(),
                candidate_preferences(cluster, records, candidates, pref).c_str());
@@ -444,7 +444,7 @@ void NodeBias::drop_floor(bitstr_t* candidates) {
   guarded("job test", [&] {
     const size_t at = reason_.rfind(floor_note_);
     if (at != std::string::npos) reason_.erase(at, floor_note_.size());
-    reason_ += "; spread floor not applied (the nodes above it could never hold the job)";
+    reason_ += "; speed floor not applied (the nodes above it could never hold the job)";
     for (auto& [i, busy] : floored_) nodes_[i].not_taken = busy;
     floored_.clear();
   });

@@ -34,7 +34,7 @@ class NodeBias {
   // The ranker asks for one node (NodeRanker::one_node) in a test that may
   // start the job or plans when it will.
   bool one_node() const { return one_node_; }
-  // The constructor left nodes below the spread floor out of the candidates
+  // The constructor left nodes below the speed floor out of the candidates
   // (NodeRanker::keep_off).
   bool kept_off() const { return !below_floor_.empty(); }
   // Puts those nodes back into `candidates` (the job could never run on the
@@ -52,7 +52,7 @@ class NodeBias {
   bool one_node_ = false;
   std::vector<RankedNode> nodes_;  // the nodes the job may use, ranked
   std::vector<int> below_floor_;   // node_record_t::index of the nodes keep_off left out
-  std::string floor_note_;                               // "; N nodes below the spread floor left out"
+  std::string floor_note_;         // "; N nodes below the speed floor left out"
   std::vector<std::pair<size_t, std::string>> floored_;  // nodes_ index, not_taken without the floor
 };
 

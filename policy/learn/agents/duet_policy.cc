@@ -29,7 +29,7 @@ class DuetPlacement : public PlacementPolicy {
       : model_(std::move(m)),
         head_((check_model(*model_), *model_)),
         opt_(o),
-        prior_{o.prior_weight, o.risk_aversion, o.spread.value_or(model_->spread), o.spread_floor} {
+        prior_{o.prior_weight, o.risk_aversion, o.spread.value_or(model_->spread), o.speed_floor} {
     for (size_t i = 0; i < model_->job_types.size(); ++i) type_index_[model_->job_types[i]] = static_cast<uint32_t>(i);
     if (opt_.type_blind) opt_.job_speeds.reset();
   }

@@ -29,8 +29,8 @@ struct DuetPolicyOptions {
   // learns a residual on top, so an untrained model already places sensibly.
   double prior_weight = kPlacementPriorWeight;
   double risk_aversion = kPlacementRiskAversion;
-  // The spread floor's share (machine_set.h); 0: none (tests of the spread rules).
-  double spread_floor = kSpreadSpeedShare;
+  // The speed floors' share (machine_set.h); 0: none (tests of the spread rules).
+  double speed_floor = kSpreadSpeedShare;
   // Ordering: weight of the explicit QSSF-like prior added to the network's
   // score (add_order_prior, features.h); the network learns a residual.
   double order_prior_weight = 3.0;

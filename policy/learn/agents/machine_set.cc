@@ -33,4 +33,20 @@ double spread_speed_limit(std::span<const MachineView> machines, int gpus, std::
   return share * floor_of(machines, gpus, cand, [](const MachineView& m) { return m.total_gpus; });
 }
 
+double one_machine_speed_limit(std::span<const MachineView> machines, int gpus, std::span<const std::uint32_t> cand,
+                               double share) {
+  if (!(share > 0)) return 0;
+  double top = 0;
+  std::int64_t all = 0;
+  for (std::uint32_t m : cand) {
+    all += machines[m].total_gpus;
+    if (machines[m].total_gpus >= gpus) top = std::max(top, machines[m].speed);
+  }
+  const double limit = share * top;
+  std::int64_t fast = 0;
+  for (std::uint32_t m : cand)
+    if (machines[m].speed >= limit) fast += machines[m].total_gpus;
+  return fast >= kFloorCapacityShare * static_cast<double>(all) ? limit : 0;
+}
+
 }  // namespace duet::learn

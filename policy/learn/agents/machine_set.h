@@ -10,7 +10,8 @@
 // simulator's "duet" placement and the trainer's rollouts; select/duet ranks
 // the nodes below the floor last. Which set a model takes is its spread rule
 // (spread_sets.h). models/duet.model was trained before the trainer did
-// (models/README.md).
+// (models/README.md). A job that one machine could hold has a floor of its
+// own (one_machine_speed_limit below).
 #pragma once
 
 #include <cstdint>
@@ -51,5 +52,24 @@ inline bool spread_floor_holds(double wait_s) { return wait_s < kSpreadFloorMaxW
 // candidate could hold the job alone or all together could not.
 double spread_speed_limit(std::span<const MachineView> machines, int gpus, std::span<const std::uint32_t> cand,
                           double share = kSpreadSpeedShare);
+
+// The one-machine floor: a job one machine could hold alone likewise uses
+// only machines at least `share` times as fast as the fastest that could
+// hold it, and waits while those have no room, but for at most
+// kOneMachineFloorMaxWaitS: a job on one machine holds no other GPUs at a
+// slow machine's speed, so it waits less. And only where the machines at or
+// above that speed hold kFloorCapacityShare of the candidates' GPUs: on a
+// cluster of 12 K80 machines and one P100 machine every small job queued for
+// the P100 (2.5x the mean JCT). Mean JCT and fees fell on held-out scenarios
+// not used to choose these values, and on Philly (models/README.md, *The
+// one-machine floor*).
+inline constexpr double kOneMachineFloorMaxWaitS = 30 * 60.0;
+inline constexpr double kFloorCapacityShare = 0.25;
+
+// `share` times the speed of the fastest of `cand` with `gpus` GPUs in all;
+// 0 when none has, or when those at least that fast have less than
+// kFloorCapacityShare of cand's GPUs.
+double one_machine_speed_limit(std::span<const MachineView> machines, int gpus, std::span<const std::uint32_t> cand,
+                               double share = kSpreadSpeedShare);
 
 }  // namespace duet::learn

@@ -122,18 +122,18 @@ std::optional<Placement> place_job(const PerformanceGp& gp, std::span<const Mach
   if (job.gpus <= 0) return std::nullopt;
   auto allowed = [&](std::size_t i) { return type_allowed(job, machines[i]); };
   if (placement_candidates(machines, allowed, s.machines) < job.gpus) return std::nullopt;
-  // No candidate holds the job now: it waits if one machine could hold it
-  // whole (waits_for_one_machine, from the candidates already found), else it
-  // is larger than every machine it may use: it keeps to the machines above
-  // the spread floor (spread_speed_limit), waits while they have too few GPUs
-  // free, and is spread by the spread rule (plan_spread).
+  // The job keeps to the candidates above its speed floor and waits while
+  // they have too few GPUs free (keep_to_speed_floor). If none of them holds
+  // it now, it waits if one machine could hold it whole (consolidation), else
+  // it is larger than every machine it may use and is spread by the spread
+  // rule (plan_spread).
+  if (keep_to_speed_floor(machines, job.gpus, job.wait_s, w.speed_floor, allowed, s.machines) < job.gpus)
+    return std::nullopt;
   const bool spread = std::none_of(s.machines.begin(), s.machines.end(),
                                    [&](std::uint32_t m) { return machines[m].free_gpus >= job.gpus; });
   if (spread && one_machine_could_hold(machines, job.gpus, allowed)) return std::nullopt;
   PriorWeights use = w;
   if (spread) {
-    if (keep_to_spread_floor(machines, job.gpus, job.wait_s, w.spread_floor, allowed, s.machines) < job.gpus)
-      return std::nullopt;
     const SpreadPlan plan = plan_spread(gp, machines, fastest_floor(machines, job.gpus, s.machines), pj, scorer, w, s);
     std::erase_if(s.machines, [&](std::uint32_t m) { return machines[m].speed < plan.keep; });
     if (plan.first) return machine_set(gp, machines, job.gpus, pj, *plan.first, scorer, plan.prior, s);

@@ -3,6 +3,8 @@
 // (policy/learn/train/rollout.cc) and select/duet (plugins/select/duet/placement_model.cc).
 //
 //   candidates     machines with free GPUs the job may use
+//   speed floor    a job keeps to machines at least half as fast as the
+//                  fastest machine (or set) that could hold it, for a while
 //   fastest floor  a job no machine holds alone is spread only over the
 //                  fastest machines that hold it (machine_set.h)
 //   score          feature rows (placement_features.h) -> the caller's
@@ -75,8 +77,9 @@ struct PriorWeights {
   // The spread rule: the model's (fastest), its ablations ("duet-tight-sets",
   // "duet-slow-sets") or the agent's choice (duet train --spread-sets learned).
   SpreadSets spread = SpreadSets::fastest;
-  // The spread floor's share (machine_set.h); 0: none.
-  double spread_floor = kSpreadSpeedShare;
+  // The speed floors' share (machine_set.h: the spread floor and the
+  // one-machine floor); 0: none.
+  double speed_floor = kSpreadSpeedShare;
 };
 
 // Candidates: in cluster order, the machines with free GPUs that
@@ -93,26 +96,30 @@ int placement_candidates(std::span<const MachineView> machines, Allowed allowed,
   return free;
 }
 
-// spread_speed_limit (with `share`) over every machine allowed(index)
-// admits, busy or not; 0 when one of them could hold the job alone or the
-// job has waited its time (`wait_s`, spread_floor_holds).
+// The speed floor (machine_set.h) over every machine allowed(index) admits,
+// busy or not: one_machine_speed_limit (with `share`) when one of them could
+// hold the job alone, else spread_speed_limit; 0 once the job has waited
+// that floor's time (`wait_s`: kOneMachineFloorMaxWaitS, spread_floor_holds).
 template <class Allowed>
-double spread_floor_limit(std::span<const MachineView> machines, int gpus, double wait_s, double share,
-                          Allowed allowed) {
-  if (!spread_floor_holds(wait_s)) return 0;
+double speed_floor_limit(std::span<const MachineView> machines, int gpus, double wait_s, double share,
+                         Allowed allowed) {
   std::vector<std::uint32_t> all;
+  bool one = false;
   for (std::size_t i = 0; i < machines.size(); ++i)
-    if (allowed(i)) all.push_back(static_cast<std::uint32_t>(i));
-  return spread_speed_limit(machines, gpus, all, share);
+    if (allowed(i)) {
+      all.push_back(static_cast<std::uint32_t>(i));
+      one = one || machines[i].total_gpus >= gpus;
+    }
+  if (one) return wait_s < kOneMachineFloorMaxWaitS ? one_machine_speed_limit(machines, gpus, all, share) : 0;
+  return spread_floor_holds(wait_s) ? spread_speed_limit(machines, gpus, all, share) : 0;
 }
 
-// The spread floor (machine_set.h) for a job no machine could hold alone:
-// drops from cand the machines below spread_floor_limit. Returns the free
+// Drops from cand the machines below speed_floor_limit. Returns the free
 // GPUs of those left.
 template <class Allowed>
-int keep_to_spread_floor(std::span<const MachineView> machines, int gpus, double wait_s, double share, Allowed allowed,
-                         std::vector<std::uint32_t>& cand) {
-  const double limit = spread_floor_limit(machines, gpus, wait_s, share, allowed);
+int keep_to_speed_floor(std::span<const MachineView> machines, int gpus, double wait_s, double share, Allowed allowed,
+                        std::vector<std::uint32_t>& cand) {
+  const double limit = speed_floor_limit(machines, gpus, wait_s, share, allowed);
   std::erase_if(cand, [&](std::uint32_t m) { return machines[m].speed < limit; });
   int free = 0;
   for (std::uint32_t m : cand) free += machines[m].free_gpus;
@@ -149,10 +156,9 @@ SpreadPlan plan_spread(const PerformanceGp& gp, std::span<const MachineView> mac
 
 // The whole routine for one job (job.gpus GPUs, its type constraint; pj its
 // GP type). nullopt when the machines it may use cannot hold it now, when
-// it would have to be spread but one of them could hold it whole
-// (one_machine_could_hold), or when the machines above its spread floor
-// cannot hold it now (keep_to_spread_floor; only until it has waited
-// kSpreadFloorMaxWaitS).
+// those above its speed floor cannot (keep_to_speed_floor; only until it has
+// waited that floor's time), or when it would have to be spread but one of
+// them could hold it whole (one_machine_could_hold).
 std::optional<Placement> place_job(const PerformanceGp& gp, std::span<const MachineView> machines, const JobView& job,
                                    const PlacementJob& pj, PlacementScorer& scorer, const PriorWeights& w,
                                    PlacementScores& s);

@@ -178,7 +178,7 @@ std::optional<Placement> TrainPlacement::place(const JobView& job, const Cluster
   if (auto it = pass.row.find(job.id); it != pass.row.end()) st.job_row = it->second;
   NetScorer scorer(r_, job_msg(pass.order_msgs, st.job_row, r_.base->nets), st);
   const PriorWeights w{r_.popt.prior_weight, r_.popt.risk_aversion, r_.popt.spread.value_or(r_.base->spread),
-                       r_.popt.spread_floor};
+                       r_.popt.speed_floor};
   const std::span<const MachineView> ms = job_machines(r_.popt.job_speeds.get(), job, c, r_.factor, r_.view);
   std::optional<Placement> p = place_job(*r_.gp, ms, job, pj, scorer, w, r_.scores);
   if (!p) return std::nullopt;
