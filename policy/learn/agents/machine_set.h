@@ -61,8 +61,8 @@ double spread_speed_limit(std::span<const MachineView> machines, int gpus, std::
 // above that speed hold kFloorCapacityShare of the candidates' GPUs: on a
 // cluster of 12 K80 machines and one P100 machine every small job queued for
 // the P100 (2.5x the mean JCT). Mean JCT and fees fell on held-out scenarios
-// not used to choose these values, and on Philly (models/README.md, *The
-// one-machine floor*).
+// not used to choose these values; on Philly on PAI's mix mean JCT rose 3-6%
+// (models/README.md, *The one-machine floor*).
 inline constexpr double kOneMachineFloorMaxWaitS = 30 * 60.0;
 inline constexpr double kFloorCapacityShare = 0.25;
 

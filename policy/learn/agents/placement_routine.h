@@ -103,7 +103,9 @@ int placement_candidates(std::span<const MachineView> machines, Allowed allowed,
 template <class Allowed>
 double speed_floor_limit(std::span<const MachineView> machines, int gpus, double wait_s, double share,
                          Allowed allowed) {
-  std::vector<std::uint32_t> all;
+  if (!(share > 0)) return 0;
+  thread_local std::vector<std::uint32_t> all;  // called for every placement: no allocation once grown
+  all.clear();
   bool one = false;
   for (std::size_t i = 0; i < machines.size(); ++i)
     if (allowed(i)) {
