@@ -104,16 +104,13 @@ template <class Allowed>
 double speed_floor_limit(std::span<const MachineView> machines, int gpus, double wait_s, double share,
                          Allowed allowed) {
   if (!(share > 0)) return 0;
+  const bool one = one_machine_could_hold(machines, gpus, allowed);
+  if (!(one ? wait_s < kOneMachineFloorMaxWaitS : spread_floor_holds(wait_s))) return 0;
   thread_local std::vector<std::uint32_t> all;  // called for every placement: no allocation once grown
   all.clear();
-  bool one = false;
   for (std::size_t i = 0; i < machines.size(); ++i)
-    if (allowed(i)) {
-      all.push_back(static_cast<std::uint32_t>(i));
-      one = one || machines[i].total_gpus >= gpus;
-    }
-  if (one) return wait_s < kOneMachineFloorMaxWaitS ? one_machine_speed_limit(machines, gpus, all, share) : 0;
-  return spread_floor_holds(wait_s) ? spread_speed_limit(machines, gpus, all, share) : 0;
+    if (allowed(i)) all.push_back(static_cast<std::uint32_t>(i));
+  return one ? one_machine_speed_limit(machines, gpus, all, share) : spread_speed_limit(machines, gpus, all, share);
 }
 
 // Drops from cand the machines below speed_floor_limit. Returns the free
