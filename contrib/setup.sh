@@ -17,6 +17,8 @@ PACKAGES=(
   iproute2
   # tests (python3: JSON in tests, contrib/doc-check); clang and libFuzzer for make fuzz
   check python3 clang-14 libfuzzer-14-dev
+  # the real programs vmha runs in its tests (tests/vmha_corpus)
+  python3-torch python3-numpy python3-pip sqlite3 perl make gcc
   # Slurm cluster (one host, loopback)
   slurmctld slurmd slurmdbd slurm-client libslurm-dev libpmi0-dev
   munge libmunge-dev mariadb-server mariadb-client

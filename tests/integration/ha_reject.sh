@@ -2,7 +2,9 @@
 # vmha SPANK plugin: what is refused at submission, and what is left alone.
 # --ha on a one-node job (option, #SBATCH line or SLURM_HA) is rejected by
 # sbatch and srun before anything is submitted, with a message that says how
-# to fix it; bad --ha= values are rejected with what was expected; a --wrap
+# to fix it; so is --ha with GPUs (--gres=gpu, --gpus*, or srun in an
+# allocation that holds them: a GPU's state is not replicated); bad --ha=
+# values are rejected with what was expected; a --wrap
 # with or without srun is accepted; a job without --ha runs untouched.
 # Needs no KVM (nothing runs in vmha).
 . "$top_srcdir/tests/integration/lib.sh"
@@ -30,6 +32,13 @@ printf '#!/bin/sh\n#SBATCH --ha=20\n#SBATCH -N 1\ntrue\n' > script.sh
 rejected "#SBATCH --ha=20 -N 1" "$one_node" sbatch script.sh
 rejected "srun --ha -N1" "$one_node" timeout 30 srun --ha -N1 true
 rejected "salloc --ha" "$one_node" timeout 30 salloc --ha true
+
+gpus="asks for GPUs"
+rejected "sbatch --ha --gres=gpu:1" "--ha: this job asks for GPUs (--gres=gpu:1)" sbatch --ha -N2 --gres=gpu:1 --wrap true
+rejected "sbatch --ha --gpus=2" "$gpus (--gpus=2)" sbatch --ha -N2 --gpus=2 --wrap true
+rejected "sbatch --ha --gpus-per-node" "$gpus" sbatch --ha -N2 --gpus-per-node=1 --wrap true
+rejected "srun --ha --gres=gpu" "$gpus" timeout 30 srun --ha -N2 --gres=gpu true
+rejected "srun --ha in an allocation with GPUs" "$gpus (SLURM_JOB_GPUS=0)" env SLURM_JOB_GPUS=0 SLURM_JOB_NUM_NODES=2 timeout 30 srun --ha -N2 true
 
 bad="expected an epoch length in milliseconds (1-60000)"
 rejected "sbatch --ha=abc" "--ha=abc: $bad" sbatch --ha=abc -N2 --wrap true

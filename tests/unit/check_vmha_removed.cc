@@ -11,6 +11,7 @@
 #include <string>
 
 #include "tests/vmha/vmha_test_util.h"
+#include "vmha/sys/confinement.h"
 #include "vmha/sys/removed_files.h"
 
 #include <check.h>  // last: it defines a fail() macro
@@ -29,9 +30,11 @@ bool exists(const std::string& path) {
 
 START_TEST(a_takeover_deletes_only_its_own_held_files) {
   const std::string root = vmha_test::make_temp_dir();
-  const std::string dir = root + "/" + kHoldingDir;
+  // a run without an id (tasks of one step sharing .vmha/removed)
+  const std::string dir = root + "/" + holding_dir("");
+  ck_assert_int_eq(mkdir((root + "/" + kStateDir).c_str(), 0700), 0);
   ck_assert_int_eq(mkdir(dir.c_str(), 0700), 0);
-  for (ino_t ino : {101, 202, 303}) std::ofstream(root + "/" + held_path(ino)) << "held " << ino << "\n";
+  for (ino_t ino : {101, 202, 303}) std::ofstream(root + "/" + held_path("", ino)) << "held " << ino << "\n";
   int root_fd = open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   ck_assert_int_ge(root_fd, 0);
   struct stat st;
@@ -40,19 +43,20 @@ START_TEST(a_takeover_deletes_only_its_own_held_files) {
 
   // task A's checkpoint has 101 and 303 open, and inode 202 of another file
   // system (a system file); 202 here is task B's
-  delete_held_inodes(root_fd, {{here, 101}, {here, 303}, {elsewhere, 202}});
-  ck_assert(!exists(root + "/" + held_path(101)));
-  ck_assert(!exists(root + "/" + held_path(303)));
-  ck_assert_msg(exists(root + "/" + held_path(202)), "another task's held file was deleted");
+  delete_held_inodes(root_fd, "", {{here, 101}, {here, 303}, {elsewhere, 202}});
+  ck_assert(!exists(root + "/" + held_path("", 101)));
+  ck_assert(!exists(root + "/" + held_path("", 303)));
+  ck_assert_msg(exists(root + "/" + held_path("", 202)), "another task's held file was deleted");
   ck_assert(exists(dir));
 
   // task B takes over too: the holding directory goes with its last file
-  delete_held_inodes(root_fd, {{here, 202}});
+  delete_held_inodes(root_fd, "", {{here, 202}});
   ck_assert_msg(!exists(dir), "the empty holding directory was left");
+  ck_assert_msg(!exists(root + "/" + kStateDir), "the empty .vmha was left");
 
   // a checkpoint that held nothing, no holding directory: nothing happens
-  delete_held_inodes(root_fd, {});
-  delete_held_inodes(root_fd, {{here, 404}});
+  delete_held_inodes(root_fd, "", {});
+  delete_held_inodes(root_fd, "", {{here, 404}});
   ck_assert(exists(root));
   close(root_fd);
   rmdir(root.c_str());

@@ -53,7 +53,7 @@ START_TEST(wrong_magic_and_version_are_refused) {
   w.bytes(kStateMagic, 8);
   w.u32(kStateVersion + 1);
   s = Vm::restore(VmOptions{}, future, &vm);
-  ck_assert_msg(contains(s.message(), "version 6 is not supported") && contains(s.message(), "versions 1 to 5"), "%s",
+  ck_assert_msg(contains(s.message(), "version 7 is not supported") && contains(s.message(), "versions 1 to 6"), "%s",
                 s.message().c_str());
 }
 END_TEST
@@ -323,7 +323,7 @@ START_TEST(unlinked_open_file_restores_where_the_run_went_on) {
   // Runs vm (holding removed files, as under a backup) until its next
   // getppid (stop) or to the end.
   auto run = [&](Vm& vm, bool stop) {
-    vm.processes().removed().keep(true, vm.process().root.root_fd());
+    vm.processes().removed().keep(true, vm.process().root);
     vm.set_syscall_hook([stop](Vm&, uint64_t nr, uint64_t) {
       return stop && nr == SYS_getppid ? HookAction::kStop : HookAction::kContinue;
     });

@@ -264,10 +264,12 @@ START_TEST(newer_state_version_is_refused) {
   ck_assert_uint_eq(state_version(state), 5);
   std::unique_ptr<Vm> vm;
   ck_assert(Vm::restore(p.opts, state, &vm).ok());
-  state[8] = 6;
+  state[8] = kStateVersion + 1;
   Status s = Vm::restore(p.opts, state, &vm);
-  ck_assert_msg(contains(s.message(), "version 6 is not supported (this vmha reads versions 1 to 5)"), "%s",
-                s.message().c_str());
+  ck_assert_msg(contains(s.message(), "version " + std::to_string(kStateVersion + 1) +
+                                          " is not supported (this vmha reads versions 1 to " +
+                                          std::to_string(kStateVersion) + ")"),
+                "%s", s.message().c_str());
   // A thread section cut short is refused, not half applied.
   state[8] = 5;
   std::vector<uint8_t> cut(state.begin(), state.begin() + static_cast<long>(state.size() / 2));

@@ -107,9 +107,12 @@ inline void remove_temp_dirs() {
 // A fresh directory under $TMPDIR (or /tmp) for one test; removed with
 // everything in it when the process that asked for it exits (kept, for a
 // look after a failure, when VMHA_TEST_KEEP is set).
-inline std::string make_temp_dir() {
+// `parent` "": $TMPDIR or /tmp. A guest sees its own private /tmp, so a
+// test whose files outside the working directory must be the host's (what
+// confinement refuses) makes them in the build tree (outside_tmp_dir()).
+inline std::string make_temp_dir(const std::string& parent = "") {
   const char* t = std::getenv("TMPDIR");
-  std::string tmpl = std::string(t ? t : "/tmp") + "/vmha-test-XXXXXX";
+  std::string tmpl = (parent.empty() ? std::string(t ? t : "/tmp") : parent) + "/vmha-test-XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   if (!mkdtemp(buf.data())) {
@@ -129,5 +132,9 @@ inline std::string make_temp_dir() {
   }
   return dir;
 }
+
+// A fresh directory in the build tree, not under /tmp: the guest's /tmp is
+// private, so only paths elsewhere test what the policy refuses.
+inline std::string outside_tmp_dir() { return make_temp_dir(builddir() + "/tests"); }
 
 }  // namespace vmha_test

@@ -93,6 +93,7 @@ int run_replicated(const RunCommandOptions& o) {
   vo.memory_bytes = o.memory_mib << 20;
   vo.vcpus = static_cast<int>(o.vcpus);
   vo.relay_host_signals = true;
+  vo.run_id = new_run_id();  // its private /tmp and /dev/shm
   LiveStatsFile live(o.stats_file);
   if (!o.stats_file.empty())
     eo.on_acknowledged = [&live](uint64_t checkpoint, bool finished) { live.acknowledged(checkpoint, finished); };

@@ -89,6 +89,7 @@ int run_command(const RunCommandOptions& o) {
   vo.memory_bytes = o.memory_mib << 20;
   vo.vcpus = static_cast<int>(o.vcpus);
   vo.relay_host_signals = true;  // SIGTERM and friends go to the guest (vmha(1) SIGNALS)
+  vo.run_id = new_run_id();      // its private /tmp and /dev/shm
   ExecPlan plan;
   const char* path_env = std::getenv("PATH");
   if (Status s = resolve_exec(o.argv, path_env ? path_env : "", &plan); !s.ok()) return fail(s.message());
@@ -123,6 +124,7 @@ int run_command(const RunCommandOptions& o) {
                  static_cast<unsigned long long>(syscalls));
   }
   if (o.stats) print_stats(*vm, t0, syscalls);
+  vm->process().root.remove_private();
   return exit_like_guest(r, "vmha");  // a shell sees the guest's status
 }
 

@@ -34,9 +34,22 @@ constexpr int startup_limit_ms(int lease_ms) {
 }
 
 // Confinement: the system paths a guest may read (never write) besides its
-// working directory, colon-separated (vmha --ro, plugstack.conf ro=).
+// working directory, colon-separated (vmha --ro, plugstack.conf ro=): what
+// the programs of a stock Debian 12 read. Merged-/usr's /bin, /sbin, /lib*
+// name /usr's directories; /etc/alternatives holds the links that commands
+// and libraries (awk, libblas.so.3) go through; then the /etc files and
+// directories common tools read (git, ssl clients, perl's and python's
+// site configuration, terminfo, locales, mime types, pip, fonts), the CPU
+// description programs size their thread pools by. Not /etc as a whole, not
+// /etc/ssl (private keys). A path missing on the host is skipped. /tmp and
+// /dev/shm are not here: each run has private ones (sys/confinement.h).
 inline constexpr const char* kDefaultReadOnlyPaths =
-    "/usr:/lib:/lib64:/etc/ld.so.cache:/etc/localtime:/usr/share/zoneinfo:/etc/passwd:/etc/group:/etc/nsswitch.conf:/"
-    "etc/hosts";
+    "/usr:/bin:/sbin:/lib:/lib32:/lib64:/libx32:/etc/alternatives:"
+    "/etc/ld.so.cache:/etc/localtime:/etc/timezone:/usr/share/zoneinfo:"
+    "/etc/passwd:/etc/group:/etc/nsswitch.conf:/etc/hosts:/etc/host.conf:/etc/services:/etc/protocols:/etc/gai.conf:"
+    "/etc/os-release:/etc/debian_version:/etc/gitconfig:/etc/ssl/certs:/etc/ssl/openssl.cnf:/etc/ca-certificates.conf:"
+    "/etc/mime.types:/etc/mailcap:/etc/magic:/etc/terminfo:/etc/inputrc:/etc/locale.alias:/etc/default/locale:"
+    "/etc/perl:/etc/python3:/etc/python3.11:/etc/pip.conf:/etc/xdg:/etc/fonts:/etc/matplotlibrc:/etc/papersize:"
+    "/proc/cpuinfo:/sys/devices/system/cpu";
 
 }  // namespace vmha

@@ -17,6 +17,8 @@
 #include "vmha/checkpoint/checkpoint_receiver.h"
 #include "vmha/engine/epoch_state.h"
 #include "vmha/engine/guest_exit.h"
+#include "vmha/output/undo_log.h"
+#include "vmha/sys/confinement.h"
 #include "vmha/sys/removed_files.h"
 #include "vmha/transport/ucx_transport.h"
 
@@ -79,6 +81,7 @@ int take_over(const BackupOptions& o, ImageStore& store, const OutputFiles& file
   EpochState st;
   Status status;
   uint64_t epoch = 0;
+  size_t undone = 0;
   store.read_committed([&](const CommittedImage& img) {
     epoch = img.epoch;
     if (img.epoch == 0) {
@@ -87,6 +90,17 @@ int take_over(const BackupOptions& o, ImageStore& store, const OutputFiles& file
     }
     status = EpochState::decode(img.state, &st);
     if (!status.ok() || (st.flags & EpochState::kFinished)) return;
+    // The file system as this checkpoint left it: the changes the primary
+    // made after it are undone first (output/undo_log.h), so that reopening
+    // the guest's files and running its calls again find what it saw.
+    int root = open(o.workdir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (root < 0) {
+      status = Status::error(errno_text("working directory " + o.workdir));
+      return;
+    }
+    status = undo_changes_after(root, run_state_dir(Vm::run_id_of(st.vm_state)), img.epoch, &undone);
+    close(root);
+    if (!status.ok()) return;
     VmOptions vo;
     vo.workdir = o.workdir;
     vo.read_only = o.read_only;
@@ -105,19 +119,26 @@ int take_over(const BackupOptions& o, ImageStore& store, const OutputFiles& file
   if (Status s = release_unreleased(st, o.workdir, &written); !s.ok()) return fail("takeover: " + s.message());
   // Files the primary held for this checkpoint are open now: this run has
   // no backup (sys/removed_files.h). Other tasks' held files stay.
-  if (vm) delete_held_files(vm->processes(), vm->process().root.root_fd());
+  if (vm) delete_held_files(vm->processes(), vm->process().root);
   // The guest's threads in that checkpoint: a test can tell a threaded
   // program was caught mid-run (none when it had finished).
   size_t threads = vm ? vm->process().threads.live() : 0;
-  std::fprintf(stderr, "%s: primary lost; resuming from checkpoint %llu (%zu guest threads)\n", kWho,
-               static_cast<unsigned long long>(epoch), threads);
+  std::fprintf(stderr,
+               "%s: primary lost; resuming from checkpoint %llu (%zu guest threads); %zu later file-system changes "
+               "undone\n",
+               kWho, static_cast<unsigned long long>(epoch), threads, undone);
   if (st.flags & EpochState::kFinished) {
+    // The primary died after the end, before it removed the run's own
+    // directories (sys/confinement.h): they go now.
+    Confinement run;
+    if (run.open_root(o.workdir, {}, Vm::run_id_of(st.vm_state)).ok()) run.remove_private();
     RunResult r;
     r.end = static_cast<RunResult::End>(st.end_kind);
     r.code = st.end_code;
     return exit_like_guest(r, kWho);
   }
   RunResult r = vm->run();
+  vm->process().root.remove_private();
   return exit_like_guest(r, kWho);
 }
 

@@ -69,7 +69,12 @@ class Primary {
     streams_[1] = describe_stream(1);
     streams_[2] = describe_stream(2);
     // A checkpoint may name a file the guest removes later: keep it (sys/removed_files.h).
-    vm_.processes().removed().keep(true, root_fd());
+    vm_.processes().removed().keep(true, vm_.process().root);
+    // A takeover undoes the file-system changes made after its checkpoint
+    // (output/undo_log.h): journal them beside the run's private directories.
+    if (Status s = sink_.undo_log().open(vm_.process().root.root_fd(), run_state_dir(vm_.process().root.run_id()));
+        !s.ok() && !eo_.quiet)
+      std::fprintf(stderr, "vmha: %s: a takeover will not undo file-system changes\n", s.message().c_str());
   }
 
   RunResult run() {
@@ -300,7 +305,8 @@ class Primary {
       return s;
     }
     release(st.held);
-    vm_.processes().removed().acknowledged(epoch, finished, root_fd());
+    sink_.undo_log().acknowledged(epoch);
+    vm_.processes().removed().acknowledged(epoch, finished, vm_.process().root);
     if (eo_.on_acknowledged) eo_.on_acknowledged(epoch, finished);
     return Status();
   }
@@ -431,10 +437,9 @@ class Primary {
     if (!eo_.quiet) std::fprintf(stderr, "vmha: backup lost (%s); continuing unprotected\n", why.message().c_str());
     release(held_after_loss_);
     held_after_loss_.clear();
-    vm_.processes().removed().keep(false, root_fd());  // no backup will resume
+    vm_.processes().removed().keep(false, vm_.process().root);  // no backup will resume
+    sink_.undo_log().close();
   }
-
-  int root_fd() { return vm_.process().root.root_fd(); }
 
   const EngineOptions& eo_;
   Vm& vm_;
@@ -503,7 +508,8 @@ ProtectedRun run_protected(const EngineOptions& eo, VmOptions vo, const std::vec
   if (!ch.ok()) return out.result = failed("backup " + eo.backup + ": " + ch.status().message()), out;
   Primary p(eo, *vm, sink, *ch.value(), region_id, staging, out.stats, started);
   out.result = p.run();
-  vm.reset();  // before the region goes away
+  vm->process().root.remove_private();  // the guest has ended: nothing resumes it
+  vm.reset();                           // before the region goes away
   return out;
 }
 

@@ -122,11 +122,12 @@ ssize_t HeldOutputSink::hold_file_write(const OutputTarget& target, std::span<co
 // File-system changes wait until no file write is held: afterwards the
 // host's files are what the guest wrote, and a backup re-applying a
 // checkpoint's writes by path finds the files those paths named then.
-long HeldOutputSink::change(const std::string& what, const std::function<long()>& apply) {
+long HeldOutputSink::change(const std::string& what, const std::function<long()>& apply, const UndoPrepare& prepare) {
   if (holds_files()) {
     blocked_.store(true);
     return kWaitForRelease;
   }
+  if (prepare) undo_.record(prepare);
   return PassthroughSink().change(what, apply);
 }
 
@@ -183,6 +184,7 @@ std::vector<OutputRecord> HeldOutputSink::take() {
   std::vector<OutputRecord> out;
   out.swap(pending_);
   pending_files_ = 0;
+  undo_.set_epoch(++takes_ + 1);
   return out;
 }
 

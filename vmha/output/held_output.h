@@ -54,13 +54,17 @@ struct OutputRecord {
 class HeldOutputSink : public OutputSink {
  public:
   ssize_t write(const OutputTarget& target, std::span<const iovec> data, off_t offset) override;
-  long change(const std::string& what, const std::function<long()>& apply) override;
+  long change(const std::string& what, const std::function<long()>& apply,
+              const UndoPrepare& prepare = nullptr) override;
+  UndoLog* undo() override { return undo_.enabled() ? &undo_ : nullptr; }
+  UndoLog& undo_log() { return undo_; }
   bool holds_files() const override { return held_files_.load(std::memory_order_relaxed) > 0; }
   bool must_wait(int host_fd) override;
   int stat_as_guest(const std::function<int(struct stat*)>& host_stat, struct stat* st) override;
   void wait_for_release(std::chrono::microseconds max) override;
 
-  // Records written since the last call (the vCPU is paused: the epoch's output).
+  // Records written since the last call (the vCPU is paused: the epoch's
+  // output); changes from now on belong to the next epoch (undo_log.h).
   std::vector<OutputRecord> take();
   // Stream output written since the last take() (someone waits for it; file
   // writes alone do not end an epoch early).
@@ -91,6 +95,8 @@ class HeldOutputSink : public OutputSink {
   std::atomic<uint64_t> held_files_{0};   // file records not yet released
   std::atomic<bool> blocked_{false};      // a guest call waits for a release
   uint64_t releases_ = 0;
+  uint64_t takes_ = 0;  // checkpoints taken: changes now belong to epoch takes_ + 1
+  UndoLog undo_;
 };
 
 // Writes `bytes` fully to fd (retrying short writes); false on error.

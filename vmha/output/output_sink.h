@@ -12,6 +12,9 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <vector>
+
+#include "vmha/output/undo_log.h"
 
 namespace vmha {
 
@@ -19,6 +22,10 @@ namespace vmha {
 // held file writes to be released: the VMM rewinds the guest to the syscall
 // instruction, waits (parking if the epoch ends) and runs the call again.
 constexpr long kWaitForRelease = -512;  // the kernel's ERESTARTSYS
+
+// What undoes a file-system change (undo_log.h), made just before it is
+// applied; nullptr: nothing to journal.
+using UndoPrepare = std::function<std::vector<UndoStep>()>;
 
 struct OutputTarget {
   int guest_fd = -1;
@@ -33,9 +40,14 @@ class OutputSink {
   // written or -errno, like the system call the guest made.
   virtual ssize_t write(const OutputTarget& target, std::span<const iovec> data, off_t offset) = 0;
   // A file-system change described by `what`; apply() performs it and returns
-  // 0 or -errno.
-  // A sink that holds file writes may answer kWaitForRelease instead.
-  virtual long change(const std::string& what, const std::function<long()>& apply) = 0;
+  // 0 or -errno. A sink that holds file writes may answer kWaitForRelease
+  // instead; one that journals changes (undo()) runs prepare() and journals
+  // its steps first.
+  virtual long change(const std::string& what, const std::function<long()>& apply,
+                      const UndoPrepare& prepare = nullptr) = 0;
+  // The journal of file-system changes a backup may have to undo (nullptr:
+  // none; a change that needs no wait, a file created, journals itself).
+  virtual UndoLog* undo() { return nullptr; }
 
   // Held file writes: the guest must see them although the host file does
   // not have them yet. The defaults (nothing held) cost a virtual call.
@@ -62,7 +74,8 @@ class OutputSink {
 class PassthroughSink : public OutputSink {
  public:
   ssize_t write(const OutputTarget& target, std::span<const iovec> data, off_t offset) override;
-  long change(const std::string& what, const std::function<long()>& apply) override;
+  long change(const std::string& what, const std::function<long()>& apply,
+              const UndoPrepare& prepare = nullptr) override;
 };
 
 }  // namespace vmha

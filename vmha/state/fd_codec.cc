@@ -55,21 +55,21 @@ int reopen_file(Process& p, SavedFd& s) {
   int fd = p.root.open_beneath(p.root.root_fd(), e.path, flags, 0);
   struct stat st;
   if (s.ino == 0 || (fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == s.ino)) return fd;
-  int held = p.root.open_beneath(p.root.root_fd(), held_path(static_cast<ino_t>(s.ino)), flags, 0);
+  int held = p.root.open_beneath(p.root.root_fd(), held_path(p.root.run_id(), static_cast<ino_t>(s.ino)), flags, 0);
   if (held < 0) return fd;
   if (fd >= 0) {
     close(fd);
-    e.path = held_path(static_cast<ino_t>(s.ino));
+    e.path = held_path(p.root.run_id(), static_cast<ino_t>(s.ino));
     return held;
   }
   // The name is free: give it back, as the checkpoint's file system had it
   // (the guest may remove it again).
   std::string base;
   int parent = p.root.open_parent(p.root.root_fd(), e.path, &base);
-  bool named = parent >= 0 && linkat(p.root.root_fd(), held_path(static_cast<ino_t>(s.ino)).c_str(), parent,
+  bool named = parent >= 0 && linkat(p.root.root_fd(), held_path(p.root.run_id(), static_cast<ino_t>(s.ino)).c_str(), parent,
                                      base.c_str(), 0) == 0;
   if (parent >= 0) close(parent);
-  if (!named) e.path = held_path(static_cast<ino_t>(s.ino));
+  if (!named) e.path = held_path(p.root.run_id(), static_cast<ino_t>(s.ino));
   return held;
 }
 

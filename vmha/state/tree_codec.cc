@@ -106,7 +106,7 @@ Status VmStateCodec::decode_tree(ByteReader& r, const VmOptions& opts, Vm& vm) {
       q = procs.back().get();
       q->own_pt = std::move(pt);
       q->own_as = std::move(as);
-      if (Status s = q->root.open_root(root.root.root_path(), root.root.read_only_paths()); !s.ok()) {
+      if (Status s = q->root.open_like(root.root); !s.ok()) {
         vm.tree_->replace(std::move(procs), next_pid);
         return s;
       }

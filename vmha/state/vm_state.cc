@@ -24,13 +24,19 @@ Status read_error(const ByteReader& r) { return Status::error("VM state " + r.er
 
 void VmStateCodec::encode_header(ByteWriter& w, const Vm& vm) {
   w.bytes(kStateMagic, 8);
-  // The lowest version that holds this state: one without program paths (a
-  // state restored from before version 5) stays readable by a vmha from
+  // The lowest version that holds this state: one without private
+  // directories or working directories stays readable by a vmha from before
+  // version 6, one without program paths (a
+  // state restored from before version 5) by a vmha from
   // before version 5, a single process's by one from before version 4, a
   // single-threaded guest's by one from before version 3, one without
   // signal state by one from before version 2.
-  w.u32(has_names(vm) ? 5 : has_tree(vm) ? 4 : has_threads(vm) ? 3 : has_signals(vm) ? 2 : 1);
+  const bool places = has_places(vm);
+  w.u32(places ? 6 : has_names(vm) ? 5 : has_tree(vm) ? 4 : has_threads(vm) ? 3 : has_signals(vm) ? 2 : 1);
   w.u64(vm.mem_->size());
+  // Version 6: the run id (sys/confinement.h), before anything opens a file
+  // of the run's (a descriptor in its private /tmp, a held removed file).
+  if (places) w.str(vm.tree_->root().root.run_id());
 }
 
 Status VmStateCodec::decode_header(ByteReader& r, VmOptions* opts, uint32_t* version_out) {
@@ -47,6 +53,11 @@ Status VmStateCodec::decode_header(ByteReader& r, VmOptions* opts, uint32_t* ver
   if (opts->memory_bytes % (2u << 20))
     return Status::error("VM state: memory size " + std::to_string(opts->memory_bytes) + " is not a multiple of 2 MiB");
   if (Status s = check_memory_mib(opts->memory_bytes >> 20); !s.ok()) return Status::error("VM state: " + s.message());
+  if (version >= 6) {
+    opts->run_id = r.str("run id");
+    if (r.ok() && !opts->run_id.empty() && !valid_run_id(opts->run_id)) r.fail("run id", "empty or 16 hex digits");
+    if (!r.ok()) return read_error(r);
+  }
   return Status();
 }
 
@@ -82,10 +93,12 @@ Status Vm::save(std::vector<uint8_t>* out, bool with_memory) {
   ByteWriter w(*out);
   VmStateCodec::encode_header(w, *this);
   if (Status s = VmStateCodec::encode_vcpu(w, *this); !s.ok()) return s;
-  const bool names = VmStateCodec::has_names(*this);
+  const bool places = VmStateCodec::has_places(*this);
+  const bool names = places || VmStateCodec::has_names(*this);
   if (names || VmStateCodec::has_tree(*this)) {
     if (Status s = VmStateCodec::encode_tree(w, *this); !s.ok()) return s;
     if (names) VmStateCodec::encode_names(w, *this);
+    if (places) VmStateCodec::encode_places(w, *this);
   } else {
     VmStateCodec::encode_page_tables(w, *this);
     VmStateCodec::encode_mappings(w, *this);
@@ -98,6 +111,13 @@ Status Vm::save(std::vector<uint8_t>* out, bool with_memory) {
   VmStateCodec::encode_memory(w, *this, with_memory);
   VmStateCodec::encode_end(w);
   return Status();
+}
+
+std::string Vm::run_id_of(std::span<const uint8_t> state) {
+  ByteReader r(state);
+  VmOptions opts;
+  uint32_t version = 0;
+  return VmStateCodec::decode_header(r, &opts, &version).ok() ? opts.run_id : "";
 }
 
 Status Vm::restore(const VmOptions& opts_in, std::span<const uint8_t> state, std::unique_ptr<Vm>* out) {
@@ -116,6 +136,8 @@ Status Vm::restore(const VmOptions& opts_in, std::span<const uint8_t> state, std
   if (version >= 4) {
     if (Status s = VmStateCodec::decode_tree(r, opts, *vm); !s.ok()) return s;
     if (version >= 5 && r.ok()) VmStateCodec::decode_names(r, *vm);
+    if (version >= 6 && r.ok())
+      if (Status s = VmStateCodec::decode_places(r, *vm); !s.ok()) return s;
   } else {
     VmStateCodec::decode_page_tables(r, *vm);
     VmStateCodec::decode_mappings(r, *vm);

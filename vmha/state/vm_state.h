@@ -35,6 +35,6 @@ constexpr char kStateEndMagic[8] = {'V', 'M', 'H', 'A', 'E', 'N', 'D', '!'};
 // A descriptor of the /proc/self/fd directory is fd kind 6 (its listing as
 // the pending data); an older vmha refuses it ("fd kind: expected 0..5").
 // This vmha reads versions 1 to 5 and refuses any other, naming both.
-constexpr uint32_t kStateVersion = 5;
+constexpr uint32_t kStateVersion = 6;
 
 }  // namespace vmha

@@ -1,7 +1,8 @@
 // The sections of the VM state format (vm_state.h), in file order, each as an
 // encode/decode pair written side by side so a reader sees they mirror each
 // other. Vm::save and Vm::restore (vm_state.cc) only walk them in order:
-//   header       vm_state.cc      magic, version, guest memory size
+//   header       vm_state.cc      magic, version, guest memory size, run id
+//                                 (version 6)
 //   vCPU         vcpu_codec.cc    registers, FPU/XSAVE image, MSRs
 //   page tables  vmm_codec.cc     page-table roots, kernel frames
 //   mappings     vmm_codec.cc     brk, guest mappings
@@ -16,6 +17,9 @@
 //                                 processes and each one's sections
 //   names        names_codec.cc   version 5: each process's program path, after
 //                                 the tree section (which version 5 always has)
+//   places       places_codec.cc  version 6: each process's working directory,
+//                                 after the names section (which version 6
+//                                 always has)
 //   fd table     fd_codec.cc      descriptors with paths, offsets, pipe data
 //   memory       memory_codec.cc  frame allocator, non-zero frames
 //   end          vm_state.cc      end marker
@@ -127,6 +131,12 @@ class VmStateCodec {
   static bool has_names(const Vm& vm);
   static void encode_names(ByteWriter& w, const Vm& vm);
   static void decode_names(ByteReader& r, Vm& vm);
+
+  // Version 6: the run id of the private directories and each process's
+  // working directory (places_codec.cc).
+  static bool has_places(const Vm& vm);
+  static void encode_places(ByteWriter& w, const Vm& vm);
+  static Status decode_places(ByteReader& r, Vm& vm);
 
   static Status encode_fds(ByteWriter& w, const Vm& vm);
   // Reopens files, recreates pipes and socketpairs; an error here is a host

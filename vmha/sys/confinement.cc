@@ -54,10 +54,24 @@ Status check_read_only_path(const std::string& path) {
 
 Confinement::~Confinement() {
   if (root_fd_ >= 0) close(root_fd_);
+  if (cwd_fd_ >= 0) close(cwd_fd_);
   for (const ReadOnlyRoot& r : read_only_) close(r.fd);
+  close_private();
 }
 
-Status Confinement::open_root(const std::string& dir, const std::vector<std::string>& read_only) {
+Status Confinement::open_like(const Confinement& other) {
+  if (Status s = open_root(other.root_path_, other.read_only_paths(), other.run_id_); !s.ok()) return s;
+  if (other.cwd_fd_ >= 0) {
+    cwd_fd_ = fcntl(other.cwd_fd_, F_DUPFD_CLOEXEC, 0);
+    if (cwd_fd_ < 0) return Status::error(errno_text("working directory"));
+    cwd_ = other.cwd_;
+    cwd_.dir = cwd_fd_;
+  }
+  return Status();
+}
+
+Status Confinement::open_root(const std::string& dir, const std::vector<std::string>& read_only,
+                              const std::string& run_id) {
   char real[PATH_MAX];
   if (!realpath(dir.c_str(), real)) return Status::error(errno_text("working directory " + dir));
   root_path_ = real;
@@ -90,7 +104,7 @@ Status Confinement::open_root(const std::string& dir, const std::vector<std::str
     if (fd < 0) return Status::error(errno_text("read-only path " + path));
     read_only_.push_back({path, fd, name, target});
   }
-  return Status();
+  return set_private(run_id);
 }
 
 std::vector<std::string> Confinement::read_only_paths() const {
@@ -102,7 +116,8 @@ std::vector<std::string> Confinement::read_only_paths() const {
 int Confinement::locate(const std::string& path, Located* out) const {
   if (path.empty()) return -ENOENT;
   if (path[0] != '/') {
-    *out = Located{root_fd_, path, false, path};
+    const std::string& cwd = cwd_.recorded;
+    *out = Located{cwd_fd(), path, cwd_.read_only, cwd == "." ? path : (cwd == "/" ? "" : cwd) + "/" + path};
     return 0;
   }
   const std::vector<std::string> comps = path_components(path);
@@ -110,13 +125,27 @@ int Confinement::locate(const std::string& path, Located* out) const {
   // the same length (open_root drops those anyway).
   int best = covers(path_components(root_path_), comps);
   const ReadOnlyRoot* ro = nullptr;
+  const PrivateRoot* pr = nullptr;
   for (const ReadOnlyRoot& r : read_only_) {
     int n = covers(path_components(r.path), comps);
     if (n > best) best = n, ro = &r;
   }
+  for (const PrivateRoot& r : private_) {
+    int n = covers(path_components(r.guest), comps);
+    if (n > best) best = n, ro = nullptr, pr = &r;
+  }
   if (best < 0) return -EACCES;
   std::string rel = join_components(comps, static_cast<size_t>(best));
   if (path.back() == '/' && rel != ".") rel += "/";  // a trailing slash asks for a directory
+  if (pr) {
+    // A directory on the way to the working directory (/tmp/job when it is
+    // /tmp/job/work) is the host's, not the private directory's: only its
+    // metadata (above_root).
+    const std::vector<std::string> workdir = path_components(root_path_);
+    if (comps.size() > static_cast<size_t>(best) && covers(comps, workdir) >= 0) return -EACCES;
+    *out = Located{pr->fd, rel, false, rel == "." ? pr->recorded : pr->recorded + "/" + rel};
+    return 0;
+  }
   if (!ro) {
     *out = Located{root_fd_, rel, false, rel};
     return 0;

@@ -30,10 +30,7 @@ bool Confinement::leaves_root(int dir_fd, const std::string& rel, bool follow_la
   return errno == EXDEV;
 }
 
-std::string Confinement::absolute(const Located& l) const {
-  if (l.read_only) return l.recorded;  // absolute already
-  return root_path_ + "/" + l.recorded;
-}
+std::string Confinement::absolute(const Located& l) const { return guest_path(l.recorded, l.read_only); }
 
 int Confinement::read_link(const std::string& path, std::string* target) const {
   Located l;

@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include "vmha/common/iov_io.h"
+#include "vmha/sys/change_undo.h"
 #include "vmha/sys/guest_io.h"
 #include "vmha/sys/proc_views.h"
 #include "vmha/sys/process_tree.h"
@@ -50,8 +52,7 @@ int64_t read_into(Process& p, int fd, std::vector<iovec>& iov, off_t offset) {
   if (must_wait(p, *e)) return kWaitForRelease;
   if (stream_would_block(*e)) return -EAGAIN;
   if (offset < 0 && would_yield(p, *e, POLLIN)) return kRetryLater;
-  ssize_t n = offset < 0 ? readv(e->host_fd, iov.data(), static_cast<int>(iov.size()))
-                         : preadv(e->host_fd, iov.data(), static_cast<int>(iov.size()), offset);
+  ssize_t n = read_pieces(e->host_fd, iov, offset);
   // A blocking read (pipe, terminal) cut by an epoch pause read nothing: it
   // restarts after the pause instead of returning EINTR to the guest.
   if (n < 0 && errno == EINTR) return kWaitForRelease;
@@ -158,17 +159,17 @@ int64_t sys_fstatfs(Process& p, const SyscallArgs& a) {
 // fgetxattr, flistxattr: no extended attributes (path_calls.cc).
 int64_t sys_fgetxattr(Process& p, const SyscallArgs& a) { return p.fds.get(fd_arg(a, 0)) ? -EOPNOTSUPP : -EBADF; }
 
-// Drops the holding directory of removed files (removed_files.h) from a
-// listing of the working directory. Returns the new length.
-long without_holding_dir(Process& p, int host_fd, char* buf, long n) {
-  if (!memmem(buf, static_cast<size_t>(n), kHoldingDir, std::strlen(kHoldingDir))) return n;
+// Drops vmha's own directory (confinement.h's kStateDir) from a listing of
+// the working directory. Returns the new length.
+long without_state_dir(Process& p, int host_fd, char* buf, long n) {
+  if (!memmem(buf, static_cast<size_t>(n), kStateDir, std::strlen(kStateDir))) return n;
   struct stat dir, root;
   if (fstat(host_fd, &dir) != 0 || fstat(p.root.root_fd(), &root) != 0 || dir.st_ino != root.st_ino ||
       dir.st_dev != root.st_dev)
     return n;
   for (long at = 0; at < n;) {
     auto* d = reinterpret_cast<dirent64*>(buf + at);
-    if (std::strcmp(d->d_name, kHoldingDir) != 0) {
+    if (std::strcmp(d->d_name, kStateDir) != 0) {
       at += d->d_reclen;
       continue;
     }
@@ -193,7 +194,7 @@ int64_t sys_getdents64(Process& p, const SyscallArgs& a) {
     n = syscall(SYS_getdents64, e->host_fd, buf.data(), buf.size());
     if (n < 0) return -errno;
     if (n == 0) break;
-    n = without_holding_dir(p, e->host_fd, buf.data(), n);
+    n = without_state_dir(p, e->host_fd, buf.data(), n);
   } while (n == 0);
   return p.as->copy_out(a.a[1], buf.data(), n) ? n : -EFAULT;
 }
@@ -492,7 +493,10 @@ int64_t sys_ftruncate(Process& p, const SyscallArgs& a) {
   if (!may_change_metadata(*e)) return -EINVAL;
   int host = e->host_fd;
   off_t len = static_cast<off_t>(a.a[1]);
-  return p.out->change("ftruncate " + e->path, [=] { return ftruncate(host, len) < 0 ? -errno : 0L; });
+  if (len < 0) return -EINVAL;
+  UndoLog* undo = p.out->undo();
+  return p.out->change("ftruncate " + e->path, [=] { return ftruncate(host, len) < 0 ? -errno : 0L; },
+                       undo ? undo_truncate(*undo, p.root, host, static_cast<uint64_t>(len)) : nullptr);
 }
 
 int64_t sys_fsync(Process& p, const SyscallArgs& a) {
@@ -510,7 +514,8 @@ int64_t sys_fchmod(Process& p, const SyscallArgs& a) {
   if (!may_change_metadata(*e)) return -EPERM;
   int host = e->host_fd;
   mode_t mode = static_cast<mode_t>(a.a[1]);
-  return p.out->change("fchmod " + e->path, [=] { return fchmod(host, mode) < 0 ? -errno : 0L; });
+  return p.out->change("fchmod " + e->path, [=] { return fchmod(host, mode) < 0 ? -errno : 0L; },
+                       undo_attributes(p.root, host, ""));
 }
 
 const SyscallDef kDefs[] = {

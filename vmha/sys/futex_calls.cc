@@ -1,6 +1,10 @@
 // futex: WAIT, WAKE, REQUEUE, CMP_REQUEUE, WAKE_OP, WAIT_BITSET and
-// WAKE_BITSET, private or shared (the guest is one process, so both key on
-// the guest virtual address), with relative and absolute timeouts.
+// WAKE_BITSET, private or shared, with relative and absolute timeouts. A
+// private operation keys on the guest virtual address (the threads of one
+// process); a shared one on the guest physical address (kSharedKey), and
+// wakes waiters in every process of the tree: the semaphores of Python's
+// multiprocessing live in MAP_SHARED memory that a fork passed on, so the
+// parent and its workers reach one frame at their own addresses.
 // A waiter is a record in the thread table (sys/threads.h), not a host
 // thread blocked in a call: an epoch pause, a save and a restore leave it
 // waiting, with no spurious EINTR or ETIMEDOUT; its deadline travels with the
@@ -13,6 +17,7 @@
 #include <climits>
 #include <string>
 
+#include "vmha/sys/process_tree.h"
 #include "vmha/sys/syscall_table.h"
 
 namespace vmha {
@@ -23,14 +28,50 @@ constexpr int64_t kNs = 1000000000;
 
 bool read_word(Process& p, uint64_t va, uint32_t* v) { return va % 4 == 0 && p.as->copy_in(v, va, 4); }
 
+constexpr uint64_t kSharedKey = 1ull << 62;  // guest virtual addresses are below 2^47
+
+// The key of the futex word at va (readable: callers read it first or the
+// wait fails with EFAULT): 0 when it is not mapped.
+uint64_t futex_key(Process& p, uint64_t va, int cmd) {
+  if (cmd & FUTEX_PRIVATE_FLAG) return va;
+  const uint64_t gpa = p.as->page_table().translate(va, false);
+  return gpa == ~0ull ? 0 : kSharedKey | gpa;
+}
+
+// The processes whose waiters a key reaches.
+template <typename Fn>
+int each_process(Process& p, uint64_t key, Fn fn) {
+  if (!(key & kSharedKey) || !p.tree) return fn(p);
+  int n = 0;
+  for (const auto& q : p.tree->all())
+    if (!q->zombie) n += fn(*q);
+  return n;
+}
+
+int wake(Process& p, uint64_t key, uint32_t bitset, int n) {
+  return each_process(p, key, [&](Process& q) {
+    const int woken = n > 0 ? q.threads.wake(key, bitset, n) : 0;
+    n -= woken;
+    return woken;
+  });
+}
+
+int requeue(Process& p, uint64_t from, uint64_t to, int n) {
+  return each_process(p, from, [&](Process& q) {
+    const int moved = n > 0 ? q.threads.requeue(from, to, n) : 0;
+    n -= moved;
+    return moved;
+  });
+}
+
 int64_t futex_wait(Process& p, const SyscallArgs& a, int op, bool realtime) {
   const uint64_t uaddr = a.a[0];
+  const int cmd = static_cast<int>(a.a[1]);
   const uint32_t bitset = op == FUTEX_WAIT_BITSET ? static_cast<uint32_t>(a.a[5]) : FUTEX_BITSET_MATCH_ANY;
   if (!bitset) return -EINVAL;
   if (uaddr % 4) return -EINVAL;
   ThreadWait w;
   w.kind = ThreadWait::Kind::kFutex;
-  w.futex = uaddr;
   w.bitset = bitset;
   if (a.a[3]) {
     timespec t;
@@ -49,6 +90,7 @@ int64_t futex_wait(Process& p, const SyscallArgs& a, int op, bool realtime) {
   uint32_t v;
   if (!read_word(p, uaddr, &v)) return -EFAULT;
   if (v != static_cast<uint32_t>(a.a[2])) return -EAGAIN;
+  w.futex = futex_key(p, uaddr, cmd);
   if (w.timed && thread_clock_ns(w.clock) >= w.deadline_ns) return -ETIMEDOUT;
   p.threads.block(w);
   return kSwitchThread;
@@ -64,8 +106,11 @@ int64_t futex_requeue(Process& p, const SyscallArgs& a, bool compare) {
     if (!read_word(p, a.a[0], &v)) return -EFAULT;
     if (v != static_cast<uint32_t>(a.a[5])) return -EAGAIN;
   }
-  int n = p.threads.wake(a.a[0], FUTEX_BITSET_MATCH_ANY, wake);
-  return n + p.threads.requeue(a.a[0], a.a[4], move);
+  const int cmd = static_cast<int>(a.a[1]);
+  const uint64_t from = futex_key(p, a.a[0], cmd), to = futex_key(p, a.a[4], cmd);
+  if (!from || !to) return -EFAULT;
+  int n = vmha::wake(p, from, FUTEX_BITSET_MATCH_ANY, wake);
+  return n + requeue(p, from, to, move);
 }
 
 // FUTEX_WAKE_OP: *uaddr2 = *uaddr2 OP oparg; wake on uaddr; and on uaddr2 if
@@ -102,8 +147,10 @@ int64_t futex_wake_op(Process& p, const SyscallArgs& a) {
   }
   if (!p.as->copy_out(a.a[4], &nv, 4)) return -EFAULT;
   // As Linux, a count of 0 wakes one.
-  int n = p.threads.wake(a.a[0], FUTEX_BITSET_MATCH_ANY, std::max(clamp_count(a.a[2]), 1));
-  if (hit) n += p.threads.wake(a.a[4], FUTEX_BITSET_MATCH_ANY, std::max(clamp_count(a.a[3]), 1));
+  const int cmd = static_cast<int>(a.a[1]);
+  const uint64_t key1 = futex_key(p, a.a[0], cmd), key2 = futex_key(p, a.a[4], cmd);
+  int n = key1 ? wake(p, key1, FUTEX_BITSET_MATCH_ANY, std::max(clamp_count(a.a[2]), 1)) : 0;
+  if (hit) n += wake(p, key2, FUTEX_BITSET_MATCH_ANY, std::max(clamp_count(a.a[3]), 1));
   return n;
 }
 
@@ -120,7 +167,9 @@ int64_t sys_futex(Process& p, const SyscallArgs& a) {
     case FUTEX_WAKE_BITSET: {
       const uint32_t bitset = op == FUTEX_WAKE_BITSET ? static_cast<uint32_t>(a.a[5]) : FUTEX_BITSET_MATCH_ANY;
       if (!bitset) return -EINVAL;
-      return p.threads.wake(a.a[0], bitset, std::max(clamp_count(a.a[2]), 1));  // as Linux: 0 wakes one
+      const uint64_t key = futex_key(p, a.a[0], cmd);
+      if (!key) return -EFAULT;
+      return wake(p, key, bitset, std::max(clamp_count(a.a[2]), 1));  // as Linux: 0 wakes one
     }
     case FUTEX_REQUEUE:
       return futex_requeue(p, a, false);
@@ -140,6 +189,13 @@ const SyscallDef kDefs[] = {
 };
 
 }  // namespace
+
+int futex_wake_any(Process& p, uint64_t va, int n) {
+  int woken = wake(p, va, FUTEX_BITSET_MATCH_ANY, n);
+  const uint64_t key = futex_key(p, va, 0);
+  if (woken < n && key) woken += wake(p, key, FUTEX_BITSET_MATCH_ANY, n - woken);
+  return woken;
+}
 
 std::span<const SyscallDef> futex_syscalls() { return kDefs; }
 

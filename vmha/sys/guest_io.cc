@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "vmha/common/iov_io.h"
 #include "vmha/sys/process_tree.h"
 #include "vmha/sys/signal_kick.h"
 #include "vmha/sys/signal_state.h"
@@ -87,8 +88,7 @@ int64_t write_for_guest(Process& p, int fd, const std::vector<iovec>& iov, off_t
       pollfd pfd{e->host_fd, POLLOUT, 0};
       if (poll(&pfd, 1, 0) == 0) return kRetryLater;
     }
-    n = offset < 0 ? writev(e->host_fd, iov.data(), static_cast<int>(iov.size()))
-                   : pwritev(e->host_fd, iov.data(), static_cast<int>(iov.size()), offset);
+    n = write_pieces(e->host_fd, iov, offset);
     if (n < 0) n = -errno;
   } else {
     OutputTarget t{fd, e->host_fd, e->path};

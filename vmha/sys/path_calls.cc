@@ -16,6 +16,7 @@
 #include <functional>
 #include <string>
 
+#include "vmha/sys/change_undo.h"
 #include "vmha/sys/guest_paths.h"
 #include "vmha/sys/proc_views.h"
 #include "vmha/sys/process_tree.h"
@@ -34,7 +35,7 @@ constexpr int kReadOnlyOpenFlags = O_PATH | O_NOFOLLOW | O_DIRECTORY | O_NONBLOC
 // Where the guest's (dirfd, path) points, before symlinks that leave its root.
 int locate_raw(Process& p, int64_t dirfd, const std::string& path, Resolved* r) {
   if (path.empty()) return -ENOENT;
-  if (path[0] == '/') {
+  if (path[0] == '/' || static_cast<int>(dirfd) == kAtFdcwd) {
     Located l;
     if (int e = p.root.locate(path, &l)) return e;
     r->dir = l.dir;
@@ -44,11 +45,6 @@ int locate_raw(Process& p, int64_t dirfd, const std::string& path, Resolved* r) 
     return 0;
   }
   r->rel = path;
-  if (static_cast<int>(dirfd) == kAtFdcwd) {
-    r->dir = p.root.root_fd();
-    r->recorded = path;
-    return 0;
-  }
   FdEntry* e = p.fds.get(static_cast<int>(dirfd));
   if (!e) return -EBADF;
   if (e->kind != FdKind::kFile && e->kind != FdKind::kReadOnly) return -ENOTDIR;
@@ -58,9 +54,10 @@ int locate_raw(Process& p, int64_t dirfd, const std::string& path, Resolved* r) 
   return 0;
 }
 
-// The holding directory of removed files (removed_files.h) is outside the
-// policy, as unreachable as a path outside every root.
-int hidden(const Resolved& r) { return !r.read_only && in_holding_dir(r.recorded) ? -EACCES : 0; }
+// vmha's own directory (removed files held for a backup, other runs'
+// private directories: confinement.h) is outside the policy, as unreachable
+// as a path outside every root.
+int hidden(Process& p, const Resolved& r) { return !r.read_only && p.root.reserved(r.recorded) ? -EACCES : 0; }
 
 // follow_last: the call follows a symlink in the last component (open
 // without O_NOFOLLOW, stat); unlink, rename, readlink, lstat do not. A link
@@ -76,11 +73,11 @@ int resolve_string(Process& p, int64_t dirfd, std::string path, bool follow_last
   }
   if (raw) *raw = path;
   if (int e = locate_raw(p, dirfd, path, r)) return e;
-  if (!p.root.leaves_root(r->dir, r->rel, follow_last)) return hidden(*r);
+  if (!p.root.leaves_root(r->dir, r->rel, follow_last)) return hidden(p, *r);
   Located l{r->dir, r->rel, r->read_only, r->recorded};
   if (int e = p.root.locate_following(p.root.absolute(l), follow_last, &l)) return e;
   *r = Resolved{l.dir, l.rel, l.recorded, l.read_only};
-  return hidden(*r);
+  return hidden(p, *r);
 }
 
 int resolve(Process& p, int64_t dirfd, uint64_t path_va, bool follow_last, Resolved* r, std::string* raw = nullptr) {
@@ -176,10 +173,34 @@ int64_t do_open(Process& p, int64_t dirfd, uint64_t path_va, int flags, unsigned
   } else {
     if (e) return e;
     int host_flags = flags & ~(O_CLOEXEC | 0100000 /* O_LARGEFILE */);
-    // Truncating is a file-system change (it may wait for held writes).
-    auto open_it = [&] { return static_cast<long>(p.root.open_beneath(r.dir, r.rel, host_flags, mode)); };
-    int fd = static_cast<int>((host_flags & O_TRUNC) ? p.out->change("truncate " + r.recorded, open_it) : open_it());
+    UndoLog* undo = p.out->undo();
+    if (undo && (host_flags & O_CREAT)) {  // a file made now is removed again by a takeover from before
+      std::string base;
+      int parent = p.root.open_parent(r.dir, r.rel, &base);
+      if (parent >= 0) {
+        undo->record(undo_create(p.root, parent, base));
+        close(parent);
+      }
+    }
+    // Truncating is a file-system change (it may wait for held writes); with
+    // a journal, the file is opened first so that what it loses is saved.
+    auto open_it = [&] {
+      return static_cast<long>(p.root.open_beneath(r.dir, r.rel, undo ? host_flags & ~O_TRUNC : host_flags, mode));
+    };
+    int fd = static_cast<int>((host_flags & O_TRUNC) && !undo ? p.out->change("truncate " + r.recorded, open_it)
+                                                               : open_it());
     if (fd < 0) return fd;
+    if ((host_flags & O_TRUNC) && undo) {
+      struct stat st;
+      long rc = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0
+                    ? p.out->change("truncate " + r.recorded, [&] { return ftruncate(fd, 0) < 0 ? -errno : 0L; },
+                                    undo_truncate(*undo, p.root, fd, 0))
+                    : 0;
+      if (rc < 0) {
+        close(fd);
+        return rc;
+      }
+    }
     entry.host_fd = fd;
     entry.kind = FdKind::kFile;
     entry.path = r.recorded;
@@ -210,13 +231,15 @@ int stat_on_host(Process& p, int64_t dirfd, uint64_t path_va, int flags, const S
   int e = resolve(p, dirfd, path_va, !(flags & AT_SYMLINK_NOFOLLOW), &r, &raw);
   if (e == -ENOENT && (flags & AT_EMPTY_PATH) && raw.empty()) {
     FdEntry* f = static_cast<int>(dirfd) == kAtFdcwd ? nullptr : p.fds.get(static_cast<int>(dirfd));
-    int host = static_cast<int>(dirfd) == kAtFdcwd ? p.root.root_fd() : (f ? f->host_fd : -1);
+    int host = static_cast<int>(dirfd) == kAtFdcwd ? p.root.cwd_fd() : (f ? f->host_fd : -1);
     if (host < 0) return -EBADF;
     if (f && f->kind == FdKind::kProcFds) return op(AT_FDCWD, kHostFdDir, 0);
     return op(host, "", AT_EMPTY_PATH);
   }
   if (e == -EACCES && Confinement::is_allowed_device(raw)) return op(AT_FDCWD, raw.c_str(), 0);
   if (e == -EACCES && proc_view(p, raw).kind == ProcView::Kind::kFdDir) return op(AT_FDCWD, kHostFdDir, 0);
+  // A directory above a root: its metadata only (confinement.h).
+  if (e == -EACCES && p.root.above_root(raw)) return op(AT_FDCWD, raw.c_str(), AT_SYMLINK_NOFOLLOW);
   if (e) return e;
   if (flags & AT_SYMLINK_NOFOLLOW) {
     std::string base;
@@ -307,7 +330,8 @@ long op_mkdir(int parent, const char* base, uint64_t mode) {
   return mkdirat(parent, base, static_cast<mode_t>(mode)) < 0 ? -errno : 0;
 }
 
-// Calls that change a directory entry go through the output layer.
+// Calls that change a directory entry go through the output layer, which
+// journals what undoes them (made names removed, removed ones brought back).
 int64_t in_parent(Process& p, int64_t dirfd, uint64_t path_va, const char* what,
                   const std::function<long(int parent, const std::string& base)>& op, bool creates) {
   Resolved r;
@@ -316,7 +340,8 @@ int64_t in_parent(Process& p, int64_t dirfd, uint64_t path_va, const char* what,
   std::string base;
   int parent = p.root.open_parent(r.dir, r.rel, &base);
   if (parent < 0) return parent;
-  long rc = p.out->change(std::string(what) + " " + r.recorded, [&] { return op(parent, base); });
+  long rc = p.out->change(std::string(what) + " " + r.recorded, [&] { return op(parent, base); },
+                          creates ? undo_create(p.root, parent, base) : undo_remove(p.root, parent, base));
   close(parent);
   return rc;
 }
@@ -328,7 +353,7 @@ int64_t do_unlink(Process& p, int64_t dirfd, uint64_t path_va, int flags) {
                    [&](int parent, const std::string& base) -> long {
                      if ((flags & AT_REMOVEDIR) || !p.tree)
                        return unlinkat(parent, base.c_str(), flags) < 0 ? -errno : 0;
-                     return p.tree->removed().unlink(*p.tree, p.root.root_fd(), parent, base);
+                     return p.tree->removed().unlink(*p.tree, p.root, parent, base);
                    }, false);
 }
 
@@ -363,12 +388,15 @@ int64_t do_rename(Process& p, int64_t olddir, uint64_t oldpath, int64_t newdir, 
     close(fp);
     return tp;
   }
-  long rc = p.out->change("rename " + from.recorded + " " + to.recorded, [&] {
-    // The file a rename replaces is held like an unlinked one (removed_files.h).
-    if (p.tree && !(flags & (RENAME_NOREPLACE | RENAME_EXCHANGE)))
-      if (long held = p.tree->removed().hold_target(*p.tree, p.root.root_fd(), tp, to_base); held < 0) return held;
-    return syscall(SYS_renameat2, fp, from_base.c_str(), tp, to_base.c_str(), flags) < 0 ? -errno : 0L;
-  });
+  long rc = p.out->change(
+      "rename " + from.recorded + " " + to.recorded,
+      [&] {
+        // The file a rename replaces is held like an unlinked one (removed_files.h).
+        if (p.tree && !(flags & (RENAME_NOREPLACE | RENAME_EXCHANGE)))
+          if (long held = p.tree->removed().hold_target(*p.tree, p.root, tp, to_base); held < 0) return held;
+        return syscall(SYS_renameat2, fp, from_base.c_str(), tp, to_base.c_str(), flags) < 0 ? -errno : 0L;
+      },
+      undo_rename(p.root, fp, from_base, tp, to_base, flags));
   close(fp);
   close(tp);
   return rc;
@@ -394,7 +422,7 @@ int64_t do_readlink(Process& p, int64_t dirfd, uint64_t path_va, uint64_t buf_va
     return p.as->copy_out(buf_va, target.data(), n) ? static_cast<int64_t>(n) : -EFAULT;
   }
   Resolved r;
-  if (int e = resolve(p, dirfd, path_va, false, &r)) return e;
+  if (int e = resolve(p, dirfd, path_va, false, &r)) return e == -EACCES && p.root.above_root(path) ? -EINVAL : e;
   std::string base;
   int parent = p.root.open_parent(r.dir, r.rel, &base);
   if (parent < 0) return parent;
@@ -441,9 +469,24 @@ int64_t sys_faccessat2(Process& p, const SyscallArgs& a) {
 }
 
 int64_t sys_getcwd(Process& p, const SyscallArgs& a) {
-  const std::string& cwd = p.root.root_path();
+  const std::string cwd = p.root.guest_path(p.root.cwd().recorded, p.root.cwd().read_only);
   if (a.a[1] < cwd.size() + 1) return -ERANGE;
   return p.as->copy_out(a.a[0], cwd.c_str(), cwd.size() + 1) ? static_cast<int64_t>(cwd.size() + 1) : -EFAULT;
+}
+
+// chdir, fchdir: the process's working directory (confinement.h), which
+// relative paths resolve against from now on; a forked child inherits it.
+int64_t sys_chdir(Process& p, const SyscallArgs& a) {
+  Resolved r;
+  if (int e = resolve(p, kAtFdcwd, a.a[0], true, &r)) return e;
+  return p.root.change_dir(Located{r.dir, r.rel, r.read_only, r.recorded});
+}
+
+int64_t sys_fchdir(Process& p, const SyscallArgs& a) {
+  const FdEntry* e = p.fds.get(fd_arg(a, 0));
+  if (!e) return -EBADF;
+  if (e->kind != FdKind::kFile && e->kind != FdKind::kReadOnly) return -ENOTDIR;
+  return p.root.change_dir(Located{e->host_fd, ".", e->kind == FdKind::kReadOnly, e->path});
 }
 
 int64_t sys_utimensat(Process& p, const SyscallArgs& a) {
@@ -458,7 +501,8 @@ int64_t sys_utimensat(Process& p, const SyscallArgs& a) {
     if (!may_change_metadata(*e)) return -EPERM;  // as fchmod (file_calls.cc)
     int host = e->host_fd;
     return p.out->change("utimens " + e->path,
-                         [&] { return futimens(host, has_times ? ts : nullptr) < 0 ? -errno : 0L; });
+                         [&] { return futimens(host, has_times ? ts : nullptr) < 0 ? -errno : 0L; },
+                         undo_attributes(p.root, host, ""));
   }
   Resolved r;
   if (int e = resolve(p, static_cast<int64_t>(a.a[0]), a.a[1], !(flags & AT_SYMLINK_NOFOLLOW), &r)) return e;
@@ -466,9 +510,13 @@ int64_t sys_utimensat(Process& p, const SyscallArgs& a) {
   std::string base;
   int parent = p.root.open_parent(r.dir, r.rel, &base);
   if (parent < 0) return parent;
-  long rc = p.out->change("utimens " + r.recorded, [&] {
-    return utimensat(parent, base.c_str(), has_times ? ts : nullptr, flags | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0L;
-  });
+  long rc = p.out->change(
+      "utimens " + r.recorded,
+      [&] {
+        return utimensat(parent, base.c_str(), has_times ? ts : nullptr, flags | AT_SYMLINK_NOFOLLOW) < 0 ? -errno
+                                                                                                           : 0L;
+      },
+      undo_attributes(p.root, parent, base));
   close(parent);
   return rc;
 }
@@ -480,7 +528,8 @@ int64_t do_chmod(Process& p, int64_t dirfd, uint64_t path_va, mode_t mode) {
   int fd = p.root.open_beneath(r.dir, r.rel, O_PATH, 0);
   if (fd < 0) return fd;
   std::string proc = "/proc/self/fd/" + std::to_string(fd);  // chmod through the O_PATH fd
-  long rc = p.out->change("chmod " + r.recorded, [&] { return chmod(proc.c_str(), mode) < 0 ? -errno : 0L; });
+  long rc = p.out->change("chmod " + r.recorded, [&] { return chmod(proc.c_str(), mode) < 0 ? -errno : 0L; },
+                          undo_attributes(p.root, fd, ""));
   close(fd);
   return rc;
 }
@@ -519,6 +568,8 @@ const SyscallDef kDefs[] = {
     {SYS_faccessat, "faccessat", sys_faccessat},
     {SYS_faccessat2, "faccessat2", sys_faccessat2},
     {SYS_getcwd, "getcwd", sys_getcwd},
+    {SYS_chdir, "chdir", sys_chdir},
+    {SYS_fchdir, "fchdir", sys_fchdir},
     {SYS_utimensat, "utimensat", sys_utimensat},
     {SYS_chmod, "chmod", sys_chmod},
     {SYS_fchmodat, "fchmodat", sys_fchmodat},
@@ -528,6 +579,15 @@ const SyscallDef kDefs[] = {
 
 int resolve_guest_path(Process& p, const std::string& path, bool follow_last, Resolved* out) {
   return resolve_string(p, AT_FDCWD, path, follow_last, out);
+}
+
+int resolve_guest_at(Process& p, int64_t dirfd, uint64_t path_va, bool follow_last, Resolved* out) {
+  return resolve(p, dirfd, path_va, follow_last, out);
+}
+
+int64_t change_in_parent(Process& p, int64_t dirfd, uint64_t path_va, const char* what,
+                         const std::function<long(int parent, const std::string& base)>& op, bool creates) {
+  return in_parent(p, dirfd, path_va, what, op, creates);
 }
 
 std::span<const SyscallDef> path_syscalls() { return kDefs; }

@@ -88,7 +88,7 @@ int proc_link_target(Process& p, const ProcView& v, std::string* target) {
       *target = p.exe;
       return 0;
     case ProcView::Kind::kCwd:
-      *target = p.root.root_path();
+      *target = p.root.guest_path(p.root.cwd().recorded, p.root.cwd().read_only);
       return 0;
     case ProcView::Kind::kFdLink:
       break;
@@ -99,7 +99,7 @@ int proc_link_target(Process& p, const ProcView& v, std::string* target) {
   if (!e) return -ENOENT;
   switch (e->kind) {
     case FdKind::kFile:
-      *target = under_root(p.root.root_path(), e->path);
+      *target = p.root.guest_path(e->path, false);
       return 0;
     case FdKind::kReadOnly:
     case FdKind::kDevice:

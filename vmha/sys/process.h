@@ -18,6 +18,7 @@
 #include "vmha/output/output_sink.h"
 #include "vmha/sys/confinement.h"
 #include "vmha/sys/fd_table.h"
+#include "vmha/sys/shared_file_maps.h"
 #include "vmha/sys/signal_state.h"
 #include "vmha/sys/threads.h"
 
@@ -55,6 +56,7 @@ struct Process {
   std::optional<ExecRequest> exec;  // execve's request, for the VMM
   std::string exe;                  // the program's absolute path, for /proc/self/exe ("": not known)
   FdTable fds;
+  SharedFileMaps shared_files;  // writable MAP_SHARED file mappings
   Confinement root;
   OutputSink* out = nullptr;
   SigactionTable sigactions{};

@@ -28,6 +28,17 @@ int64_t sys_getgid(Process&, const SyscallArgs&) { return getgid(); }
 int64_t sys_getegid(Process&, const SyscallArgs&) { return getegid(); }
 int64_t sys_zero(Process&, const SyscallArgs&) { return 0; }
 
+int64_t sys_getgroups(Process& p, const SyscallArgs& a) {
+  const int size = static_cast<int>(a.a[0]);
+  if (size < 0) return -EINVAL;
+  gid_t groups[NGROUPS_MAX];
+  int n = getgroups(NGROUPS_MAX, groups);
+  if (n < 0) return -errno;
+  if (size == 0) return n;
+  if (size < n) return -EINVAL;
+  return p.as->copy_out(a.a[1], groups, static_cast<uint64_t>(n) * sizeof(gid_t)) ? n : -EFAULT;
+}
+
 // setuid, setresuid and the gid ones: the guest keeps vmha's ids; asking for
 // them again succeeds (posix_spawn's POSIX_SPAWN_RESETIDS does), any other
 // id is EPERM, as for an unprivileged process.
@@ -132,6 +143,7 @@ const SyscallDef kDefs[] = {
     {SYS_geteuid, "geteuid", sys_geteuid},
     {SYS_getgid, "getgid", sys_getgid},
     {SYS_getegid, "getegid", sys_getegid},
+    {SYS_getgroups, "getgroups", sys_getgroups},
     {SYS_setuid, "setuid", sys_setuids},
     {SYS_setreuid, "setreuid", sys_setuids},
     {SYS_setresuid, "setresuid", sys_setuids},

@@ -88,7 +88,7 @@ Process* ProcessTree::fork(Process& parent, bool share_memory, int* err) {
     child->own_as = std::move(as);
   }
   Process& c = *child;
-  if (!c.root.open_root(parent.root.root_path(), parent.root.read_only_paths()).ok()) {
+  if (!c.root.open_like(parent.root).ok()) {
     if (c.own_as) {
       c.own_as->release_all();
       spare_.push_back(std::move(c.own_pt));
@@ -103,6 +103,7 @@ Process* ProcessTree::fork(Process& parent, bool share_memory, int* err) {
   c.sid = parent.sid;
   c.threads.set_pid(c.pid);
   c.fds.fork_from(parent.fds);
+  if (!share_memory) c.shared_files.fork_from(parent.shared_files);
   c.exe = parent.exe;
   c.out = parent.out;
   c.sigactions = parent.sigactions;
@@ -142,6 +143,8 @@ void ProcessTree::release_vfork_parent(Process& child) {
 }
 
 void ProcessTree::end(Process& p) {
+  p.shared_files.write_back_all(p);
+  p.shared_files.clear();
   p.fds.close_all();
   if (p.vfork_child) {
     release_vfork_parent(p);

@@ -8,6 +8,7 @@
 #include <set>
 #include <vector>
 
+#include "vmha/sys/confinement.h"
 #include "vmha/sys/process_tree.h"
 
 namespace vmha {
@@ -25,38 +26,30 @@ std::set<FileId> open_files(const ProcessTree& tree) {
   return out;
 }
 
-void unlink_held(int root_fd, ino_t ino) { unlinkat(root_fd, held_path(ino).c_str(), 0); }
-// rmdir: fails, harmlessly, while anything is held in it
-void remove_holding_dir_if_empty(int root_fd) { unlinkat(root_fd, kHoldingDir, AT_REMOVEDIR); }
+void unlink_held(int root_fd, const std::string& run_id, ino_t ino) {
+  unlinkat(root_fd, held_path(run_id, ino).c_str(), 0);
+}
+// rmdir: fails, harmlessly, while anything is held in it (and kStateDir
+// while a run's private directories are there)
+void remove_holding_dir_if_empty(int root_fd, const std::string& run_id) {
+  if (unlinkat(root_fd, holding_dir(run_id).c_str(), AT_REMOVEDIR) == 0) unlinkat(root_fd, kStateDir, AT_REMOVEDIR);
+}
 
 }  // namespace
 
-bool in_holding_dir(const std::string& recorded) {
-  std::vector<std::string> parts;
-  size_t i = 0;
-  while (i <= recorded.size()) {
-    size_t j = recorded.find('/', i);
-    if (j == std::string::npos) j = recorded.size();
-    std::string c = recorded.substr(i, j - i);
-    if (c == "..") {
-      if (!parts.empty()) parts.pop_back();
-    } else if (!c.empty() && c != ".") {
-      parts.push_back(c);
-    }
-    i = j + 1;
-  }
-  return !parts.empty() && parts.front() == kHoldingDir;
+std::string holding_dir(const std::string& run_id) {
+  return std::string(kStateDir) + (run_id.empty() ? "" : "/" + run_id) + "/removed";
 }
 
-std::string held_path(ino_t ino) { return std::string(kHoldingDir) + "/" + std::to_string(ino); }
+std::string held_path(const std::string& run_id, ino_t ino) { return holding_dir(run_id) + "/" + std::to_string(ino); }
 
-void RemovedFiles::keep(bool on, int root_fd) {
+void RemovedFiles::keep(bool on, const Confinement& root) {
   std::lock_guard<std::mutex> lock(mu_);
   keep_ = on;
   if (on) return;
-  for (auto& [ino, free_after] : held_) unlink_held(root_fd, ino);
+  for (auto& [ino, free_after] : held_) unlink_held(root.root_fd(), root.run_id(), ino);
   held_.clear();
-  remove_holding_dir_if_empty(root_fd);
+  remove_holding_dir_if_empty(root.root_fd(), root.run_id());
 }
 
 bool RemovedFiles::keeping() const {
@@ -64,12 +57,15 @@ bool RemovedFiles::keeping() const {
   return keep_;
 }
 
-long RemovedFiles::hold(ProcessTree& tree, int root_fd, int parent, const std::string& base) {
+long RemovedFiles::hold(ProcessTree& tree, const Confinement& root, int parent, const std::string& base) {
+  const int root_fd = root.root_fd();
   struct stat st;
   if (fstatat(parent, base.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0) return -errno;
   if (!S_ISREG(st.st_mode)) return 1;  // symlinks, sockets, ...: nothing a descriptor reopens
-  if (mkdirat(root_fd, kHoldingDir, 0700) < 0 && errno != EEXIST) return -errno;
-  const std::string held = held_path(st.st_ino);
+  // .vmha/<run id> is there already (the private directories) when the run has an id
+  if (mkdirat(root_fd, kStateDir, 0700) < 0 && errno != EEXIST) return -errno;
+  if (mkdirat(root_fd, holding_dir(root.run_id()).c_str(), 0700) < 0 && errno != EEXIST) return -errno;
+  const std::string held = held_path(root.run_id(), st.st_ino);
   // EEXIST: another name of this inode is held already.
   if (linkat(parent, base.c_str(), root_fd, held.c_str(), 0) < 0 && errno != EEXIST) return -errno;
   for (auto& p : tree.all())
@@ -84,19 +80,19 @@ long RemovedFiles::hold(ProcessTree& tree, int root_fd, int parent, const std::s
   return 0;
 }
 
-long RemovedFiles::unlink(ProcessTree& tree, int root_fd, int parent, const std::string& base) {
+long RemovedFiles::unlink(ProcessTree& tree, const Confinement& root, int parent, const std::string& base) {
   std::lock_guard<std::mutex> lock(mu_);
   if (keep_) {
-    long rc = hold(tree, root_fd, parent, base);
+    long rc = hold(tree, root, parent, base);
     if (rc < 0) return rc;
   }
   return unlinkat(parent, base.c_str(), 0) < 0 ? -errno : 0;
 }
 
-long RemovedFiles::hold_target(ProcessTree& tree, int root_fd, int parent, const std::string& base) {
+long RemovedFiles::hold_target(ProcessTree& tree, const Confinement& root, int parent, const std::string& base) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!keep_) return 0;
-  long rc = hold(tree, root_fd, parent, base);
+  long rc = hold(tree, root, parent, base);
   return rc == -ENOENT || rc > 0 ? 0 : rc;  // nothing there, or nothing to hold
 }
 
@@ -109,29 +105,31 @@ void RemovedFiles::checkpointed(const ProcessTree& tree, uint64_t epoch) {
     if (free_after == 0 && !open.count(ino)) free_after = epoch;
 }
 
-void RemovedFiles::acknowledged(uint64_t epoch, bool finished, int root_fd) {
+void RemovedFiles::acknowledged(uint64_t epoch, bool finished, const Confinement& root) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto it = held_.begin(); it != held_.end();) {
     if (finished || (it->second != 0 && it->second <= epoch)) {
-      unlink_held(root_fd, it->first);
+      unlink_held(root.root_fd(), root.run_id(), it->first);
       it = held_.erase(it);
     } else {
       ++it;
     }
   }
-  if (finished) remove_holding_dir_if_empty(root_fd);
+  if (finished) remove_holding_dir_if_empty(root.root_fd(), root.run_id());
 }
 
-void delete_held_inodes(int root_fd, const std::set<FileId>& open) {
+void delete_held_inodes(int root_fd, const std::string& run_id, const std::set<FileId>& open) {
   struct stat root;
   if (fstat(root_fd, &root) < 0) return;
   // held files live on the working directory's file system: an inode number
   // open on another one (a read-only system file) names none of them
   for (const auto& [dev, ino] : open)
-    if (dev == root.st_dev) unlink_held(root_fd, ino);
-  remove_holding_dir_if_empty(root_fd);
+    if (dev == root.st_dev) unlink_held(root_fd, run_id, ino);
+  remove_holding_dir_if_empty(root_fd, run_id);
 }
 
-void delete_held_files(const ProcessTree& tree, int root_fd) { delete_held_inodes(root_fd, open_files(tree)); }
+void delete_held_files(const ProcessTree& tree, const Confinement& root) {
+  delete_held_inodes(root.root_fd(), root.run_id(), open_files(tree));
+}
 
 }  // namespace vmha

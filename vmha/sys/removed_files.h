@@ -10,8 +10,9 @@
 //
 // So while a backup protects the run, unlink (and rename over an existing
 // file) does not free the file: its name moves into a holding directory,
-// kHoldingDir at the top of the working directory, under the name of its
-// inode number. The guest sees Linux's semantics: the name is gone at once
+// the run's holding directory in vmha's directory at the top of the working
+// directory (confinement.h's kStateDir: .vmha/<run id>/removed), under the
+// name of its inode number. The guest sees Linux's semantics: the name is gone at once
 // (stat fails, the name can be created anew, listings do not show it), the
 // open descriptors still work. The holding directory is outside the guest's
 // policy: no path reaches it, listings of the working directory omit it.
@@ -46,38 +47,38 @@
 namespace vmha {
 
 class ProcessTree;
+class Confinement;
 
-// Reserved name at the top of the working directory.
-inline constexpr const char* kHoldingDir = ".vmha-removed";
-
-// Whether a working-directory-relative path lies in the holding directory
-// (lexically: `.` and `..` components are resolved).
-bool in_holding_dir(const std::string& recorded);
+// The holding directory of a run (working-directory-relative, inside
+// kStateDir, which the guest cannot name; .vmha/removed for a run without
+// an id). A backup that takes over a run owns it, and removes it with the
+// run's private directories at the end.
+std::string holding_dir(const std::string& run_id);
 // The held path of inode `ino` (working-directory-relative).
-std::string held_path(ino_t ino);
+std::string held_path(const std::string& run_id, ino_t ino);
 
 class RemovedFiles {
  public:
   // Whether removed files are held (a backup protects the run). Turning it
   // off deletes what is held: nothing will resume from a checkpoint.
-  void keep(bool on, int root_fd);
+  void keep(bool on, const Confinement& root);
   bool keeping() const;
   // unlinkat(parent, base, 0) for the guest of `tree`: 0 or -errno.
-  long unlink(ProcessTree& tree, int root_fd, int parent, const std::string& base);
+  long unlink(ProcessTree& tree, const Confinement& root, int parent, const std::string& base);
   // Before a rename over parent/base: the file there (a regular file the
   // guest may have open) is linked into the holding directory first. 0, or
   // -errno when it could not be (the rename then fails with it).
-  long hold_target(ProcessTree& tree, int root_fd, int parent, const std::string& base);
+  long hold_target(ProcessTree& tree, const Confinement& root, int parent, const std::string& base);
   // A checkpoint of `tree` (the guest paused): held files no descriptor
   // refers to are deleted when it is acknowledged.
   void checkpointed(const ProcessTree& tree, uint64_t epoch);
   // The backup acknowledged `epoch`; `finished`: the guest had ended.
-  void acknowledged(uint64_t epoch, bool finished, int root_fd);
+  void acknowledged(uint64_t epoch, bool finished, const Confinement& root);
 
  private:
   // Links parent/base into the holding directory; 0 or -errno (-ENOENT etc.
   // as the host says; 1 when base is not a regular file: nothing to hold).
-  long hold(ProcessTree& tree, int root_fd, int parent, const std::string& base);
+  long hold(ProcessTree& tree, const Confinement& root, int parent, const std::string& base);
 
   mutable std::mutex mu_;
   bool keep_ = false;
@@ -92,10 +93,10 @@ class RemovedFiles {
 // task's backup may still need what that task holds. A file this task held
 // that its checkpoint no longer refers to stays (its primary died before
 // the acknowledgement that would have deleted it).
-void delete_held_files(const ProcessTree& tree, int root_fd);
+void delete_held_files(const ProcessTree& tree, const Confinement& root);
 // The same for the files (device, inode) a tree has open: those on the
 // working directory's file system.
 using FileId = std::pair<dev_t, ino_t>;
-void delete_held_inodes(int root_fd, const std::set<FileId>& open);
+void delete_held_inodes(int root_fd, const std::string& run_id, const std::set<FileId>& open);
 
 }  // namespace vmha

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "vmha/common/iov_io.h"
 #include "vmha/output/output_sink.h"
 #include "vmha/sys/guest_io.h"
 #include "vmha/sys/socket_addr.h"
@@ -93,7 +94,7 @@ int64_t send_iov(Process& p, const FdEntry& e, const std::vector<iovec>& iov, in
   if (!(flags & MSG_DONTWAIT) && would_yield(p, e, POLLOUT)) return kRetryLater;
   msghdr m{};
   m.msg_iov = const_cast<iovec*>(iov.data());
-  m.msg_iovlen = iov.size();
+  m.msg_iovlen = one_call_pieces(iov.size());  // a short send, as a stream socket may give
   ssize_t n = sendmsg(e.host_fd, &m, flags | MSG_NOSIGNAL);
   if (n < 0) n = -errno;
   if (n == -EPIPE && !(flags & MSG_NOSIGNAL)) p.signals.raise(SIGPIPE, SI_USER);
@@ -110,11 +111,11 @@ int64_t recv_iov(Process& p, const FdEntry& e, std::vector<iovec>& iov, int flag
   m.msg_name = from;
   m.msg_namelen = sizeof *from;
   m.msg_iov = iov.data();
-  m.msg_iovlen = iov.size();
+  m.msg_iovlen = one_call_pieces(iov.size());
   ssize_t n = recvmsg(e.host_fd, &m, flags & ~MSG_CMSG_CLOEXEC);
   if (n < 0) return errno == EINTR ? kWaitForRelease : -errno;
   uint64_t room = 0;
-  for (const iovec& v : iov) room += v.iov_len;
+  for (size_t i = 0; i < m.msg_iovlen; ++i) room += iov[i].iov_len;
   p.as->note_written(iov, std::min<uint64_t>(room, static_cast<uint64_t>(n)));  // MSG_TRUNC returns more
   *from_len = m.msg_namelen;
   *msg_flags = m.msg_flags;

@@ -88,7 +88,7 @@ int64_t sys_exit(Process& p, const SyscallArgs& a) {
   if (t.clear_child_tid) {
     // What pthread_join waits for: the word cleared and one waiter woken.
     const uint32_t zero = 0;
-    if (p.as->copy_out(t.clear_child_tid, &zero, 4)) p.threads.wake(t.clear_child_tid, ~0u, 1);
+    if (p.as->copy_out(t.clear_child_tid, &zero, 4)) futex_wake_any(p, t.clear_child_tid, 1);
   }
   t.exited = true;
   return kSwitchThread;

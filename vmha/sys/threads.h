@@ -140,6 +140,12 @@ class ThreadTable {
   // last); nullopt when none is.
   std::optional<size_t> pick() const;
   void set_current(size_t i) { current_ = i; }
+  // The current thread gave up its turn (it yielded or its slice ended)
+  // when another process was scheduled: at the process's next turn another
+  // of its threads goes first, or one that always yields (a poll loop)
+  // would take every turn of its process from the others.
+  bool turn_passed() const { return turn_passed_; }
+  void set_turn_passed(bool passed) { turn_passed_ = passed; }
   // Drops exited threads that are not current; keeps current_ pointing at
   // the same thread.
   void reap();
@@ -154,6 +160,7 @@ class ThreadTable {
   int32_t next_tid_ = kFirstThreadId;
   int32_t pid_ = 0;
   uint64_t seq_ = 0;
+  bool turn_passed_ = false;
   std::optional<Birth> birth_;
 };
 

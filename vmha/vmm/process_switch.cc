@@ -117,6 +117,8 @@ int64_t Vm::exec_image(kvm_regs& r) {
     p.as = p.own_as.get();
     tree_->release_vfork_parent(p);
   } else {
+    p.shared_files.write_back_all(p);
+    p.shared_files.clear();
     p.as->release_all();
   }
   as_ = p.as;

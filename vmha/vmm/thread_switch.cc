@@ -197,7 +197,9 @@ Status Vm::schedule(bool* idle) {
   for (size_t k = 1; k <= all.size() && !next; ++k) {
     Process* q = all[(here + k) % all.size()].get();
     if (q->zombie) continue;
-    std::optional<size_t> i = q != proc_ && q->threads.current().runnable() ? q->threads.current_index() : q->threads.pick();
+    std::optional<size_t> i = q != proc_ && q->threads.current().runnable() && !q->threads.turn_passed()
+                                  ? q->threads.current_index()
+                                  : q->threads.pick();
     if (i) {
       next = q;
       index = *i;
@@ -208,6 +210,8 @@ Status Vm::schedule(bool* idle) {
     kick_.aim(next_kick_ns());
     return Status();
   }
+  if (next != proc_) tt.set_turn_passed(slice_over);
+  next->threads.set_turn_passed(false);
   if (next != proc_ || index != tt.current_index()) {
     if (Status s = stash_current(); !s.ok()) return s;
     if (Status s = install(next, index); !s.ok()) return s;

@@ -63,6 +63,9 @@ struct VmOptions {
   // Read-only paths of the policy (sys/confinement.h); vmha backup gets the
   // primary's (--ro, --no-default-ro) so a resumed guest has the same.
   std::vector<std::string> read_only = default_read_only_paths();
+  // The run's private /tmp and /dev/shm (confinement.h): "" for none. A
+  // restored VM serves those of the state's run instead.
+  std::string run_id;
   OutputSink* output = nullptr;    // nullptr: PassthroughSink
   int std_fds[3] = {0, 1, 2};      // host fds behind guest 0, 1, 2
   bool log_unsupported = true;     // one stderr line per unsupported syscall
@@ -100,6 +103,8 @@ class Vm {
   static Status create(const VmOptions& opts, std::unique_ptr<Vm>* out);
   // A fresh VM that continues where the saved one stopped.
   static Status restore(const VmOptions& opts, std::span<const uint8_t> state, std::unique_ptr<Vm>* out);
+  // The run id a saved state carries ("" for none, or a state it cannot read).
+  static std::string run_id_of(std::span<const uint8_t> state);
   // After restore() of a state saved without frames, once the caller has
   // put the guest's memory in place (a backup's committed image): counts
   // the frames several processes share from the page tables in it, as

@@ -85,7 +85,7 @@ Status Vm::open_kvm(const VmOptions& opts) {
   proc_->log_unsupported = opts.log_unsupported;
   if (!opts.output) own_sink_ = std::make_unique<PassthroughSink>();
   proc_->out = opts.output ? opts.output : own_sink_.get();
-  if (Status s = proc_->root.open_root(opts.workdir, opts.read_only); !s.ok()) return s;
+  if (Status s = proc_->root.open_root(opts.workdir, opts.read_only, opts.run_id); !s.ok()) return s;
 
   // A no-op handler: its only job is to interrupt KVM_RUN for request_pause().
   static const bool installed = [] {

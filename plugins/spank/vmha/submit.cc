@@ -34,7 +34,35 @@ unsigned nodes_from_option_table() {
   return option_text("nodes", &v) ? static_cast<unsigned>(std::strtoul(v.c_str(), nullptr, 10)) : 0;
 }
 
+// A --gres list names a GPU: gpu[:type][:count] or gres/gpu..., not gpu:0.
+bool gres_has_gpu(const std::string& list) {
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    std::string item = list.substr(start, comma - start);
+    if (item.rfind("gres/", 0) == 0) item = item.substr(5);
+    const bool gpu = item == "gpu" || item.rfind("gpu:", 0) == 0;
+    const size_t last = item.rfind(':');
+    const bool none = last != std::string::npos && item.substr(last + 1) == "0";
+    if (gpu && !none) return true;
+    start = comma + 1;
+  }
+  return false;
+}
+
 }  // namespace
+
+std::string requested_gpus() {
+  std::string v;
+  if (option_text("gres", &v) && gres_has_gpu(v)) return "--gres=" + v;
+  for (const char* name : {"gpus", "gpus-per-node", "gpus-per-task", "gpus-per-socket"})
+    if (option_text(name, &v) && !v.empty() && v != "0") return std::string("--") + name + "=" + v;
+  // srun in an allocation that holds GPUs: its steps get them.
+  for (const char* env : {"SLURM_JOB_GPUS", "SLURM_GPUS", "SLURM_GPUS_PER_NODE", "SLURM_GPUS_PER_TASK"})
+    if (const char* e = std::getenv(env); e && *e) return std::string(env) + "=" + e;
+  return "";
+}
 
 unsigned requested_min_nodes() {
   unsigned n = nodes_from_option_table();
@@ -54,6 +82,13 @@ int check_and_export(const HaRequest& req, const char* command) {
         "vmha: %s --ha: a protected job needs a second node for the backups of its tasks, "
         "but this job asks for %u node (add -N 2 or more; no backup partition is configured)",
         command, nodes);
+    return -1;
+  }
+  if (const std::string gpus = requested_gpus(); !gpus.empty()) {
+    slurm_error(
+        "vmha: %s --ha: this job asks for GPUs (%s), but a protected job's GPU memory and state are not "
+        "replicated, so a backup could not resume it; run it without --ha, or without GPUs",
+        command, gpus.c_str());
     return -1;
   }
   // No check of the batch script here: sbatch --ha runs it in vmha unless it

@@ -2,6 +2,8 @@
 // needs a second node for the backups, and the request travels to the job's
 // steps as SLURM_HA.
 #pragma once
+#include <string>
+
 #include "plugins/spank/vmha/args.h"
 
 namespace vmha_spank {
@@ -10,7 +12,12 @@ namespace vmha_spank {
 // it runs in), read from the command's own option table; 0 when unknown.
 unsigned requested_min_nodes();
 
-// Rejects a one-node request with a message that says how to fix it, and
+// The GPU request of the command (--gres=gpu..., --gpus, --gpus-per-*), or
+// for srun inside an allocation the GPUs the job holds: "" for none.
+std::string requested_gpus();
+
+// Rejects a one-node request and one that asks for GPUs (nothing of a GPU's
+// state is replicated) with a message that says why and how to fix it, and
 // exports SLURM_HA for the job's steps. `command` names the caller.
 int check_and_export(const HaRequest& req, const char* command);
 
