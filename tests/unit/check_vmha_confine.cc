@@ -296,6 +296,11 @@ START_TEST(exit_status_and_signals_are_the_programs) {
       {vmha_test::vmha_bin(), "run", "--", "/bin/busybox", "sh", "-c", outside + " true; echo after $?"}, dir);
   ck_assert_msg(contains(c.err, "Permission denied") && c.out == "after 126\n", "out '%s': %s", c.out.c_str(),
                 c.err.c_str());
+  // A FIFO is no program: EACCES, as natively (opening it to read waited for a writer for ever).
+  ck_assert_int_eq(mkfifo((dir + "/fifo").c_str(), 0755), 0);
+  c = vmha_test::run_capture({vmha_test::vmha_bin(), "run", "--", "/bin/busybox", "sh", "-c", "./fifo; echo after $?"},
+                             dir);
+  ck_assert_msg(c.out == "after 126\n", "out '%s': %s", c.out.c_str(), c.err.c_str());
 }
 END_TEST
 

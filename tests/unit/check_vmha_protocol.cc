@@ -243,6 +243,19 @@ START_TEST(key_file_rules) {
   ck_assert_msg(ok.ok(), "%s", ok.status().message().c_str());
   auto missing = SharedKeyAuthenticator::from_file(path + ".none");
   ck_assert_msg(has(missing.status(), "No such file"), "%s", missing.status().message().c_str());
+  // A FIFO is refused at once (reading it would wait for a writer for ever).
+  const std::string fifo = std::string(dir) + "/fifo.key";
+  ck_assert_int_eq(mkfifo(fifo.c_str(), 0600), 0);
+  auto from_fifo = SharedKeyAuthenticator::from_file(fifo);
+  ck_assert_msg(has(from_fifo.status(), "not a regular file"), "%s", from_fifo.status().message().c_str());
+  unlink(fifo.c_str());
+  // A 0600 key of another user is not this job's secret.
+  if (::geteuid() == 0) {
+    ck_assert_int_eq(chown(path.c_str(), 65534, 65534), 0);
+    auto others = SharedKeyAuthenticator::from_file(path);
+    ck_assert_msg(has(others.status(), "belongs to uid 65534, not to the user running vmha"), "%s",
+                  others.status().message().c_str());
+  }
   unlink(path.c_str());
   rmdir(dir);
 }

@@ -14,7 +14,8 @@
    chooses; getppid() marks a checkpoint with the connection waiting), and
    a listening IPv6 socket given no port; `socket_probe connect PATH` connects to PATH twice
    and prints the errors; `socket_probe inet` makes a UDP socket and
-   prints whether it could. */
+   prints whether it could; `socket_probe self` connects to its own
+   blocking listener. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -105,7 +106,7 @@ static int probe(void) {
   printf("getsockname: %s family %s\n", got, name.sun_family == AF_UNIX ? "AF_UNIX" : "other");
   len = sizeof name;
   printf("getpeername: %s\n", err_name(getpeername(u, (struct sockaddr *)&name, &len) ? errno : 0));
-  printf("connect to nothing: %s %s\n", connect_to(u, "/nonexistent-dir/socket"), connect_to(u, "not-there"));
+  printf("connect to nothing: %s %s\n", connect_to(u, "nonexistent-dir/socket"), connect_to(u, "not-there"));
   close(open("a-file", O_WRONLY | O_CREAT, 0644));
   printf("connect to a file: %s\n", connect_to(u, "a-file"));
   printf("send unconnected: %s\n", err_name(send(u, "x", 1, MSG_NOSIGNAL) < 0 ? errno : 0));
@@ -299,7 +300,26 @@ static int tcp(void) {
   return 0;
 }
 
+/* A process connects to its own blocking listener (the connection waits in
+   the backlog: connect returns at once), accepts it and sends through it. */
+static int self_connect(void) {
+  int l = socket(AF_UNIX, SOCK_STREAM, 0);
+  struct sockaddr_un sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sun_family = AF_UNIX;
+  strcpy(sa.sun_path, "self.sock");
+  if (bind(l, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(l, 4) != 0) return 1;
+  int c = socket(AF_UNIX, SOCK_STREAM, 0);
+  printf("self connect: %s\n", connect_to(c, "self.sock"));
+  int a = accept(l, NULL, NULL);
+  printf("self accept: %s\n", err_name(a >= 0 ? 0 : errno));
+  char got = 0;
+  printf("self message: %s\n", write(c, "x", 1) == 1 && read(a, &got, 1) == 1 && got == 'x' ? "ok" : "lost");
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 2 && strcmp(argv[1], "self") == 0) return self_connect();
   if (argc == 2 && strcmp(argv[1], "tcp") == 0) return tcp();
   if (argc == 2 && strcmp(argv[1], "server") == 0) return server();
   if (argc == 2 && strcmp(argv[1], "epoll") == 0) return watch();

@@ -220,6 +220,24 @@ void syscall_round_trip(const BenchOptions& opts, const std::string& wdir, const
                 (b.seconds - a.seconds) / (n2 - n1) * 1e6, (nb - na) / 2000000 * 1e6);
 }
 
+// Per-operation cost of a workload that repeats one operation N times
+// (fork_loop, thread_pingpong): the difference of two run lengths, so
+// loading and start-up cancel out. Microseconds per operation, vmha and
+// native.
+void per_operation(const BenchOptions& opts, const char* what, const std::string& dir,
+                   const std::function<std::vector<std::string>(long)>& argv, long n1, long n2) {
+  VmRun a = best_of(opts.reps, [&] { return run_in_vm(argv(n1), dir, TrackerKind::kNone, 0, false); });
+  VmRun b = best_of(opts.reps, [&] { return run_in_vm(argv(n2), dir, TrackerKind::kNone, 0, false); });
+  double na = best_native(opts.reps, argv(n1), dir), nb = best_native(opts.reps, argv(n2), dir);
+  if (a.ok && b.ok && na > 0 && nb > 0) {
+    const double vm = (b.seconds - a.seconds) / static_cast<double>(n2 - n1) * 1e6;
+    const double native = (nb - na) / static_cast<double>(n2 - n1) * 1e6;
+    std::printf("%s: vmha %.1f us, native %.1f us (%.1fx)\n", what, vm, native, vm / native);
+  } else {
+    std::printf("%s: %s\n", what, (!a.ok ? a.error : !b.ok ? b.error : std::string("native run failed")).c_str());
+  }
+}
+
 // First write to a page after a harvest: page_writer rewrites the same
 // pages every round and the log is harvested between rounds.
 void first_write_after_harvest(const BenchOptions& opts, const std::string& wdir, const std::string& dir) {
@@ -287,6 +305,16 @@ int bench_command(const BenchOptions& opts) {
   }
   overhead_table(opts, table_workloads(wdir), dir);
   syscall_round_trip(opts, wdir, dir);
+  per_operation(opts, "fork and exit of a child, waited for", dir,
+                [&](long n) { return std::vector<std::string>{wdir + "/fork_loop", std::to_string(n)}; }, 20, 220);
+  per_operation(opts, "fork and exec of /bin/true (dynamically linked), waited for", dir,
+                [&](long n) {
+                  return std::vector<std::string>{wdir + "/fork_loop", std::to_string(n), "exec", "/bin/true"};
+                },
+                10, 110);
+  per_operation(opts, "thread switch (two threads hand a token over)", dir,
+                [&](long n) { return std::vector<std::string>{wdir + "/thread_pingpong", std::to_string(n)}; }, 1000,
+                11000);
   first_write_after_harvest(opts, wdir, dir);
   pause_latency(wdir, dir);
   std::string rm = "rm -rf " + dir;

@@ -87,16 +87,19 @@ double busy_s(const EngineStats& st) {
   return st.guest_cpu_s + paused;
 }
 
-// Starts `vmha backup` (this executable) on a free port; returns its pid.
-pid_t start_backup(const std::string& key, const std::string& addr_file, std::string* addr) {
+}  // namespace
+
+pid_t start_backup(const std::string& key, const std::string& addr_file, std::string* addr,
+                   const std::string& workdir) {
   unlink(addr_file.c_str());
   pid_t pid = fork();
   if (pid == 0) {
     int null = open("/dev/null", O_WRONLY);
     dup2(null, 1);
     dup2(null, 2);
+    const std::string dir = workdir.empty() ? "." : workdir;
     execl("/proc/self/exe", "vmha", "backup", "--key", key.c_str(), "--address-file", addr_file.c_str(),
-          "--accept-timeout", "20", static_cast<char*>(nullptr));
+          "--accept-timeout", "20", "--workdir", dir.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   for (int i = 0; i < 500; ++i) {
@@ -108,6 +111,8 @@ pid_t start_backup(const std::string& key, const std::string& addr_file, std::st
   waitpid(pid, nullptr, 0);
   return -1;
 }
+
+namespace {
 
 struct ModeResult {
   bool ok = false;

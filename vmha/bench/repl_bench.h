@@ -3,6 +3,8 @@
 // per checkpoint, output latency added p50/p99, and async/stop-copy ratios.
 // The backup is a `vmha backup` child on this host (UCX shared memory).
 #pragma once
+#include <sys/types.h>
+
 #include <string>
 
 #include "vmha/common/settings.h"
@@ -19,5 +21,11 @@ struct ReplBenchOptions {
 };
 
 int replication_bench(const ReplBenchOptions& opts);
+
+// Starts `vmha backup` (this executable) on a free port, its resumed guest
+// in `workdir` ("": the current directory); returns its pid (-1 when it did
+// not listen) and its address in *addr.
+pid_t start_backup(const std::string& key, const std::string& addr_file, std::string* addr,
+                   const std::string& workdir = "");
 
 }  // namespace vmha

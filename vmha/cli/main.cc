@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config.h"
+#include "vmha/bench/corpus_bench.h"
 #include "vmha/bench/native_bench.h"
 #include "vmha/bench/repl_bench.h"
 #include "vmha/cli/diagnostics_log.h"
@@ -98,10 +99,20 @@ struct BenchArgs {
   bool json = false;
   int epoch_ms = vmha::kDefaultEpochMs;
   int kills = 0;
+  std::string corpus;
 };
 
 int run_bench(const BenchArgs& a) {
   if (a.bench.native_only) return vmha::bench_command(a.bench);
+  if (!a.corpus.empty()) {
+    vmha::CorpusBenchOptions cb;
+    cb.dir = a.corpus;
+    cb.only = a.bench.only;
+    cb.reps = a.bench.reps;
+    cb.epoch_ms = a.epoch_ms == vmha::kDefaultEpochMs ? 0 : a.epoch_ms;
+    cb.json = a.json;
+    return vmha::corpus_bench(cb);
+  }
   vmha::ReplBenchOptions rb;
   rb.workload_dir = a.bench.workload_dir;
   rb.only = a.bench.only;
@@ -127,6 +138,9 @@ Runner setup_bench(CLI::App* app, std::string* /*log_file*/) {
   app->add_option("--harvest-ms", a->bench.harvest_ms, "Period of the harvester thread in milliseconds")
       ->capture_default_str();
   app->add_option("--only", a->bench.only, "Run only workloads whose name contains this");
+  app->add_option("--corpus", a->corpus,
+                  "Run the real programs of DIR/corpus.list (tests/vmha_corpus) natively, under vmha run and "
+                  "replicated in both modes, as users run them");
   app->add_option("--kills", a->kills,
                   "Failover kills per program that must hit a running primary (default: max(5, --reps))")
       ->check(CLI::NonNegativeNumber);

@@ -10,7 +10,7 @@
 namespace vmha {
 
 struct RunCommandOptions {
-  std::string tracker = "ring";
+  std::string tracker = "none";  // no backup: nothing reads dirty pages (replicated runs choose their own)
   std::string workdir = ".";
   std::vector<std::string> read_only;  // the policy's read-only paths (vmha(1) CONFINEMENT; main fills it)
   uint64_t memory_mib = 4096;

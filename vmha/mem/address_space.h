@@ -69,6 +69,10 @@ class AddressSpace {
   // helper vCPU reloads the tables when it differs from what it loaded.
   // Unique across address spaces.
   uint64_t generation() const { return generation_; }
+  // The generation vCPU 0 last loaded these tables at (the VMM's
+  // bookkeeping): unchanged since, the same root goes in again.
+  uint64_t loaded_generation() const { return loaded_generation_; }
+  void set_loaded_generation(uint64_t g) { loaded_generation_ = g; }
 
   // State for serialisation.
   const std::map<uint64_t, Vma>& vmas() const { return vmas_; }
@@ -99,6 +103,7 @@ class AddressSpace {
   uint64_t brk_start_ = 0, brk_cur_ = 0;
   bool flush_ = false;
   uint64_t generation_ = next_generation();
+  uint64_t loaded_generation_ = 0;
   void mark_changed() {
     flush_ = true;
     generation_ = next_generation();

@@ -184,8 +184,7 @@ int reopen_listener(ByteReader& r, Process& p, ChannelPairs& channels, const FdE
     *problem = errno_text("duplicating a restored listener");
     return -1;
   }
-  fcntl(fd, F_SETFL, e.open_flags);
-  return fd;
+  return fd;  // the guest's O_NONBLOCK is e.open_flags (fd_table.h); the host's stays set
 }
 
 }  // namespace vmha

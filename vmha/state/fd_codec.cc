@@ -95,8 +95,7 @@ Status encode_fd(ByteWriter& w, int fd, const FdEntry& e, FdTable& table) {
   else
     w.str(e.path);
   int flags = e.open_flags;
-  if (e.kind == FdKind::kPipe || is_guest_socket(e.kind) || e.kind == FdKind::kUnixListener)
-    flags = fcntl(e.host_fd, F_GETFL);
+  if (e.kind == FdKind::kPipe || is_guest_socket(e.kind)) flags = fcntl(e.host_fd, F_GETFL);
   w.u32(static_cast<uint32_t>(flags));
   w.u32(e.cloexec);
   const UnixListener* l = e.kind == FdKind::kUnixListener ? table.unix_names().listener(e.channel) : nullptr;

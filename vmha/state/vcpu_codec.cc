@@ -72,6 +72,9 @@ void VmStateCodec::decode_vcpu(ByteReader& r, VcpuRecord* cpu) {
 }
 
 Status VmStateCodec::apply_vcpu(Vm& vm, const VcpuRecord& cpu) {
+  // Set directly: kvm_run's copies are stale until the next KVM_RUN.
+  if (Status s = vm.flush_sync_regs(); !s.ok()) return s;
+  vm.regs_current_ = vm.sregs_current_ = false;
   if (ioctl(vm.vcpu_fd_, KVM_SET_SREGS, &cpu.sregs) < 0) return Status::error(errno_text("KVM_SET_SREGS"));
   if (ioctl(vm.vcpu_fd_, KVM_SET_REGS, &cpu.regs) < 0) return Status::error(errno_text("KVM_SET_REGS"));
   if (ioctl(vm.vcpu_fd_, KVM_SET_FPU, &cpu.fpu) < 0) return Status::error(errno_text("KVM_SET_FPU"));

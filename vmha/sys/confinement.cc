@@ -59,10 +59,26 @@ Confinement::~Confinement() {
   close_private();
 }
 
+// Duplicates of `other`'s descriptors, not a new resolution of every root:
+// a fork is frequent (a shell's every command) and the policy has dozens.
 Status Confinement::open_like(const Confinement& other) {
-  if (Status s = open_root(other.root_path_, other.read_only_paths(), other.run_id_); !s.ok()) return s;
+  auto dup_fd = [](int fd) { return fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0); };
+  root_path_ = other.root_path_;
+  root_fd_ = dup_fd(other.root_fd_);
+  if (root_fd_ < 0) return Status::error(errno_text("working directory " + root_path_));
+  for (const ReadOnlyRoot& r : other.read_only_) {
+    ReadOnlyRoot copy = r;
+    if ((copy.fd = dup_fd(r.fd)) < 0) return Status::error(errno_text("read-only path " + r.path));
+    read_only_.push_back(std::move(copy));
+  }
+  run_id_ = other.run_id_;
+  for (const PrivateRoot& r : other.private_) {
+    PrivateRoot copy = r;
+    if ((copy.fd = dup_fd(r.fd)) < 0) return Status::error(errno_text("private directory " + r.guest));
+    private_.push_back(std::move(copy));
+  }
   if (other.cwd_fd_ >= 0) {
-    cwd_fd_ = fcntl(other.cwd_fd_, F_DUPFD_CLOEXEC, 0);
+    cwd_fd_ = dup_fd(other.cwd_fd_);
     if (cwd_fd_ < 0) return Status::error(errno_text("working directory"));
     cwd_ = other.cwd_;
     cwd_.dir = cwd_fd_;

@@ -96,7 +96,16 @@ int Confinement::open_for_reading(const std::string& path) const {
   if (int e = locate(path, &l)) return e;
   if (leaves_root(l.dir, l.rel, true))
     if (int e = locate_following(absolute(l), true, &l)) return e;
-  return l.read_only ? open_read_only(l.dir, l.rel, O_RDONLY) : open_beneath(l.dir, l.rel, O_RDONLY, 0);
+  // O_NONBLOCK: a FIFO would wait for a writer. Only a regular file is a
+  // program: anything else is EACCES, as execve(2) answers.
+  int fd = l.read_only ? open_read_only(l.dir, l.rel, O_RDONLY | O_NONBLOCK)
+                       : open_beneath(l.dir, l.rel, O_RDONLY | O_NONBLOCK, 0);
+  struct stat st;
+  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+    close(fd);
+    return -EACCES;
+  }
+  return fd;
 }
 
 }  // namespace vmha

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "vmha/common/remove_tree.h"
 #include "vmha/sys/confinement.h"
 #include "vmha/sys/path_parts.h"
 
@@ -46,69 +47,6 @@ bool starts_with(const std::vector<std::string>& path, const std::vector<std::st
 std::string joined(const std::string& dir, const std::string& rest) {
   if (rest.empty() || rest == ".") return dir;
   return dir == "." ? rest : (dir == "/" ? "" : dir) + "/" + rest;
-}
-
-// Removes name beneath parent and everything in it, following no link, at
-// any depth with a bounded number of open directories: a directory deeper
-// than kMaxOpen is moved up to the top one first and removed from there.
-void remove_tree(int parent, const std::string& name) {
-  constexpr size_t kMaxOpen = 32;
-  int top = openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (top < 0) {
-    unlinkat(parent, name.c_str(), 0);  // not a directory (or gone)
-    return;
-  }
-  unsigned moved = 0;
-  for (int pass = 0; pass < 4096; ++pass) {
-    struct Level {
-      DIR* dir;
-      std::string name;  // in the level above
-    };
-    std::vector<Level> stack;
-    int again = dup(top);
-    DIR* d = again >= 0 ? fdopendir(again) : nullptr;
-    if (!d) {
-      if (again >= 0) close(again);
-      break;
-    }
-    rewinddir(d);  // the dup shares top's position
-    stack.push_back({d, ""});
-    while (!stack.empty()) {
-      Level& l = stack.back();
-      errno = 0;
-      dirent* e = readdir(l.dir);
-      if (!e) {
-        std::string done = l.name;
-        closedir(l.dir);
-        stack.pop_back();
-        if (!stack.empty()) unlinkat(dirfd(stack.back().dir), done.c_str(), AT_REMOVEDIR);
-        continue;
-      }
-      if (!std::strcmp(e->d_name, ".") || !std::strcmp(e->d_name, "..")) continue;
-      const int fd = dirfd(l.dir);
-      struct stat st;
-      if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-      if (!S_ISDIR(st.st_mode)) {
-        unlinkat(fd, e->d_name, 0);
-        continue;
-      }
-      if (stack.size() >= kMaxOpen) {
-        char flat[64];
-        std::snprintf(flat, sizeof flat, ".vmha-flat-%u", moved++);
-        renameat(fd, e->d_name, top, flat);  // removed by a later pass
-        continue;
-      }
-      int sub = openat(fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      DIR* sd = sub >= 0 ? fdopendir(sub) : nullptr;
-      if (!sd) {
-        if (sub >= 0) close(sub);
-        continue;
-      }
-      stack.push_back({sd, e->d_name});
-    }
-    if (unlinkat(parent, name.c_str(), AT_REMOVEDIR) == 0 || errno != ENOTEMPTY) break;
-  }
-  close(top);
 }
 
 }  // namespace
@@ -164,7 +102,8 @@ void Confinement::remove_private() const {
   if (run_id_.empty() || root_fd_ < 0) return;
   int state = open_beneath(root_fd_, kStateDir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
   if (state < 0) return;
-  remove_tree(state, run_id_);
+  std::string unused;
+  remove_tree(state, run_id_, root_path_ + "/" + kStateDir + "/" + run_id_, &unused);
   close(state);
   unlinkat(root_fd_, kStateDir, AT_REMOVEDIR);  // fails while another run or held files use it
 }

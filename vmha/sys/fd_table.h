@@ -49,7 +49,8 @@ struct FdEntry {
   FdKind kind = FdKind::kFile;
   std::string path;    // working-directory-relative path, device path, socket type, or ""
   int open_flags = 0;  // O_* flags at open (for reopening); for kStdStream
-                       // the guest's kSetflFlags (not applied to the host)
+                       // and kUnixListener the guest's kSetflFlags (not
+                       // applied to the host)
   bool cloexec = false;
   int stream = -1;   // for kStdStream: 0, 1 or 2
   // Pipe/socketpair: which one (shared by dups). A file, device or listing

@@ -262,15 +262,19 @@ int64_t sys_dup3(Process& p, const SyscallArgs& a) {
 
 // F_SETFL on an inherited stream: recorded for every guest fd of that stream
 // (dups share flags, as they share an open file description), never set on
-// the host description that the processes outside the VM use too.
-int64_t set_stream_flags(Process& p, int stream, int flags) {
+// the host description that the processes outside the VM use too. The same
+// for a listener, whose host description is the VMM's own eventfd.
+int64_t set_virtual_flags(Process& p, const FdEntry& e, int flags) {
   for (int fd = 0; fd < static_cast<int>(p.fds.entries().size()); ++fd) {
     FdEntry* s = p.fds.get(fd);
-    if (s && s->kind == FdKind::kStdStream && s->stream == stream)
+    if (s && s->kind == e.kind &&
+        (e.kind == FdKind::kStdStream ? s->stream == e.stream : s->channel == e.channel))
       s->open_flags = (s->open_flags & ~kSetflFlags) | (flags & kSetflFlags);
   }
   return 0;
 }
+
+bool virtual_flags(const FdEntry& e) { return e.kind == FdKind::kStdStream || e.kind == FdKind::kUnixListener; }
 
 int64_t sys_fcntl(Process& p, const SyscallArgs& a) {
   FdEntry* e = p.fds.get(fd_arg(a, 0));
@@ -289,10 +293,10 @@ int64_t sys_fcntl(Process& p, const SyscallArgs& a) {
     case F_GETFL: {
       int r = fcntl(e->host_fd, F_GETFL);
       if (r < 0) return -errno;
-      return e->kind == FdKind::kStdStream ? (r & ~kSetflFlags) | (e->open_flags & kSetflFlags) : r;
+      return virtual_flags(*e) ? (r & ~kSetflFlags) | (e->open_flags & kSetflFlags) : r;
     }
     case F_SETFL:
-      if (e->kind == FdKind::kStdStream) return set_stream_flags(p, e->stream, static_cast<int>(a.a[2]));
+      if (virtual_flags(*e)) return set_virtual_flags(p, *e, static_cast<int>(a.a[2]));
       return fcntl(e->host_fd, F_SETFL, static_cast<int>(a.a[2])) < 0 ? -errno : 0;
     case F_GETLK:
     case F_SETLK:

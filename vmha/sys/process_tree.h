@@ -123,4 +123,10 @@ class ProcessTree {
   RemovedFiles removed_;
 };
 
+// Whether anything else could run on vCPU 0 while p's thread waits: another
+// thread of p or another process. Then a wait (pause, a sleep, a signal
+// wait) is a record in the thread table that leaves the vCPU to them; a
+// host sleep on the vCPU thread would stop them until the next kick.
+inline bool shares_vcpu(const Process& p) { return p.threads.several() || (p.tree && p.tree->several()); }
+
 }  // namespace vmha

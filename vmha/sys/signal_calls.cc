@@ -231,7 +231,7 @@ int64_t wait_as_thread(Process& p, uint64_t set, int64_t deadline_ns) {
 }
 
 int64_t sys_pause(Process& p, const SyscallArgs&) {
-  if (p.threads.several()) return signal_ready(p) ? -EINTR : wait_as_thread(p, 0, -1);
+  if (shares_vcpu(p)) return signal_ready(p) ? -EINTR : wait_as_thread(p, 0, -1);
   return wait_for_signal(p);
 }
 
@@ -242,6 +242,7 @@ int64_t sys_rt_sigsuspend(Process& p, const SyscallArgs& a) {
   SignalState& s = p.signals;
   if (!s.saved_mask) s.saved_mask = p.sigmask;
   p.sigmask = mask & ~kUnblockable;
+  if (shares_vcpu(p)) return signal_ready(p) ? -EINTR : wait_as_thread(p, 0, -1);
   int64_t r = wait_for_signal(p);
   if (r == kWaitForRelease) {  // back to before the call, as a checkpoint may see it
     p.sigmask = *s.saved_mask;
@@ -275,7 +276,7 @@ int64_t sys_rt_sigtimedwait(Process& p, const SyscallArgs& a) {
     return 0;
   };
   int64_t r = 0;
-  if (p.threads.several()) {
+  if (shares_vcpu(p)) {
     if ((r = outcome()) != 0) return r;
     return wait_as_thread(p, set, deadline);
   }

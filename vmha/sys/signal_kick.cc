@@ -122,6 +122,7 @@ Status VcpuKick::start(volatile uint8_t* immediate_exit) {
   ev._sigev_un._tid = static_cast<pid_t>(syscall(SYS_gettid));
   if (timer_create(CLOCK_MONOTONIC, &ev, &timer_) < 0) return Status::error(errno_text("timer_create (signal kick)"));
   started_ = true;
+  aimed_at_ = -1;
   t_immediate_exit = immediate_exit;
   t_kicked = 0;
   g_kick_timer.store(timer_word(timer_));
@@ -140,6 +141,13 @@ void VcpuKick::stop() {
 
 void VcpuKick::aim(int64_t ns) {
   if (!started_) return;
+  timespec now{};
+  if (ns > 0) clock_gettime(CLOCK_MONOTONIC, &now);
+  const int64_t at = ns < 0 ? -1 : ns == 0 ? 0 : now.tv_sec * 1000000000LL + now.tv_nsec + ns;
+  // Within a microsecond of the same moment: the timer is set already.
+  const bool same = ns != 0 && (at < 0 ? aimed_at_ < 0 : aimed_at_ > 0 && at - aimed_at_ < 1000 && aimed_at_ - at < 1000);
+  if (same && !g_host_pending.load()) return;
+  aimed_at_ = at;
   itimerspec its{};
   if (ns >= 0) its = kick_in(ns);
   timer_settime(timer_, 0, &its, nullptr);

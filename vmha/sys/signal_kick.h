@@ -55,6 +55,11 @@ class VcpuKick {
  private:
   timer_t timer_{};
   bool started_ = false;
+  // When the timer was last aimed to go off (CLOCK_MONOTONIC ns; -1:
+  // disarmed), so that aiming it at the same moment again (the run loop does
+  // after every system call) costs no host call. A kick that fired re-arms
+  // itself every 2 ms: aimed_at_ stays >= 0 until the VMM disarms it.
+  int64_t aimed_at_ = -1;
 };
 
 // On the vCPU thread: sleeps until a kick, an epoch pause's signal or a

@@ -1,6 +1,8 @@
 #include "vmha/sys/socket_addr.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <netinet/in.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -11,6 +13,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+
+#include "vmha/sys/guest_paths.h"
 
 namespace vmha {
 
@@ -116,11 +120,18 @@ int64_t refuse_outside(Process& p, const SocketName& n, const char* call) {
     return -ECONNREFUSED;
   }
   if (!n.abstract) {
-    // vmha runs as the job's user: this tells the guest no more than its user may know.
-    const std::string host = n.path[0] == '/' ? n.path : p.root.root_path() + "/" + n.path;
+    // Through the policy, as stat would look: outside it EACCES whether or
+    // not something is there (the guest learns nothing of the host's
+    // files); inside it what Linux answers.
+    Resolved r;
+    // Quietly: glibc looks for nscd's socket at every user lookup.
+    if (int e = resolve_guest_path(p, n.path, true, &r)) return e;
+    int fd = p.root.open_beneath(r.dir, r.rel, O_PATH, 0);
+    if (fd < 0) return fd;
     struct stat st;
-    if (stat(host.c_str(), &st) != 0) return -errno;
-    if (!S_ISSOCK(st.st_mode)) return -ECONNREFUSED;  // Linux's answer for a file that is no socket
+    const int rc = fstat(fd, &st);
+    close(fd);
+    if (rc != 0 || !S_ISSOCK(st.st_mode)) return -ECONNREFUSED;  // Linux's answer for a file that is no socket
   }
   p.log_once(kServiceKey | (std::hash<std::string>{}(n.path) & 0xffffffffu),
              std::string(call) + " to " + n.path +
@@ -137,3 +148,4 @@ bool give_address(Process& p, uint64_t addr_va, uint64_t len_va, const sockaddr_
 }
 
 }  // namespace vmha
+

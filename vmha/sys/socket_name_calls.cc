@@ -93,7 +93,10 @@ int64_t sys_listen(Process& p, const SyscallArgs& a) {
   if (ready < 0) return ready;
   int fd = fcntl(ready, F_DUPFD_CLOEXEC, 0);
   if (fd < 0) return -errno;
-  fcntl(fd, F_SETFL, fcntl(e->host_fd, F_GETFL) & O_NONBLOCK);
+  // A duplicate shares the eventfd's flags: the guest's O_NONBLOCK is kept
+  // in the entry (fd_table.h), the host's stays set (the VMM's own reads
+  // of the eventfd must not block: a self-connect hung the VM).
+  e->open_flags = (e->open_flags & ~kSetflFlags) | (fcntl(e->host_fd, F_GETFL) & O_NONBLOCK);
   close(e->host_fd);  // the socket file stays, as a closed socket's does
   e->host_fd = fd;
   e->kind = FdKind::kUnixListener;
@@ -110,7 +113,7 @@ int64_t do_accept(Process& p, const SyscallArgs& a, int flags) {
   UnixListener* l = names.listener(e->channel);
   if (!l) return -EINVAL;
   if (l->queue.empty()) {
-    if (fcntl(e->host_fd, F_GETFL) & O_NONBLOCK) return -EAGAIN;
+    if (e->open_flags & O_NONBLOCK) return -EAGAIN;
     // As poll waits: the listener's eventfd is readable once a connection is queued.
     pollfd pfd{e->host_fd, POLLIN, 0};
     if (int64_t r = wait_for_ready(p, -1, [&](int ms) { return poll(&pfd, 1, ms); }); r < 0) return r;

@@ -7,6 +7,7 @@
 #include <limits>
 #include <utility>
 
+#include "vmha/sys/process_tree.h"
 #include "vmha/sys/syscall_table.h"
 
 namespace vmha {
@@ -84,7 +85,7 @@ int64_t sleep_as_thread(Process& p, clockid_t clock, const timespec& deadline) {
 
 // A relative sleep: its deadline is fixed at the first attempt.
 int64_t sleep_for(Process& p, clockid_t clock, const timespec& req) {
-  if (p.threads.several()) {
+  if (shares_vcpu(p)) {
     timespec now;
     if (clock_gettime(clock, &now) < 0) return -errno;
     return sleep_as_thread(p, clock, add_saturating(now, req));
@@ -112,7 +113,7 @@ int64_t sys_clock_nanosleep(Process& p, const SyscallArgs& a) {
   if (flags & ~TIMER_ABSTIME) return -EINVAL;
   if (flags & TIMER_ABSTIME) {
     p.call_deadline.reset();
-    if (p.threads.several()) return sleep_as_thread(p, clock, req);
+    if (shares_vcpu(p)) return sleep_as_thread(p, clock, req);
     return sleep_until(p, clock, req);
   }
   return sleep_for(p, clock, req);

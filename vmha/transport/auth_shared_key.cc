@@ -39,12 +39,20 @@ Result<std::unique_ptr<Authenticator>> SharedKeyAuthenticator::from_key(std::spa
 }
 
 Result<std::unique_ptr<Authenticator>> SharedKeyAuthenticator::from_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  // O_NONBLOCK: opening a FIFO for reading would wait for a writer.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) return Status::error("key file " + path + ": " + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
     return Status::error("key file " + path + ": not a regular file");
+  }
+  // Another user's key, even 0600, is not this job's secret: whoever owns
+  // it may read it (and could have planted it).
+  if (st.st_uid != ::geteuid()) {
+    ::close(fd);
+    return Status::error("key file " + path + " belongs to uid " + std::to_string(st.st_uid) +
+                         ", not to the user running vmha (uid " + std::to_string(::geteuid()) + ")");
   }
   if (st.st_mode & 077) {
     ::close(fd);

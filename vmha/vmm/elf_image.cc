@@ -1,9 +1,11 @@
 #include "vmha/vmm/elf_image.h"
 
 #include <elf.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstring>
 
@@ -70,19 +72,27 @@ Status parse_elf(std::vector<uint8_t> bytes, const std::string& name, ElfImage* 
 }
 
 Status read_elf_fd(int fd, const std::string& name, ElfImage* out) {
-  std::vector<uint8_t> bytes;
-  uint8_t buf[65536];
+  struct stat st;
+  if (fstat(fd, &st) != 0) return Status::error(errno_text(name));
+  if (!S_ISREG(st.st_mode)) return Status::error(name + ": not a regular file (Permission denied)");
+  // Read at the size the file has (a compiler is tens of MB): no growth.
+  std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
+  size_t got = 0;
   for (;;) {
-    ssize_t n = read(fd, buf, sizeof buf);
+    if (got == bytes.size()) bytes.resize(bytes.size() + 65536);  // it grew meanwhile
+    ssize_t n = pread(fd, bytes.data() + got, bytes.size() - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
     if (n < 0) return Status::error(errno_text(name));
     if (n == 0) break;
-    bytes.insert(bytes.end(), buf, buf + n);
+    got += static_cast<size_t>(n);
   }
+  bytes.resize(got);
   return parse_elf(std::move(bytes), name, out);
 }
 
 Status read_elf_file(const std::string& path, ElfImage* out) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO would wait for a writer (read_elf_fd refuses it).
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Status::error(errno_text(path));
   Status s = read_elf_fd(fd, path, out);
   close(fd);

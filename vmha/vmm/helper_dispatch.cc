@@ -52,7 +52,7 @@ Status Vm::create_helpers() {
 Status Vm::prepare_helpers() {
   if (!helpers_) return Status();
   kvm_sregs base;
-  if (ioctl(vcpu_fd_, KVM_GET_SREGS, &base) < 0) return Status::error(errno_text("KVM_GET_SREGS"));
+  if (Status s = get_sregs(&base); !s.ok()) return s;
   const uint64_t tss_gpa = tables_.first_frame + (kTssVa - kKernelBase);
   uint8_t tss[kHelperTssStride];
   std::memcpy(tss, mem_->host(tss_gpa), sizeof tss);
@@ -96,6 +96,7 @@ Status Vm::dispatch_helpers() {
   std::vector<Candidate> ready;
   for (const auto& q : tree_->all()) {
     if (q->zombie || q->exit.requested || q->exec) continue;
+    if (q.get() != proc_) continue;  // EXPERIMENT
     GuestThread& cur = q->threads.current();
     for (GuestThread& t : q->threads.all()) {
       if (q.get() == proc_ && &t == &cur) continue;  // on vCPU 0

@@ -173,9 +173,8 @@ Status Vm::deliver_one(int sig, const GuestSiginfo& info, RunResult* end) {
     end->message = ending_message(sig, info);
     return Status();
   }
-  if (Status s = flush_sync_regs(); !s.ok()) return s;
   kvm_regs r;
-  if (ioctl(vcpu_fd_, KVM_GET_REGS, &r) < 0) return Status::error(errno_text("KVM_GET_REGS"));
+  if (Status s = get_regs(&r); !s.ok()) return s;
   if (restart_ && r.rip + 2 == r.rcx) {
     // The guest sits before a call that was cut short: EINTR, or again after the handler.
     restart_ = false;
@@ -232,7 +231,7 @@ Status Vm::deliver_one(int sig, const GuestSiginfo& info, RunResult* end) {
   r.rsp = frame_va;
   r.rip = handler;
   r.rflags &= ~(kRflagsDf | kRflagsTf | kRflagsRf);
-  if (ioctl(vcpu_fd_, KVM_SET_REGS, &r) < 0) return Status::error(errno_text("KVM_SET_REGS"));
+  if (Status s = set_regs(r); !s.ok()) return s;
   uint8_t clean[kFxSize] = {};
   std::memcpy(clean, &kFcwDefault, 2);
   std::memcpy(clean + kFxMxcsr, &kMxcsrDefault, 4);

@@ -89,14 +89,24 @@ Status Vm::set_cpu(int fd, const ThreadCpu& c) {
 }
 
 Status Vm::save_cpu(ThreadCpu* c) {
-  if (Status s = flush_sync_regs(); !s.ok()) return s;
-  return get_cpu(vcpu_fd_, c);
+  if (Status s = get_regs(&c->regs); !s.ok()) return s;
+  c->xsave.resize(4096);
+  if (ioctl(vcpu_fd_, kKvmGetXsave, c->xsave.data()) == 0) return Status();
+  c->xsave.clear();
+  if (ioctl(vcpu_fd_, KVM_GET_FPU, &c->fpu) < 0) return Status::error(errno_text("KVM_GET_FPU"));
+  return Status();
 }
 
 Status Vm::load_cpu(const ThreadCpu& c) {
-  // Registers still waiting in kvm_run are the thread leaving (saved, or exited).
-  if (sync_regs_) run_->kvm_dirty_regs &= ~KVM_SYNC_X86_REGS;
-  return set_cpu(vcpu_fd_, c);
+  // Registers still waiting in kvm_run are the thread leaving (saved, or
+  // exited): replaced by the arriving thread's.
+  if (Status s = set_regs(c.regs); !s.ok()) return s;
+  if (!c.xsave.empty()) {
+    if (ioctl(vcpu_fd_, kKvmSetXsave, c.xsave.data()) < 0) return Status::error(errno_text("KVM_SET_XSAVE"));
+  } else if (ioctl(vcpu_fd_, KVM_SET_FPU, &c.fpu) < 0) {
+    return Status::error(errno_text("KVM_SET_FPU"));
+  }
+  return Status();
 }
 
 Status Vm::thread_born(const kvm_regs& parent, ThreadKey key, uint64_t stack) {
@@ -156,13 +166,16 @@ Status Vm::install(Process* q, size_t index) {
 }
 
 Status Vm::load_cr3() {
-  // A copy of the top-level table: what drops this KVM's shadow TLB (the
-  // process's tables may have changed since it last ran).
+  // A copy of the top-level table is what drops this KVM's shadow TLB: only
+  // when the process's tables changed since vCPU 0 last loaded them. The
+  // same root otherwise, whose shadow pages KVM keeps among its recent
+  // roots: a shell and its child, switching at every fork and wait, then
+  // do not fault in every page again.
   kvm_sregs sregs;
-  if (ioctl(vcpu_fd_, KVM_GET_SREGS, &sregs) < 0) return Status::error(errno_text("KVM_GET_SREGS"));
-  sregs.cr3 = pt_->flush_root();
-  if (ioctl(vcpu_fd_, KVM_SET_SREGS, &sregs) < 0) return Status::error(errno_text("KVM_SET_SREGS"));
-  return Status();
+  if (Status s = get_sregs(&sregs); !s.ok()) return s;
+  sregs.cr3 = as_->generation() == as_->loaded_generation() ? pt_->cr3() : pt_->flush_root();
+  as_->set_loaded_generation(as_->generation());
+  return set_sregs(sregs);
 }
 
 Status Vm::schedule(bool* idle) {
@@ -220,8 +233,7 @@ Status Vm::schedule(bool* idle) {
   if (cur->in_call) {
     cur->in_call = false;
     kvm_regs r;
-    if (Status s = flush_sync_regs(); !s.ok()) return s;
-    if (ioctl(vcpu_fd_, KVM_GET_REGS, &r) < 0) return Status::error(errno_text("KVM_GET_REGS"));
+    if (Status s = get_regs(&r); !s.ok()) return s;
     if (cur->result == kWaitForRelease) {
       // A signal cut the wait: back before the call (rax still holds its
       // number); delivery decides between EINTR and running it again, as
@@ -231,7 +243,7 @@ Status Vm::schedule(bool* idle) {
     } else {
       r.rax = static_cast<uint64_t>(cur->result);
     }
-    if (ioctl(vcpu_fd_, KVM_SET_REGS, &r) < 0) return Status::error(errno_text("KVM_SET_REGS"));
+    if (Status s = set_regs(r); !s.ok()) return s;
   }
   slice_end_ns_ = now + kSliceNs;
   kick_.aim(next_kick_ns());

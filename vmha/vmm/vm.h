@@ -256,8 +256,21 @@ class Vm {
   uint64_t last_nr_ = 0;
   bool restart_ = false;  // the last system call returned kWaitForRelease: run it again
   bool cpl_checked_ = false, syscall_enters_cpl0_ = false;
-  bool sync_regs_ = false;  // registers travel in kvm_run (KVM_CAP_SYNC_REGS)
+  // vCPU 0's registers travel in kvm_run (KVM_CAP_SYNC_REGS): KVM stores
+  // them there at every return from KVM_RUN and loads the ones marked dirty
+  // at the next entry, so reading and changing them costs no ioctl (each
+  // vCPU ioctl costs tens of microseconds on this host: kvm_pvm reads MSRs
+  // in every vcpu_load). *_current_: the copy there is vCPU 0's (false after
+  // an ioctl set them directly, until the next KVM_RUN).
+  bool sync_regs_ = false, sync_sregs_ = false;
+  bool regs_current_ = false, sregs_current_ = false;
+  // Writes the dirty copies with ioctls, for code that reads or sets vCPU 0
+  // directly (the state codec, signal frames).
   Status flush_sync_regs();
+  Status get_regs(kvm_regs* out);
+  Status set_regs(const kvm_regs& r);
+  Status get_sregs(kvm_sregs* out);
+  Status set_sregs(const kvm_sregs& s);
   SyscallHook hook_;
 
   pthread_t vcpu_thread_{};

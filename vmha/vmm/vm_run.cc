@@ -99,19 +99,23 @@ void Vm::park() {
 }
 
 Status Vm::apply_vmm_changes() {
-  if (proc_->fs_base_changed) {
-    proc_->fs_base_changed = false;
-    const std::pair<uint32_t, uint64_t> fs[] = {{kMsrFsBase, proc_->fs_base}};
-    if (Status s = set_msrs(fs); !s.ok()) return s;
+  const bool fs = std::exchange(proc_->fs_base_changed, false);
+  // Loading a copy of the top-level table is what drops this KVM's shadow TLB.
+  const bool flush = as_->take_flush();
+  if (fs && !sync_sregs_) {
+    const std::pair<uint32_t, uint64_t> msr[] = {{kMsrFsBase, proc_->fs_base}};
+    if (Status s = set_msrs(msr); !s.ok()) return s;
   }
-  if (as_->take_flush()) {
-    // Loading a copy of the top-level table is what drops this KVM's shadow TLB.
-    kvm_sregs sregs;
-    if (ioctl(vcpu_fd_, KVM_GET_SREGS, &sregs) < 0) return Status::error(errno_text("KVM_GET_SREGS"));
+  if (!flush && !(fs && sync_sregs_)) return Status();
+  // One update of the segment registers: the FS base is FS's, CR3 theirs too.
+  kvm_sregs sregs;
+  if (Status s = get_sregs(&sregs); !s.ok()) return s;
+  if (fs) sregs.fs.base = proc_->fs_base;
+  if (flush) {
     sregs.cr3 = pt_->flush_root();
-    if (ioctl(vcpu_fd_, KVM_SET_SREGS, &sregs) < 0) return Status::error(errno_text("KVM_SET_SREGS"));
+    as_->set_loaded_generation(as_->generation());
   }
-  return Status();
+  return set_sregs(sregs);
 }
 
 Status Vm::flush_sync_regs() {
@@ -119,6 +123,50 @@ Status Vm::flush_sync_regs() {
     if (ioctl(vcpu_fd_, KVM_SET_REGS, &run_->s.regs.regs) < 0) return Status::error(errno_text("KVM_SET_REGS"));
     run_->kvm_dirty_regs &= ~KVM_SYNC_X86_REGS;
   }
+  if (sync_sregs_ && (run_->kvm_dirty_regs & KVM_SYNC_X86_SREGS)) {
+    if (ioctl(vcpu_fd_, KVM_SET_SREGS, &run_->s.regs.sregs) < 0) return Status::error(errno_text("KVM_SET_SREGS"));
+    run_->kvm_dirty_regs &= ~KVM_SYNC_X86_SREGS;
+  }
+  return Status();
+}
+
+Status Vm::get_regs(kvm_regs* out) {
+  if (sync_regs_ && regs_current_) {
+    *out = run_->s.regs.regs;
+    return Status();
+  }
+  if (Status s = flush_sync_regs(); !s.ok()) return s;
+  if (ioctl(vcpu_fd_, KVM_GET_REGS, out) < 0) return Status::error(errno_text("KVM_GET_REGS"));
+  return Status();
+}
+
+Status Vm::set_regs(const kvm_regs& r) {
+  if (sync_regs_ && regs_current_) {
+    run_->s.regs.regs = r;
+    run_->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
+    return Status();
+  }
+  if (ioctl(vcpu_fd_, KVM_SET_REGS, &r) < 0) return Status::error(errno_text("KVM_SET_REGS"));
+  return Status();
+}
+
+Status Vm::get_sregs(kvm_sregs* out) {
+  if (sync_sregs_ && sregs_current_) {
+    *out = run_->s.regs.sregs;
+    return Status();
+  }
+  if (Status s = flush_sync_regs(); !s.ok()) return s;
+  if (ioctl(vcpu_fd_, KVM_GET_SREGS, out) < 0) return Status::error(errno_text("KVM_GET_SREGS"));
+  return Status();
+}
+
+Status Vm::set_sregs(const kvm_sregs& s) {
+  if (sync_sregs_ && sregs_current_) {
+    run_->s.regs.sregs = s;
+    run_->kvm_dirty_regs |= KVM_SYNC_X86_SREGS;
+    return Status();
+  }
+  if (ioctl(vcpu_fd_, KVM_SET_SREGS, &s) < 0) return Status::error(errno_text("KVM_SET_SREGS"));
   return Status();
 }
 
@@ -134,7 +182,7 @@ Status Vm::handle_syscall(RunResult* end) {
   if (!cpl_checked_) {
     // Real VMX hosts enter the stub at CPL0; this host stays at CPL3.
     kvm_sregs sregs;
-    if (ioctl(vcpu_fd_, KVM_GET_SREGS, &sregs) < 0) return Status::error(errno_text("KVM_GET_SREGS"));
+    if (Status s = get_sregs(&sregs); !s.ok()) return s;
     syscall_enters_cpl0_ = sregs.cs.dpl != 3;
     cpl_checked_ = true;
   }
@@ -189,19 +237,19 @@ Status Vm::handle_syscall(RunResult* end) {
     return Status::error(errno_text("KVM_SET_REGS"));
   if (syscall_enters_cpl0_) {
     kvm_sregs sregs;
-    if (ioctl(vcpu_fd_, KVM_GET_SREGS, &sregs) < 0) return Status::error(errno_text("KVM_GET_SREGS"));
+    if (Status s = get_sregs(&sregs); !s.ok()) return s;
     sregs.cs = user_segment(kUserCs, true);
     sregs.ss = user_segment(kUserDs, false);
-    if (ioctl(vcpu_fd_, KVM_SET_SREGS, &sregs) < 0) return Status::error(errno_text("KVM_SET_SREGS"));
+    if (Status s = set_sregs(sregs); !s.ok()) return s;
   }
   return apply_vmm_changes();
 }
 
 void Vm::handle_exception(RunResult* end) {
-  kvm_regs r;
-  kvm_sregs sregs;
-  ioctl(vcpu_fd_, KVM_GET_REGS, &r);
-  ioctl(vcpu_fd_, KVM_GET_SREGS, &sregs);
+  kvm_regs r{};
+  kvm_sregs sregs{};
+  (void)get_regs(&r);
+  (void)get_sregs(&sregs);
   ExceptionFrame frame;
   (void)read_exception_frame(*mem_, tables_, r.rsp, kKernelStackVa, kKernelStackTop, &frame);
   int vector = static_cast<int>(frame.vector);
@@ -321,6 +369,8 @@ RunResult Vm::run_loop() {
     if (Status s = dispatch_helpers(); !s.ok()) return finish(failed(s.message()));
     const int rc = ioctl(vcpu_fd_, KVM_RUN, 0);
     const int run_errno = errno;
+    regs_current_ = sync_regs_;  // stored by KVM_RUN on every return
+    sregs_current_ = sync_sregs_;
     // The helpers stop whenever vCPU 0 stops: what follows sees one vCPU.
     if (Status s = recall_helpers(); !s.ok()) return finish(failed(s.message()));
     if (rc < 0) {

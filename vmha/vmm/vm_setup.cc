@@ -68,6 +68,12 @@ Status Vm::open_kvm(const VmOptions& opts) {
   if (sync > 0 && (sync & KVM_SYNC_X86_REGS)) {
     sync_regs_ = true;
     run_->kvm_valid_regs = KVM_SYNC_X86_REGS;
+    // Segment and control registers too: a switch between processes (CR3)
+    // or threads (the FS base) then costs no ioctl for them.
+    if (sync & KVM_SYNC_X86_SREGS) {
+      sync_sregs_ = true;
+      run_->kvm_valid_regs |= KVM_SYNC_X86_SREGS;
+    }
   }
   if (Status s = tracker_->attach_vcpu(vcpu_fd_); !s.ok()) return s;
   if (Status s = setup_cpuid(vcpu_fd_); !s.ok()) return s;

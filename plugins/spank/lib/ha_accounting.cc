@@ -5,12 +5,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
-#include <type_traits>
+#include <cstdint>
 
 #include "plugins/spank/lib/state_dir.h"
 
@@ -32,6 +33,67 @@ std::string format_result(const TaskResult& r) {
   return o.str();
 }
 
+namespace {
+
+// Bounds a task can reach: an epoch every millisecond for thirty years, one
+// takeover per task (one backup), an exit status, a pause of hours.
+constexpr uint64_t kMaxEpochs = 1000000000000ull;
+constexpr double kMaxPauseMs = 1e7;
+
+// Digits only (no sign, exponent or space), at most `max`.
+bool parse_count(const std::string& v, uint64_t max, uint64_t* out) {
+  if (v.empty() || v.size() > 19) return false;
+  uint64_t n = 0;
+  for (char c : v) {
+    if (c < '0' || c > '9') return false;
+    n = n * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (n > max) return false;
+  *out = n;
+  return true;
+}
+
+// DIGITS[.DIGITS], at most `max`.
+bool parse_decimal(const std::string& v, double max, double* out) {
+  const size_t dot = v.find('.');
+  const std::string whole = v.substr(0, dot), frac = dot == std::string::npos ? "" : v.substr(dot + 1);
+  uint64_t w = 0, f = 0;
+  if (!parse_count(whole, UINT64_MAX, &w) || (dot != std::string::npos && !parse_count(frac, UINT64_MAX, &f)))
+    return false;
+  const double d = std::strtod(v.c_str(), nullptr);
+  if (!(d >= 0 && d <= max)) return false;
+  *out = d;
+  return true;
+}
+
+// A node name as Slurm allows them.
+bool node_name(const std::string& v) {
+  if (v.size() > 255) return false;
+  for (char c : v)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_')) return false;
+  return true;
+}
+
+}  // namespace
+
+std::string printable(const std::string& text, size_t max) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (out.size() >= max) break;
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\x%02x", c);
+      out += esc;
+    }
+  }
+  return out;
+}
+
+// The file is the job's user's: every value is checked strictly (counts in
+// the ranges above, node names as Slurm's, text printable and escaped)
+// before it reaches root's logs or the job's AdminComment.
 bool parse_result(const std::string& text, TaskResult* r, std::string* error) {
   std::istringstream in(text);
   std::string line;
@@ -41,38 +103,37 @@ bool parse_result(const std::string& text, TaskResult* r, std::string* error) {
     if (line.empty()) continue;
     auto eq = line.find('=');
     if (eq == std::string::npos) {
-      *error = "line " + std::to_string(n) + ": expected key=value, got '" + line + "'";
+      *error = "line " + std::to_string(n) + ": expected key=value, got '" + printable(line, 80) + "'";
       return false;
     }
-    std::string k = line.substr(0, eq), v = line.substr(eq + 1);
-    char* end = nullptr;
-    auto number = [&](auto* field) {
-      errno = 0;
-      double d = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end || d < 0) return false;
-      *field = static_cast<std::remove_reference_t<decltype(*field)>>(d);
-      return true;
-    };
-    bool ok = true;
-    if (k == "epochs")
-      ok = number(&r->epochs);
-    else if (k == "pause_ms_mean")
-      ok = number(&r->pause_ms_mean);
-    else if (k == "pause_count")
-      ok = number(&r->pause_count);
-    else if (k == "failovers")
-      ok = number(&r->failovers);
-    else if (k == "node")
-      r->node = v;
-    else if (k == "backup_node")
-      r->backup_node = v;
-    else if (k == "exit")
-      r->exit_code = std::atoi(v.c_str());
-    else if (k == "takeover_cause")
-      r->takeover_cause = v.substr(0, 200);
+    const std::string k = line.substr(0, eq), v = line.substr(eq + 1);
+    std::string expected;
+    uint64_t u = 0;
+    if (k == "epochs") {
+      if (!parse_count(v, kMaxEpochs, &r->epochs)) expected = "an integer 0.." + std::to_string(kMaxEpochs);
+    } else if (k == "pause_count") {
+      if (!parse_count(v, kMaxEpochs, &r->pause_count)) expected = "an integer 0.." + std::to_string(kMaxEpochs);
+    } else if (k == "failovers") {
+      if (!parse_count(v, 1, &r->failovers)) expected = "0 or 1 (one backup per task)";
+    } else if (k == "pause_ms_mean") {
+      if (!parse_decimal(v, kMaxPauseMs, &r->pause_ms_mean)) expected = "a decimal 0..10000000";
+    } else if (k == "exit") {
+      if (!parse_count(v, 255, &u))
+        expected = "an exit status 0..255";
+      else
+        r->exit_code = static_cast<int>(u);
+    } else if (k == "node" || k == "backup_node") {
+      if (!node_name(v))
+        expected = "a node name (letters, digits, '.', '-', '_')";
+      else
+        (k == "node" ? r->node : r->backup_node) = v;
+    } else if (k == "takeover_cause") {
+      r->takeover_cause = printable(v, 200);
+    }
     // other keys: written by newer versions, ignored
-    if (!ok) {
-      *error = "line " + std::to_string(n) + ": " + k + ": expected a non-negative number, got '" + v + "'";
+    if (!expected.empty()) {
+      *error = "line " + std::to_string(n) + ": " + printable(k, 40) + ": expected " + expected + ", got '" +
+               printable(v, 40) + "'";
       return false;
     }
   }
@@ -116,16 +177,16 @@ JobTotals sum_job_results(int job_dir_fd, const std::string& job_dir, std::vecto
     if (!task) continue;
     std::string text, error;
     if (!read_small_file_at(task.get(), "result", kMaxResultBytes, &text, &error)) {
-      if (error != std::strerror(ENOENT)) problems->push_back(job_dir + "/" + n + "/result: " + error);
+      if (error != std::strerror(ENOENT)) problems->push_back(job_dir + "/" + printable(n, 100) + "/result: " + error);
       continue;
     }
     TaskResult r;
     if (!parse_result(text, &r, &error)) {
-      problems->push_back(job_dir + "/" + n + "/result: " + error);
+      problems->push_back(job_dir + "/" + printable(n, 100) + "/result: " + error);
       continue;
     }
     t.add(r);
-    if (!r.takeover_cause.empty()) t.takeovers.push_back(n + ": " + r.takeover_cause);
+    if (!r.takeover_cause.empty()) t.takeovers.push_back(printable(n, 100) + ": " + r.takeover_cause);
   }
   return t;
 }

@@ -23,6 +23,9 @@ struct TaskResult {
 };
 
 std::string format_result(const TaskResult& r);
+// `text` with every byte outside printable ASCII (and the backslash) as
+// \xNN, at most `max` bytes: what a user wrote, fit for root's logs.
+std::string printable(const std::string& text, size_t max);
 // False with *error ("line N: ...") on a malformed file.
 bool parse_result(const std::string& text, TaskResult* r, std::string* error);
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "plugins/seam/file_text.h"
+#include "vmha/common/remove_tree.h"
 
 namespace vmha_spank {
 
@@ -33,9 +34,6 @@ Fd::~Fd() {
 namespace {
 
 constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-// A user's tree deeper than this is not vmha's: removal stops there.
-constexpr int kMaxDepth = 64;
-
 std::string errno_text(int err) { return std::strerror(err); }
 
 bool writable_by_others(const struct stat& st) { return (st.st_mode & (S_IWGRP | S_IWOTH)) != 0; }
@@ -75,47 +73,6 @@ bool resolve(const std::string& path, std::string* real, std::string* error) {
   }
   *real = std::string(buf) + (std::string(buf) == "/" ? "" : "/") + base;
   return true;
-}
-
-void remove_contents(int dir_fd, int depth, const std::string& where, std::string* error);
-
-// Unlinks `name` in dir_fd whatever it is; a directory is emptied first,
-// through a descriptor opened without following symlinks.
-void remove_entry(int dir_fd, const char* name, int depth, const std::string& where, std::string* error) {
-  if (::unlinkat(dir_fd, name, 0) == 0 || errno == ENOENT) return;
-  if (errno != EISDIR && errno != EPERM) {
-    if (error->empty()) *error = where + "/" + name + ": " + errno_text(errno);
-    return;
-  }
-  Fd sub(::openat(dir_fd, name, kDirFlags));
-  if (!sub) {
-    if (error->empty()) *error = where + "/" + name + ": " + errno_text(errno);
-    return;
-  }
-  ::fchmod(sub.get(), 0700);  // the owner may have made it read-only
-  remove_contents(sub.get(), depth + 1, where + "/" + name, error);
-  if (::unlinkat(dir_fd, name, AT_REMOVEDIR) != 0 && errno != ENOENT && error->empty())
-    *error = where + "/" + name + ": " + errno_text(errno);
-}
-
-void remove_contents(int dir_fd, int depth, const std::string& where, std::string* error) {
-  if (depth > kMaxDepth) {
-    if (error->empty()) *error = where + ": nested deeper than " + std::to_string(kMaxDepth) + " levels";
-    return;
-  }
-  int copy = ::dup(dir_fd);
-  DIR* d = copy >= 0 ? ::fdopendir(copy) : nullptr;
-  if (!d) {
-    if (copy >= 0) ::close(copy);
-    if (error->empty()) *error = where + ": " + errno_text(errno);
-    return;
-  }
-  std::vector<std::string> names;
-  while (dirent* e = ::readdir(d)) {
-    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) names.push_back(e->d_name);
-  }
-  ::closedir(d);
-  for (const auto& n : names) remove_entry(dir_fd, n.c_str(), depth, where, error);
 }
 
 // Every directory and symlink met on the path as written must be root's and
@@ -258,10 +215,15 @@ bool remove_job_dir(int state_fd, const std::string& state_path, uint32_t job, s
   }
   std::string problem;
   {
+    // As the directory's owner: the tree is the user's (any depth, no link
+    // followed: vmha/common/remove_tree.h); its own entry in the root-owned
+    // state directory goes below, as root.
     AsFileUser as(st.st_uid, st.st_gid);
-    remove_contents(dir.get(), 0, where, &problem);
+    vmha::remove_tree(state_fd, name, where, &problem);
   }
-  if (::unlinkat(state_fd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT && problem.empty())
+  if (::unlinkat(state_fd, name.c_str(), AT_REMOVEDIR) == 0 || errno == ENOENT)
+    problem.clear();
+  else if (problem.empty())
     problem = where + ": " + errno_text(errno);
   if (!problem.empty()) *error = problem;
   return problem.empty();
