@@ -5,6 +5,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -268,6 +269,8 @@ END_TEST
 
 // A primary waiting for its acknowledgement keeps the backup's lease alive;
 // without an interval it sends nothing while waiting.
+// (The limit counts from the last word heard, not from the start: see
+// a_backup_heard_on_its_liveness_path_is_waited_for.)
 START_TEST(sender_sends_heartbeats_while_waiting) {
   for (bool beats : {true, false}) {
     Pipe pipe;
@@ -275,7 +278,7 @@ START_TEST(sender_sends_heartbeats_while_waiting) {
     CheckpointSender tx(prim, 16);
     if (beats) tx.set_heartbeat_every(10ms);
     Status s = tx.wait_ack(1, 50ms);
-    ck_assert_msg(has(s, "did not acknowledge checkpoint 1 within 50 ms"), "%s", s.message().c_str());
+    ck_assert_msg(has(s, "did not acknowledge checkpoint 1 and was silent for 50 ms"), "%s", s.message().c_str());
     std::size_t heartbeats = 0;
     for (const auto& bytes : pipe.to_backup) heartbeats += decode_frame(bytes).value().type == MessageType::kHeartbeat;
     if (beats)
@@ -286,8 +289,49 @@ START_TEST(sender_sends_heartbeats_while_waiting) {
 }
 END_TEST
 
-// The primary went on without the backup: the receiver says so (with the
-// reason) and drops what it staged.
+// A backup that answers late but is heard all along on its liveness path
+// (transport.h: a socket beat beside the data) is waited for, however long
+// its answer takes; one that falls silent is lost after the limit.
+START_TEST(a_backup_heard_on_its_liveness_path_is_waited_for) {
+  struct BeatingChannel final : public Channel {
+    explicit BeatingChannel(FakeChannel& c) : inner(c) {}
+    Status send_encoded(std::span<const std::uint8_t> b) override { return inner.send_encoded(b); }
+    Result<Frame> receive(std::chrono::milliseconds t) override { return inner.receive(t); }
+    Status pull(std::span<const PullOp> ops) override { return inner.pull(ops); }
+    const std::vector<RegionInfo>& remote_regions() const override { return inner.remote_regions(); }
+    bool connected() const override { return true; }
+    std::string peer() const override { return "beating"; }
+    void close() override {}
+    std::chrono::steady_clock::time_point liveness() const override {
+      return beating.load() ? std::chrono::steady_clock::now() : last_beat;
+    }
+    FakeChannel& inner;
+    std::atomic<bool> beating{true};
+    std::chrono::steady_clock::time_point last_beat = std::chrono::steady_clock::now();
+  };
+  Pipe pipe;
+  FakeChannel prim(pipe, true);
+  BeatingChannel ch(prim);
+  CheckpointSender tx(ch, 16);
+  // Heard all along: still waiting after four times the limit.
+  std::atomic<bool> done{false};
+  Status s;
+  std::thread waiter([&] {
+    s = tx.wait_ack(1, 50ms);
+    done = true;
+  });
+  std::this_thread::sleep_for(200ms);  // a lower bound on waiting, not an assumption about speed
+  ck_assert_msg(!done.load(), "gave up on a backup that is heard: %s", s.message().c_str());
+  ch.last_beat = std::chrono::steady_clock::now();
+  ch.beating = false;  // falls silent: lost after the limit
+  waiter.join();
+  ck_assert_msg(has(s, "was silent for 50 ms"), "%s", s.message().c_str());
+}
+END_TEST
+
+// The primary goes on without the backup only once the backup confirmed
+// (Bye) that it stands down: the receiver says so (with the reason) and
+// drops what it staged.
 START_TEST(receiver_reports_stand_down) {
   Pipe pipe;
   FakeChannel prim(pipe, true), back(pipe, false);
@@ -298,13 +342,16 @@ START_TEST(receiver_reports_stand_down) {
   CheckpointReceiver rx(back, st, lease);
   CheckpointSender tx(prim, 16);
   ck_assert(tx.begin(1).ok());
-  ck_assert(tx.stand_down("timeout: backup did not acknowledge checkpoint 1").ok());
+  Status unanswered = tx.stand_down("timeout: backup did not acknowledge checkpoint 1", 20ms);
+  ck_assert_msg(!unanswered.ok() && Channel::timed_out(unanswered), "%s", unanswered.message().c_str());
   auto r = drain(rx);
   ck_assert_msg(r.ok(), "%s", r.status().message().c_str());
   ck_assert(r.value().event == CheckpointReceiver::Event::kStandDown);
   ck_assert_str_eq(r.value().reason.c_str(), "timeout: backup did not acknowledge checkpoint 1");
   ck_assert_uint_eq(st.staging_epoch(), 0);
   ck_assert_uint_eq(st.committed_epoch(), 0);
+  ck_assert(back.send(ByeMsg{}.to_frame()).ok());  // what vmha backup answers (backup_service.cc)
+  ck_assert(tx.stand_down("timeout: backup did not acknowledge checkpoint 1", 1000ms).ok());
 }
 END_TEST
 
@@ -396,6 +443,7 @@ int main() {
   tcase_add_test(tc, receiver_commits_what_sender_sends);
   tcase_add_test(tc, receiver_rejects_torn_pages_and_protocol_errors);
   tcase_add_test(tc, sender_sends_heartbeats_while_waiting);
+  tcase_add_test(tc, a_backup_heard_on_its_liveness_path_is_waited_for);
   tcase_add_test(tc, receiver_reports_stand_down);
   tcase_add_test(tc, receiver_hears_primary_after_a_slow_read);
   suite_add_tcase(s, tc);

@@ -126,20 +126,29 @@ Status CheckpointSender::pump(std::chrono::milliseconds timeout) {
       auto m = HeartbeatMsg::from(frame);
       return m.ok() ? Status{} : m.status();
     }
+    case MessageType::kBye:  // the backup's answer to StandDown: it will not take over
+      stood_down_ = true;
+      return {};
     default:
       return Status::error("unexpected " + message_type_name(static_cast<std::uint16_t>(frame.type)) +
                            " message from the backup");
   }
 }
 
+// Waits as long as the backup lives: `timeout` is how long it may stay
+// silent, counted from the last message or liveness beat (transport.h), not
+// from the start. A backup reading gigabytes of pages answers late but is
+// heard all along; one that is gone is silent within the limit.
 template <typename Done>
 Status CheckpointSender::wait_until(Done done, std::chrono::milliseconds timeout, const std::string& what) {
-  auto deadline = Clock::now() + timeout;
-  auto next_beat = Clock::now() + heartbeat_every_;
+  const auto started = Clock::now();
+  auto next_beat = started + heartbeat_every_;
+  auto heard = [&] { return std::max({started, last_heard_, channel_.liveness()}); };
   while (!done()) {
     if (!refusal_.empty()) return Status::error(refusal_);
+    auto deadline = heard() + timeout;
     auto until = heartbeat_every_.count() > 0 ? std::min(deadline, next_beat) : deadline;
-    Status s = pump(left(until));
+    Status s = pump(left(std::min(until, Clock::now() + std::chrono::milliseconds(50))));
     if (!s.ok() && !Channel::timed_out(s)) return s;
     if (done()) break;
     auto now = Clock::now();
@@ -147,8 +156,9 @@ Status CheckpointSender::wait_until(Done done, std::chrono::milliseconds timeout
       if (Status hb = send_heartbeat(acked_); !hb.ok()) return hb;
       next_beat = now + heartbeat_every_;
     }
-    if (now >= deadline)
-      return Status::error("timeout: backup did not " + what + " within " + std::to_string(timeout.count()) + " ms");
+    if (now >= heard() + timeout)
+      return Status::error("timeout: backup did not " + what + " and was silent for " +
+                           std::to_string(timeout.count()) + " ms");
   }
   return {};
 }
@@ -181,8 +191,14 @@ Status CheckpointSender::heartbeat() {
   return send_heartbeat(committed);
 }
 
-Status CheckpointSender::stand_down(const std::string& reason) {
-  return channel_.send(StandDownMsg{reason}.to_frame());
+Status CheckpointSender::stand_down(const std::string& reason, std::chrono::milliseconds timeout) {
+  if (Status s = channel_.send(StandDownMsg{reason}.to_frame()); !s.ok()) return s;
+  std::lock_guard<std::mutex> lock(rx_mutex_);
+  refusal_.clear();  // the loss that brought us here
+  if (Status s = wait_until([&] { return stood_down_; }, timeout, "confirm that it stands down"); !s.ok()) return s;
+  // It agreed; it stands down once it reads this (until then a lost
+  // connection leaves it the takeover: vmha(1) Split brain).
+  return channel_.send(StandDownMsg{"confirmed: " + reason}.to_frame());
 }
 
 Status CheckpointSender::poll(std::chrono::milliseconds timeout) {

@@ -51,8 +51,10 @@ class CheckpointSender {
 
   void set_heartbeat_every(std::chrono::milliseconds every) { heartbeat_every_ = every; }
   Status heartbeat();
-  // Tells the backup that this primary goes on without it (best effort).
-  Status stand_down(const std::string& reason);
+  // Tells the backup that this primary goes on without it and waits until
+  // it agrees (Bye); then confirms (a second StandDown), after which the
+  // backup never takes over. Ok only then.
+  Status stand_down(const std::string& reason, std::chrono::milliseconds timeout);
   // Handles replies that are already there (heartbeat echoes, acks); never blocks long.
   Status poll(std::chrono::milliseconds timeout);
 
@@ -74,6 +76,7 @@ class CheckpointSender {
   mutable std::mutex mutex_;  // checkpoint bookkeeping
   std::uint64_t epoch_ = 0;
   bool open_ = false;
+  bool stood_down_ = false;  // the backup answered StandDown (under rx_mutex_)
   std::vector<std::uint64_t> bits_;
   std::vector<std::uint64_t> touched_words_;
   std::uint64_t distinct_ = 0;

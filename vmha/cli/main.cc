@@ -78,7 +78,12 @@ Runner setup_run(CLI::App* app, std::string* log_file) {
   app->add_option("--mode", run->mode, "Checkpointing: async (prefetch while the guest runs) or stop-copy")
       ->capture_default_str();
   app->add_option("--epoch-ms", run->epoch_ms, "Longest epoch in milliseconds")->capture_default_str();
-  app->add_option("--lease-ms", run->lease_ms, "Hold output this long after losing the backup, then go on unprotected")
+  app->add_option("--lease-ms", run->lease_ms,
+                  "Lease in milliseconds: the backup counts the primary lost after 5 leases (at least 2 s) of silence")
+      ->capture_default_str();
+  app->add_option("--on-backup-loss", run->on_backup_loss,
+                  "When the backup is lost: stop (release nothing more, the backup takes over if alive) or continue "
+                  "(unprotected, once the backup confirmed it stands down)")
       ->capture_default_str();
   app->add_option("--stats-file", run->stats_file,
                   "With --backup: write replication statistics (epochs, pauses) to this file at the end");
@@ -162,6 +167,8 @@ Runner setup_backup(CLI::App* app, std::string* log_file) {
       "--stdout", backup->stdout_file,
       "Append a resumed guest's stdout to this file (the primary's output file: its size tells what was released)");
   app->add_option("--stderr", backup->stderr_file, "Append a resumed guest's stderr to this file (likewise)");
+  app->add_option("--stats-file", backup->stats_file,
+                  "At a takeover, write takeover=1, checkpoint=N and undone=N to this file");
   app->add_option("--accept-timeout", backup->accept_timeout_s, "Seconds to wait for the primary")
       ->capture_default_str();
   app->add_option("--log", *log_file,

@@ -17,7 +17,9 @@ namespace {
 
 // --stats-file: the run's replication statistics as key=value lines for the
 // SPANK plugin's accounting (epochs, pause_ms_mean, pause_ms_max, pause_count,
-// prefetched_pages, residual_pages, backup_lost), written atomically; and,
+// prefetched_pages, residual_pages, backup_lost, stopped: it lost the backup
+// and stopped the program, unprotected: it went on without a backup), written
+// atomically; and,
 // when the program was killed by a signal, guest_signal=N: vmha then ends by
 // the same signal, and its supervisor must tell that apart from vmha itself
 // being killed (which calls for the backup).
@@ -30,9 +32,9 @@ bool write_stats_file(const std::string& path, const EngineStats& s, const RunRe
   double mean = s.pause_ms.empty() ? 0.0 : sum / static_cast<double>(s.pause_ms.size());
   std::fprintf(f, "epochs=%llu\npause_ms_mean=%.4f\npause_ms_max=%.4f\npause_count=%zu\n",
                static_cast<unsigned long long>(s.epochs), mean, max, s.pause_ms.size());
-  std::fprintf(f, "prefetched_pages=%llu\nresidual_pages=%llu\nbackup_lost=%d\n",
+  std::fprintf(f, "prefetched_pages=%llu\nresidual_pages=%llu\nbackup_lost=%d\nstopped=%d\nunprotected=%d\n",
                static_cast<unsigned long long>(s.prefetched_pages), static_cast<unsigned long long>(s.residual_pages),
-               s.backup_lost ? 1 : 0);
+               s.backup_lost ? 1 : 0, s.stopped ? 1 : 0, s.unprotected ? 1 : 0);
   if (r.end == RunResult::End::kSignaled) std::fprintf(f, "guest_signal=%d\n", r.code);
   bool ok = std::fclose(f) == 0;
   return ok && std::rename(tmp.c_str(), path.c_str()) == 0;
@@ -87,6 +89,10 @@ int run_replicated(const RunCommandOptions& o) {
     return std::fprintf(stderr, "vmha: --lease-ms %d: expected %d..%d\n", o.lease_ms, kMinLeaseMs, kMaxLeaseMs), 125;
   eo.epoch_ms = o.epoch_ms;
   eo.lease_ms = o.lease_ms;
+  if (o.on_backup_loss != "stop" && o.on_backup_loss != "continue")
+    return std::fprintf(stderr, "vmha: --on-backup-loss %s: expected stop or continue\n", o.on_backup_loss.c_str()),
+           125;
+  eo.continue_after_loss = o.on_backup_loss == "continue";
   VmOptions vo;
   vo.workdir = o.workdir;
   vo.read_only = o.read_only;

@@ -26,7 +26,8 @@ struct RunCommandOptions {
   std::string key_file;        // shared secret file (mode 0600)
   std::string mode = "async";  // async | stop-copy
   int epoch_ms = kDefaultEpochMs;
-  int lease_ms = kDefaultLeaseMs;  // backup unreachable this long: go on unprotected
+  int lease_ms = kDefaultLeaseMs;  // the silence limits derive from it (settings.h)
+  std::string on_backup_loss = "stop";  // stop | continue (vmha(1))
   std::string stats_file;          // with backup: replication statistics here (key=value lines, vmha(1))
 };
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -127,6 +128,13 @@ int take_over(const BackupOptions& o, ImageStore& store, const OutputFiles& file
                "%s: primary lost; resuming from checkpoint %llu (%zu guest threads); %zu later file-system changes "
                "undone\n",
                kWho, static_cast<unsigned long long>(epoch), threads, undone);
+  if (!o.stats_file.empty()) {
+    const std::string tmp = o.stats_file + ".tmp";
+    if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
+      std::fprintf(f, "takeover=1\ncheckpoint=%llu\nundone=%zu\n", static_cast<unsigned long long>(epoch), undone);
+      if (std::fclose(f) == 0) std::rename(tmp.c_str(), o.stats_file.c_str());
+    }
+  }
   if (st.flags & EpochState::kFinished) {
     // The primary died after the end, before it removed the run's own
     // directories (sys/confinement.h): they go now.
@@ -191,12 +199,15 @@ std::unique_ptr<ImageStore> make_image_store(Transport& t, uint64_t pages) {
 }
 
 // The primary finished and said goodbye: exit as its guest did, per the
-// last committed checkpoint (0 when that does not say).
-int exit_code_after_bye(ImageStore& store) {
+// last committed checkpoint (0 when that does not say). The run's own
+// directories go too, should the primary have died before it removed them.
+int exit_code_after_bye(ImageStore& store, const std::string& workdir) {
   int code = 0;
   store.read_committed([&](const CommittedImage& img) {
     EpochState st;
     if (EpochState::decode(img.state, &st).ok() && (st.flags & EpochState::kFinished)) {
+      Confinement run;
+      if (run.open_root(workdir, {}, Vm::run_id_of(st.vm_state)).ok()) run.remove_private();
       RunResult r;
       r.end = static_cast<RunResult::End>(st.end_kind);
       r.code = st.end_code;
@@ -216,6 +227,13 @@ int run_backup(const BackupOptions& o) {
   // unprotected. From the takeover on, the VM relays them to the guest.
   signal(SIGUSR1, SIG_IGN);
   signal(SIGUSR2, SIG_IGN);
+  // Room for the connections that wait to speak before authentication
+  // (handshake_listener.h): the soft descriptor limit up to the hard one.
+  rlimit nofile{};
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+    nofile.rlim_cur = nofile.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &nofile);
+  }
   OutputFiles files;
   if (Status s = files.open(o.stdout_file, o.stderr_file); !s.ok()) return fail(s.message());
   auto auth = SharedKeyAuthenticator::from_file(o.key_file);
@@ -236,18 +254,29 @@ int run_backup(const BackupOptions& o) {
   lease.connection_up(Clock::now());
   CheckpointReceiver rx(*ch, *store, lease);
   bool connected = true;
+  bool standing_down = false;  // answered StandDown, waiting for the primary's confirmation
   while (true) {
     if (connected) {
       auto step = rx.step(50ms);
+      // Heard on the liveness path (transport.h) while a step pulled pages.
+      if (auto alive = ch->liveness(); alive != Clock::time_point{}) lease.heard(alive);
       if (!step.ok()) {
         std::fprintf(stderr, "%s: connection to the primary lost: %s\n", kWho, step.status().message().c_str());
         connected = false;
         lease.connection_lost();
       } else if (step.value().event == CheckpointReceiver::Event::kBye) {
         // The primary finished and released everything itself.
-        int code = exit_code_after_bye(*store);
+        int code = exit_code_after_bye(*store, o.workdir);
         ch->close();
         return code;
+      } else if (step.value().event == CheckpointReceiver::Event::kStandDown && !standing_down) {
+        // The primary asks to go on alone. Bye says this backup agrees; it
+        // stands down only once the primary confirms it read that (a second
+        // StandDown): a primary that gave up waiting stopped instead, and
+        // its connection ends without a confirmation, which leaves the
+        // takeover to this backup as for any lost primary.
+        standing_down = true;
+        (void)ch->send(ByeMsg{}.to_frame());
       } else if (step.value().event == CheckpointReceiver::Event::kStandDown) {
         // It releases output this image does not hold: resuming it later
         // would print that output again, so this backup ends here.

@@ -28,6 +28,10 @@ struct BackupOptions {
   std::string stdout_file, stderr_file;
   int lease_ms = kDefaultLeaseMs;  // the takeover waits this long: most of a failover (vmha bench)
   int accept_timeout_s = 60;
+  // At a takeover: takeover=1, checkpoint=N and undone=U written here
+  // (atomically) before the guest resumes: what a supervisor reads, never
+  // the log, whose lines may quote a peer.
+  std::string stats_file;
 };
 
 // Returns the exit status for `vmha backup`: the program's own when this side

@@ -109,8 +109,10 @@ class Primary {
         if (!lost_) {
           if (Status s = tx_.begin(epoch); !s.ok()) lose(s);
         }
+        if (stopping_) return stop_after_loss(vcpu);
         run_epoch();
         if (close_epoch(epoch, result)) break;
+        if (stopping_) return stop_after_loss(vcpu);
       }
     } catch (const std::exception& e) {
       return abandon(vcpu, e.what());
@@ -119,6 +121,10 @@ class Primary {
     }
     vcpu.join();
     stats_.guest_s = std::chrono::duration<double>(guest_end - guest_start).count();
+    // The end is acknowledged (or no backup is left): nothing resumes the
+    // guest, so the run's own directories go, before Bye (a kill after Bye
+    // leaves the backup nothing to take over, and so nobody to remove them).
+    vm_.process().root.remove_private();
     if (!lost_) (void)ch_.send(ByeMsg{}.to_frame());
     if (!lost_ || stood_down_) wait_for_backup_to_close();
     ch_.close();
@@ -126,6 +132,20 @@ class Primary {
   }
 
  private:
+  // The backup is lost and did not stand down: the guest stops where it is
+  // (paused or running), its held output is dropped (the backup has every
+  // checkpoint whose output went out, and releases the rest if it resumes),
+  // and the run fails: a supervisor lets the backup take over.
+  RunResult stop_after_loss(std::thread& vcpu) {
+    vm_.request_stop();
+    vm_.resume();
+    vcpu.join();
+    ch_.close();
+    held_after_loss_.clear();
+    (void)sink_.take();
+    return failed("backup lost (" + stats_.backup_error + "): the program stopped here; its backup resumes it if it is alive");
+  }
+
   // After an exception in the epoch loop: the guest stops (a paused one is
   // resumed to see the stop), its thread is joined and the run fails. Held
   // output stays unreleased: the backup did not acknowledge it.
@@ -208,6 +228,7 @@ class Primary {
     }
     if (!finished) stats_.stop_ms.push_back(ms_since(t0));
     if (lost_) {
+      if (stopping_) return false;  // the caller stops the guest; nothing is released
       if (!finished) vm_.resume();
       release(sink_.take());
       return finished;
@@ -215,6 +236,7 @@ class Primary {
     Status s = end_epoch(epoch, finished, result, &t0);
     if (!s.ok()) {
       lose(s);
+      if (stopping_) return false;
       if (finished) {
         release(held_after_loss_);
         held_after_loss_.clear();
@@ -432,9 +454,24 @@ class Primary {
     lost_ = true;
     stats_.backup_lost = true;
     stats_.backup_error = why.message();
-    std::this_thread::sleep_for(std::chrono::milliseconds(eo_.lease_ms));
-    stood_down_ = tx_.stand_down(why.message()).ok();
-    if (!eo_.quiet) std::fprintf(stderr, "vmha: backup lost (%s); continuing unprotected\n", why.message().c_str());
+    // Going on alone is safe only once the backup said it will never take
+    // over (StandDown answered): it may be alive and only slow.
+    Status stood = eo_.continue_after_loss ? tx_.stand_down(why.message(), wait_limit())
+                                           : Status::error("--on-backup-loss stop");
+    stood_down_ = stood.ok();
+    if (!stood_down_) {
+      stopping_ = true;
+      stats_.stopped = true;
+      if (!eo_.quiet)
+        std::fprintf(stderr,
+                     "vmha: backup lost (%s); stopping the program and releasing nothing more (%s): the backup "
+                     "resumes it from its last checkpoint if it is alive\n",
+                     why.message().c_str(), stood.message().c_str());
+      return;
+    }
+    stats_.unprotected = true;
+    if (!eo_.quiet)
+      std::fprintf(stderr, "vmha: backup lost (%s); it stood down: continuing UNPROTECTED\n", why.message().c_str());
     release(held_after_loss_);
     held_after_loss_.clear();
     vm_.processes().removed().keep(false, vm_.process().root);  // no backup will resume
@@ -451,8 +488,9 @@ class Primary {
   EngineStats& stats_;
   StreamInfo streams_[3];
   uint64_t released_seq_ = 0;
-  bool stood_down_ = false;  // the backup was told it may not take over
+  bool stood_down_ = false;  // the backup confirmed it will not take over
   bool lost_ = false;
+  bool stopping_ = false;    // lost, not stood down: the guest stops, nothing more is released
   std::atomic<bool> done_{false};  // the guest has ended
   double epoch_cost_ms_ = 0;       // the last checkpoint: catch-up + pause + faults it causes
   // Pages in the last checkpoint. The first epoch counts as large: programs
@@ -508,8 +546,7 @@ ProtectedRun run_protected(const EngineOptions& eo, VmOptions vo, const std::vec
   if (!ch.ok()) return out.result = failed("backup " + eo.backup + ": " + ch.status().message()), out;
   Primary p(eo, *vm, sink, *ch.value(), region_id, staging, out.stats, started);
   out.result = p.run();
-  vm->process().root.remove_private();  // the guest has ended: nothing resumes it
-  vm.reset();                           // before the region goes away
+  vm.reset();  // before the region goes away
   return out;
 }
 

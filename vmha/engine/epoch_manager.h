@@ -29,7 +29,14 @@ struct EngineOptions {
   // makes every page the guest keeps writing fault again (measured: steps ran
   // 6x slower with 10 ms prefetch than with pre-copy at the end only).
   int prefetch_ms = 0;
-  int lease_ms = kDefaultLeaseMs;  // backup silent this long (and gone): continue unprotected
+  int lease_ms = kDefaultLeaseMs;  // the backup's silence limit is derived from it (settings.h)
+  // When the backup is lost (silent past the limit, a refusal, a broken
+  // connection): false (the default, vmha(1) --on-backup-loss stop) stops
+  // the guest and releases nothing more, so a backup that is only slow
+  // takes over alone; true goes on unprotected, but only once the backup
+  // confirmed it stands down (otherwise it stops all the same). Output is
+  // never released by both sides.
+  bool continue_after_loss = false;
   std::string transports;          // UCX_TLS ("" = UCX default)
   bool quiet = false;              // no "backup lost" report (bench)
   // Called on the epoch manager's thread after the backup acknowledged
@@ -54,6 +61,8 @@ struct EngineStats {
   std::vector<double> output_latency_ms;  // per output record: written -> released
   uint64_t prefetched_pages = 0, residual_pages = 0;
   bool backup_lost = false;
+  bool stopped = false;      // lost the backup and stopped (continue_after_loss false, or no stand-down)
+  bool unprotected = false;  // went on without a backup (it stood down)
   std::string backup_error;
 };
 

@@ -29,10 +29,27 @@ Result<Msg> decode(const Frame& f, MessageType expected, Read read) {
 void put_text(WireWriter& w, const std::string& s) {
   w.blob({reinterpret_cast<const std::uint8_t*>(s.data()), std::min(s.size(), kMaxText)});
 }
+// Text from the peer (a reason, a method name) ends up in logs, the
+// backup's among them, which its supervisor reads: every byte outside
+// printable ASCII (and the backslash) arrives as \xNN, so a peer cannot
+// write a line of its own ("\nvmha backup: primary lost; ...") or a
+// terminal escape there.
 std::string get_text(WireReader& r, const char* field) {
   auto b = r.blob(field);
   if (b.size() > kMaxText) r.set_error(std::string(field) + " longer than " + std::to_string(kMaxText));
-  return {b.begin(), b.end()};
+  std::string out;
+  out.reserve(b.size());
+  for (std::uint8_t c : b) {
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
 }
 void get_nonce(WireReader& r, Nonce& n) {
   auto b = r.bytes(kNonceSize, "nonce");

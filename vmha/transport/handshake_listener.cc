@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <deque>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -21,10 +22,24 @@ using Clock = std::chrono::steady_clock;
 
 struct Handshake {
   std::unique_ptr<SocketChannel> channel;
+  std::string address;  // the peer's, without its port
   std::thread thread;
   std::atomic<bool> done{false};
   Status result;
 };
+
+// A connection that has not sent anything yet: an fd, nothing more.
+struct Waiting {
+  int fd;
+  sockaddr_storage peer;
+  Clock::time_point until;
+};
+
+std::string host_of(const sockaddr_storage& peer) {
+  const std::string text = socket_address_text(peer);
+  const size_t colon = text.rfind(':');
+  return colon == std::string::npos ? text : text.substr(0, colon);
+}
 
 void run_handshake(Handshake* h, const Authenticator& auth, std::chrono::milliseconds timeout, int wake_fd) {
   h->result = authenticate_as_backup(*h->channel, auth, timeout);
@@ -43,6 +58,10 @@ class HandshakeSet {
   }
   bool empty() const { return running_.empty(); }
   size_t size() const { return running_.size(); }
+  size_t from(const std::string& address) const {
+    return static_cast<size_t>(
+        std::count_if(running_.begin(), running_.end(), [&](const auto& h) { return h->address == address; }));
+  }
   bool refused_any() const { return !refused_.empty(); }
 
   // Joins the finished handshakes: the first success becomes the winner.
@@ -82,6 +101,7 @@ class HandshakeSet {
              std::chrono::milliseconds handshake_timeout, std::chrono::milliseconds send_timeout, int wake_fd) {
     auto h = std::make_unique<Handshake>();
     h->channel = std::make_unique<SocketChannel>(c, socket_address_text(peer), send_timeout);
+    h->address = host_of(peer);
     try {
       h->thread = std::thread(run_handshake, h.get(), std::cref(auth), handshake_timeout, wake_fd);
     } catch (const std::system_error&) {
@@ -104,7 +124,7 @@ Result<std::unique_ptr<HandshakeListener>> HandshakeListener::open(const sockadd
   if (fd < 0) return Status::error("cannot listen on " + name + ": socket: " + std::strerror(errno));
   int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 || ::listen(fd, 64) != 0) {
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 || ::listen(fd, SOMAXCONN) != 0) {
     int e = errno;
     ::close(fd);
     return Status::error("cannot listen on " + name + ": " + std::strerror(e));
@@ -131,51 +151,75 @@ Result<std::unique_ptr<SocketChannel>> HandshakeListener::accept(const Authentic
                                                                  std::chrono::milliseconds handshake_timeout,
                                                                  std::chrono::milliseconds timeout,
                                                                  std::chrono::milliseconds send_timeout) {
-  auto deadline = Clock::now() + timeout;
+  const auto deadline = Clock::now() + timeout;
+  const auto per_peer = std::min(handshake_timeout, kMaxHandshake);
   HandshakeSet handshakes;
-  bool out_of_fds = false;
-  for (;;) {
-    if (handshakes.any_done()) out_of_fds = false;
-    handshakes.reap();
-    if (handshakes.has_winner()) {
-      handshakes.cancel_all();  // others lose: one primary per backup
-      return handshakes.take_winner();
+  std::deque<Waiting> waiting;  // oldest first
+  auto drop = [](const Waiting& w) { ::close(w.fd); };
+  struct Cleanup {
+    HandshakeSet& h;
+    std::deque<Waiting>& w;
+    ~Cleanup() {
+      h.cancel_all();
+      for (const Waiting& x : w) ::close(x.fd);
     }
+  } cleanup{handshakes, waiting};
+  for (;;) {
+    handshakes.reap();
+    if (handshakes.has_winner()) return handshakes.take_winner();  // the others lose: one primary per backup
     if (handshakes.refused_any() && handshakes.empty()) return handshakes.first_refusal();
     auto now = Clock::now();
     if (now >= deadline) {
-      handshakes.cancel_all();
       if (handshakes.refused_any()) return handshakes.first_refusal();
       return Status::error("timeout: no primary connected to " + address_ + " within " +
                            std::to_string(timeout.count()) + " ms");
     }
-    // While all slots are busy (or descriptors ran out), new connections
-    // wait in the kernel's backlog.
-    bool room = handshakes.size() < kMaxConcurrentHandshakes && !out_of_fds;
-    pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {fd_, POLLIN, 0}};
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
-    int r = ::poll(fds, room ? 2 : 1, static_cast<int>(std::min<long long>(ms, 1 << 30)));
-    if (r < 0 && errno != EINTR) {
-      handshakes.cancel_all();
-      return Status::error("accept on " + address_ + ": poll: " + std::strerror(errno));
+    // Silent too long: dropped (a real primary speaks at once).
+    while (!waiting.empty() && waiting.front().until <= now) {
+      drop(waiting.front());
+      waiting.pop_front();
     }
+    std::vector<pollfd> fds = {{wake_fd_, POLLIN, 0}, {fd_, POLLIN, 0}};
+    for (const Waiting& w : waiting) fds.push_back({w.fd, POLLIN, 0});
+    auto until = waiting.empty() ? deadline : std::min(deadline, waiting.front().until);
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count() + 1;
+    int r = ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(ms, 1 << 30)));
+    if (r < 0 && errno != EINTR) return Status::error("accept on " + address_ + ": poll: " + std::strerror(errno));
     if (fds[0].revents & POLLIN) {
       std::uint64_t n;
       (void)!::read(wake_fd_, &n, sizeof n);
     }
-    if (!room || !(fds[1].revents & POLLIN)) continue;
-    sockaddr_storage peer{};
-    socklen_t len = sizeof peer;
-    int c = ::accept4(fd_, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (c < 0 && (errno == EMFILE || errno == ENFILE)) {
-      // Retry once a handshake has ended and freed one; with none running
-      // nothing would free one.
-      if (handshakes.empty()) return Status::error("accept on " + address_ + ": " + std::strerror(errno));
-      out_of_fds = true;
-      continue;
+    // Those that spoke (or hung up: the handshake reports it) get a
+    // handshake while there is room, theirs and their address's.
+    std::deque<Waiting> still;
+    for (size_t i = 0; i < waiting.size(); ++i) {
+      const Waiting& w = waiting[i];
+      const bool spoke = fds[i + 2].revents & (POLLIN | POLLHUP | POLLERR);
+      if (spoke && handshakes.size() < kMaxConcurrentHandshakes &&
+          handshakes.from(host_of(w.peer)) < kMaxHandshakesPerAddress)
+        handshakes.start(w.fd, w.peer, auth, per_peer, send_timeout, wake_fd_);
+      else
+        still.push_back(w);
     }
-    if (c < 0) continue;  // the peer left already
-    handshakes.start(c, peer, auth, handshake_timeout, send_timeout, wake_fd_);
+    waiting.swap(still);
+    if (!(fds[1].revents & POLLIN)) continue;
+    // Every connection the kernel holds, at once: none waits in its backlog.
+    for (;;) {
+      sockaddr_storage peer{};
+      socklen_t len = sizeof peer;
+      int c = ::accept4(fd_, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (c < 0 && (errno == EMFILE || errno == ENFILE) && !waiting.empty()) {
+        drop(waiting.front());  // out of descriptors: the oldest silent one makes room
+        waiting.pop_front();
+        continue;
+      }
+      if (c < 0) break;  // EAGAIN: none left (or the peer left already)
+      if (waiting.size() >= kMaxWaiting) {
+        drop(waiting.front());
+        waiting.pop_front();
+      }
+      waiting.push_back({c, peer, Clock::now() + kFirstBytesWithin});
+    }
   }
 }
 

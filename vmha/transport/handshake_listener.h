@@ -1,10 +1,15 @@
 // Internal to the transport: the backup's listening socket, bound exactly to
 // the address it was given, and the authentication of whoever connects.
 //
-// Several handshakes run at once (one thread each, at most
-// kMaxConcurrentHandshakes), each bounded by the handshake timeout: a peer that
-// connects and stays silent, or trickles bytes, delays nobody else; the real
-// primary is authenticated while it waits. A peer that fails is dropped and
+// A connection costs nothing until it speaks: accept() takes every
+// connection as it comes (the kernel's backlog never fills) and only waits
+// on it, up to kFirstBytesWithin and at most kMaxWaiting at once (the oldest
+// is dropped for a new one); a real primary sends its Hello at once. A peer
+// that sends gets a handshake of its own (one thread each, at most
+// kMaxConcurrentHandshakes, kMaxHandshakesPerAddress from one address),
+// bounded by the handshake timeout and kMaxHandshake: a peer that connects
+// and stays silent, or trickles bytes, delays nobody else; the real primary
+// is authenticated while it waits. A peer that fails is dropped and
 // reported; accepting continues with the next call.
 #pragma once
 
@@ -22,7 +27,11 @@ namespace vmha {
 
 class HandshakeListener {
  public:
-  static constexpr std::size_t kMaxConcurrentHandshakes = 16;
+  static constexpr std::size_t kMaxConcurrentHandshakes = 64;
+  static constexpr std::size_t kMaxHandshakesPerAddress = 8;
+  static constexpr std::size_t kMaxWaiting = 1024;
+  static constexpr std::chrono::milliseconds kFirstBytesWithin{1000};
+  static constexpr std::chrono::milliseconds kMaxHandshake{2000};
 
   static Result<std::unique_ptr<HandshakeListener>> open(const sockaddr_in& address, const std::string& name);
   ~HandshakeListener();

@@ -60,6 +60,12 @@ class Channel {
 
   virtual bool connected() const = 0;
   virtual std::string peer() const = 0;  // "host:port" for messages
+  // When the peer's process was last heard alive on a path of its own,
+  // beside the data (a heartbeat every few milliseconds on the socket the
+  // handshake ran on): a lease measured on it never waits behind a page
+  // transfer, whatever the guest's size. The epoch of the clock when the
+  // channel has no such path (callers then count messages).
+  virtual std::chrono::steady_clock::time_point liveness() const { return {}; }
   // Orderly close: gives the peer up to ~200 ms to read the last messages and
   // close first, then closes. Safe to call twice.
   virtual void close() = 0;

@@ -1,11 +1,13 @@
 #include "vmha/transport/ucx_channel.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <system_error>
 
 namespace vmha::ucx {
 namespace {
@@ -71,11 +73,48 @@ UcxChannel::~UcxChannel() { close(); }
 void UcxChannel::watch_peer_socket(int fd) {
   close_peer_socket();
   liveness_fd_ = fd;
+  heard_us_ = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now().time_since_epoch()).count();
+  liveness_stop_ = false;
+  try {
+    liveness_thread_ = std::thread([this, fd] { liveness_loop(fd); });
+  } catch (const std::system_error&) {
+    // No thread: the socket still tells the peer's end (peer_failed), the
+    // lease counts messages as before.
+  }
+}
+
+void UcxChannel::liveness_loop(int fd) {
+  const std::uint8_t beat = 'h';
+  while (!liveness_stop_.load()) {
+    if (::send(fd, &beat, 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+        errno != EINTR)
+      break;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(kLivenessBeat.count())) <= 0) continue;
+    std::uint8_t b[256];
+    ssize_t n = ::recv(fd, b, sizeof b, MSG_DONTWAIT);
+    if (n > 0) {
+      heard_us_ = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now().time_since_epoch()).count();
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
+    if (liveness_stop_.load()) break;  // our own shutdown, not the peer's end
+    // End of file or an error: its process closed the connection or died
+    // (the kernel closes its sockets).
+    state_->error = UCS_ERR_CONNECTION_RESET;
+    state_->failed = true;
+    break;
+  }
+}
+
+std::chrono::steady_clock::time_point UcxChannel::liveness() const {
+  if (!liveness_thread_.joinable()) return {};
+  return Clock::time_point(std::chrono::microseconds(heard_us_.load()));
 }
 
 bool UcxChannel::peer_failed() {
   if (state_->failed) return true;
-  if (liveness_fd_ < 0) return false;
+  if (liveness_fd_ < 0 || liveness_thread_.joinable()) return false;
   // At most once a millisecond: callers spin on this while progressing.
   std::int64_t now = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now().time_since_epoch()).count();
   auto last = last_liveness_check_.load(std::memory_order_relaxed);
@@ -337,6 +376,11 @@ void UcxChannel::close() {
 }
 
 void UcxChannel::close_peer_socket() {
+  if (liveness_thread_.joinable()) {
+    liveness_stop_ = true;
+    if (liveness_fd_ >= 0) ::shutdown(liveness_fd_, SHUT_RDWR);  // wakes its poll; the peer sees the end
+    liveness_thread_.join();
+  }
   if (liveness_fd_ >= 0) ::close(liveness_fd_);
   liveness_fd_ = -1;
 }

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
+#include <thread>
 #include <mutex>
 #include <span>
 #include <string>
@@ -28,10 +30,13 @@ class UcxChannel final : public Channel {
   // Creates the endpoint to the peer's worker (both sides do; UCX pairs the
   // two endpoints).
   Status open(std::span<const std::uint8_t> peer_worker_address);
-  // Takes the socket the handshake ran on: the peer never writes to it
-  // again, so its end of file says the peer is gone (immediately, where
+  // Takes the socket the handshake ran on, from now on the liveness path:
+  // a thread writes a byte on it every kLivenessBeat and reads the peer's
+  // (liveness()); its end of file says the peer is gone (immediately, where
   // UCX's shared-memory keepalive takes seconds).
   void watch_peer_socket(int fd);
+  static constexpr std::chrono::milliseconds kLivenessBeat{20};
+  std::chrono::steady_clock::time_point liveness() const override;
   // Before authentication only small frames are accepted.
   void set_max_payload(std::uint32_t n) { max_payload_ = n; }
   // Backup: unpacks the primary's rkeys.
@@ -77,6 +82,12 @@ class UcxChannel final : public Channel {
   std::vector<ucp_rkey_h> rkeys_;
   int liveness_fd_ = -1;
   std::atomic<std::int64_t> last_liveness_check_{0};  // steady clock, us
+  // The liveness thread: beats on liveness_fd_, notes the peer's beats and
+  // its end of file (state_->failed).
+  std::thread liveness_thread_;
+  std::atomic<bool> liveness_stop_{false};
+  std::atomic<std::int64_t> heard_us_{0};  // steady clock, us: the peer's last beat
+  void liveness_loop(int fd);
 };
 
 }  // namespace vmha::ucx

@@ -136,11 +136,20 @@ Result<std::uint32_t> UcxTransport::register_region(void* base, std::size_t leng
 Result<std::unique_ptr<UcxChannel>> UcxTransport::join_ucx(SocketChannel& socket, const std::string& peer) {
   auto mine = core_->worker_address();
   if (!mine.ok()) return mine.status();
-  if (Status s = socket.send(WorkerAddressMsg{mine.take()}.to_frame()); !s.ok()) return s;
+  if (Status s = socket.send(WorkerAddressMsg{mine.value()}.to_frame()); !s.ok()) return s;
   auto f = socket.receive(core_->options().handshake_timeout);
   if (!f.ok()) return f.status().context("waiting for the UCX address of " + peer + ": ");
   auto theirs = WorkerAddressMsg::from(f.value());
   if (!theirs.ok()) return theirs.status().context("from " + peer + ": ");
+  // UCX 1.13 aborts the process on some malformed addresses it unpacks. The
+  // peer proved the job's secret, but its address is checked as far as its
+  // form allows before UCX sees it: the same header as ours (UCX's address
+  // version and flags: both sides run this build) and a sane length.
+  const std::vector<std::uint8_t>& a = theirs.value().address;
+  const std::vector<std::uint8_t>& own = mine.value();
+  if (a.size() < 9 || a.size() > 16384 || own.empty() || a[0] != own[0])
+    return Status::error("from " + peer + ": a UCX worker address unlike this build's (" + std::to_string(a.size()) +
+                         " bytes, header " + std::to_string(a.empty() ? -1 : a[0]) + "): refused");
   auto ch = std::make_unique<UcxChannel>(core_, peer);
   if (Status s = ch->open(theirs.value().address); !s.ok()) return s;
   return ch;

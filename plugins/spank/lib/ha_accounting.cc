@@ -22,7 +22,7 @@ std::string format_result(const TaskResult& r) {
   std::snprintf(pause, sizeof pause, "%.4f", r.pause_ms_mean);
   std::ostringstream o;
   o << "epochs=" << r.epochs << "\npause_ms_mean=" << pause << "\npause_count=" << r.pause_count
-    << "\nfailovers=" << r.failovers << "\nnode=" << r.node << "\nbackup_node=" << r.backup_node
+    << "\nfailovers=" << r.failovers << "\nunprotected=" << r.unprotected << "\nnode=" << r.node << "\nbackup_node=" << r.backup_node
     << "\nexit=" << r.exit_code << "\n";
   if (!r.takeover_cause.empty()) {
     std::string cause = r.takeover_cause;
@@ -115,6 +115,8 @@ bool parse_result(const std::string& text, TaskResult* r, std::string* error) {
       if (!parse_count(v, kMaxEpochs, &r->pause_count)) expected = "an integer 0.." + std::to_string(kMaxEpochs);
     } else if (k == "failovers") {
       if (!parse_count(v, 1, &r->failovers)) expected = "0 or 1 (one backup per task)";
+    } else if (k == "unprotected") {
+      if (!parse_count(v, 1, &r->unprotected)) expected = "0 or 1";
     } else if (k == "pause_ms_mean") {
       if (!parse_decimal(v, kMaxPauseMs, &r->pause_ms_mean)) expected = "a decimal 0..10000000";
     } else if (k == "exit") {
@@ -144,6 +146,7 @@ void JobTotals::add(const TaskResult& r) {
   ++tasks;
   epochs += r.epochs;
   failovers += r.failovers;
+  unprotected += r.unprotected;
   pause_count += r.pause_count;
   pause_ms_sum += r.pause_ms_mean * static_cast<double>(r.pause_count);
 }
@@ -154,7 +157,9 @@ std::string JobTotals::comment() const {
   std::snprintf(buf, sizeof buf, "vmha: tasks=%llu epochs=%llu pause_ms_mean=%.3f failovers=%llu",
                 static_cast<unsigned long long>(tasks), static_cast<unsigned long long>(epochs), mean,
                 static_cast<unsigned long long>(failovers));
-  return buf;
+  std::string out = buf;
+  if (unprotected) out += " unprotected=" + std::to_string(unprotected);  // worth an admin's look
+  return out;
 }
 
 JobTotals sum_job_results(int job_dir_fd, const std::string& job_dir, std::vector<std::string>* problems) {

@@ -3,7 +3,9 @@
 //   vmha: tasks=2 epochs=312 pause_ms_mean=0.41 failovers=1
 // Fields: tasks (protected tasks finished), epochs (checkpoints committed),
 // pause_ms_mean (mean time the guest was paused per epoch, over the primaries
-// that finished), failovers (tasks finished by their backup).
+// that finished), failovers (tasks finished by their backup), and, only when
+// some did, unprotected (tasks that went on without a backup after losing it,
+// vmha(1) --on-backup-loss continue).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +19,7 @@ struct TaskResult {
   double pause_ms_mean = 0;
   uint64_t pause_count = 0;
   uint64_t failovers = 0;
+  uint64_t unprotected = 0;  // 1: the primary lost its backup and went on without one
   std::string node, backup_node;
   int exit_code = 0;
   std::string takeover_cause;  // why vmha-task told the backup to take over (one line; empty: it did not)
@@ -30,7 +33,7 @@ std::string printable(const std::string& text, size_t max);
 bool parse_result(const std::string& text, TaskResult* r, std::string* error);
 
 struct JobTotals {
-  uint64_t tasks = 0, epochs = 0, failovers = 0, pause_count = 0;
+  uint64_t tasks = 0, epochs = 0, failovers = 0, pause_count = 0, unprotected = 0;
   double pause_ms_sum = 0;
   std::vector<std::string> takeovers;  // "TASKDIR: cause", one per task whose backup was told to take over
   void add(const TaskResult& r);

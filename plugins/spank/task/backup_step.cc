@@ -114,7 +114,8 @@ bool start_backup_step(const TaskEnv& t, const std::string& self, BackupStep* b,
                // forward its output through a pipe, and the file's size is how the
                // backup knows what the primary released.
                "--stdout", t.file("out"), "--stderr", t.file("err"), "--lease-ms", std::to_string(t.settings.lease_ms),
-               "--accept-timeout", "60", "--log", t.file("backup.log"), "--fence-cmd", fence_cmd});
+               "--accept-timeout", "60", "--log", t.file("backup.log"), "--stats-file", t.file("backup.stats"),
+               "--fence-cmd", fence_cmd});
   // The resumed guest keeps the primary's confinement policy.
   std::vector<std::string> ro = t.read_only_options();
   argv.insert(argv.end(), ro.begin(), ro.end());

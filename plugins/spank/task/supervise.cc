@@ -146,12 +146,18 @@ void write_result(const TaskEnv& t, const std::string& backup_node, int exit_cod
     if (k == "epochs") r.epochs = std::strtoull(v.c_str(), nullptr, 10);
     if (k == "pause_ms_mean") r.pause_ms_mean = std::strtod(v.c_str(), nullptr);
     if (k == "pause_count") r.pause_count = std::strtoull(v.c_str(), nullptr, 10);
+    if (k == "unprotected") r.unprotected = v == "1" ? 1 : 0;
   }
-  std::string log = read_file(t.file("backup.log"));
-  auto at = log.find("resuming from checkpoint ");
-  if (at != std::string::npos) {
-    r.failovers = 1;
-    if (r.epochs == 0) r.epochs = std::strtoull(log.c_str() + at + 25, nullptr, 10);
+  // The backup's own record of a takeover (vmha backup --stats-file), not
+  // its log: a log line may quote what a peer sent.
+  std::istringstream taken(read_file(t.file("backup.stats")));
+  while (std::getline(taken, line)) {
+    if (line == "takeover=1") r.failovers = 1;
+    if (line.rfind("checkpoint=", 0) == 0 && r.epochs == 0) {
+      const std::string v = line.substr(11);
+      if (!v.empty() && v.size() < 19 && v.find_first_not_of("0123456789") == std::string::npos)
+        r.epochs = std::strtoull(v.c_str(), nullptr, 10);
+    }
   }
   std::string tmp = t.file("result.tmp");
   std::ofstream(tmp) << vmha_spank::format_result(r);
@@ -241,6 +247,18 @@ struct Ending {
 // file. The program's end, whoever sent the signal (the step's scancel, the
 // program itself): nothing for the backup to take over, and no waiting to
 // see whether the signal came to the whole step.
+// Whether the primary lost its backup and stopped the program (vmha(1)
+// --on-backup-loss stop; its stats file says stopped=1): the backup, if it
+// lives, resumes it from its last checkpoint.
+bool stopped_for_backup(const TaskEnv& t, int status) {
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 125) return false;
+  std::istringstream stats(read_file(t.file("primary.stats")));
+  std::string line;
+  while (std::getline(stats, line))
+    if (line == "stopped=1") return true;
+  return false;
+}
+
 bool program_killed(const TaskEnv& t, int status) {
   if (!WIFSIGNALED(status)) return false;
   std::istringstream stats(read_file(t.file("primary.stats")));
@@ -293,7 +311,11 @@ Ending watch(const TaskEnv& t, pid_t primary, const BackupStep& backup) {
       // refused executable): nothing to take over. Killed by a signal of the
       // step's (the program's default action): the program ended, the backup
       // goes too. Killed otherwise: the backup resumes.
-      if (!WIFEXITED(e.primary_status) && !e.cancelled) {
+      if (stopped_for_backup(t, e.primary_status) && !e.cancelled && !g_ending) {
+        e.failover = true;
+        e.takeover_cause = "the primary vmha on " + t.node + " lost its backup and stopped the program";
+        touch(t.file("primary.gone"));  // the backup's fencing command waits for this
+      } else if (!WIFEXITED(e.primary_status) && !e.cancelled) {
         if (program_killed(t, e.primary_status) || killed_by_step_signal(e.primary_status)) {
           end_backup();
         } else if (!g_ending) {
