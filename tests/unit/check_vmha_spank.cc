@@ -84,6 +84,11 @@ START_TEST(test_plugstack_args) {
   const char* bad[] = {"epoch=50", "mode=fast"};
   ck_assert(!apply_plugstack_args(2, const_cast<char**>(bad), &s, &err));
   ck_assert_msg(err == "argument 2 'mode=fast': mode: expected async or stop-copy, got 'fast'", "%s", err.c_str());
+  ck_assert_str_eq(s.on_loss.c_str(), "stop");  // the safe default (vmha(1) Split brain)
+  ck_assert(apply_plugstack_arg("on_loss=continue", &s, &err));
+  ck_assert_str_eq(s.on_loss.c_str(), "continue");
+  ck_assert(!apply_plugstack_arg("on_loss=maybe", &s, &err));
+  ck_assert_msg(err == "on_loss: expected stop or continue, got 'maybe'", "%s", err.c_str());
   ck_assert(!apply_plugstack_arg("epochs=5", &s, &err));
   ck_assert(err.find("unknown key 'epochs'") != std::string::npos);
   ck_assert(!apply_plugstack_arg("epoch", &s, &err));

@@ -75,6 +75,12 @@ const Key kKeys[] = {
      [](const std::string& v, HaSettings* s) {
        return set_int(v, vmha::kMinLeaseMs, vmha::kMaxLeaseMs, &s->lease_ms);
      }},
+    {"on_loss", "stop or continue",
+     [](const std::string& v, HaSettings* s) {
+       if (v != "stop" && v != "continue") return false;
+       s->on_loss = v;
+       return true;
+     }},
     {"memory", "guest memory in MiB, 16-65536",
      [](const std::string& v, HaSettings* s) {
        long x;
@@ -134,6 +140,7 @@ std::string value_of(const HaSettings& s, const std::string& key) {
   if (key == "epoch") return std::to_string(s.epoch_ms);
   if (key == "mode") return s.mode;
   if (key == "lease") return std::to_string(s.lease_ms);
+  if (key == "on_loss") return s.on_loss;
   if (key == "memory") return std::to_string(s.memory_mib);
   if (key == "backup") return s.backup;
   if (key == "statedir") return s.statedir;
@@ -150,8 +157,8 @@ bool apply_plugstack_arg(const std::string& arg, HaSettings* s, std::string* err
   auto eq = arg.find('=');
   if (eq == std::string::npos) {
     *error =
-        "expected key=value (keys: epoch, mode, lease, memory, backup, statedir, vmha, task, transports, srun_args, "
-        "ro)";
+        "expected key=value (keys: epoch, mode, lease, on_loss, memory, backup, statedir, vmha, task, transports, "
+        "srun_args, ro)";
     return false;
   }
   std::string key = arg.substr(0, eq), value = arg.substr(eq + 1);
@@ -162,7 +169,7 @@ bool apply_plugstack_arg(const std::string& arg, HaSettings* s, std::string* err
     return false;
   }
   *error = "unknown key '" + key +
-           "' (keys: epoch, mode, lease, memory, backup, statedir, vmha, task, transports, srun_args, ro)";
+           "' (keys: epoch, mode, lease, on_loss, memory, backup, statedir, vmha, task, transports, srun_args, ro)";
   return false;
 }
 

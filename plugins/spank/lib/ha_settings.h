@@ -21,6 +21,7 @@ struct HaSettings {
   int epoch_ms = vmha::kDefaultEpochMs;    // epoch=       longest epoch (ms)
   std::string mode = "async";              // mode=        async | stop-copy
   int lease_ms = vmha::kDefaultLeaseMs;    // lease=       primary/backup silent this long: lost (ms)
+  std::string on_loss = "stop";            // on_loss=     stop | continue (vmha run --on-backup-loss)
   uint64_t memory_mib = 1024;              // memory=      guest memory (MiB)
   std::string backup = "next";             // backup=      next | last: which other node of the allocation
   std::string statedir = "/tmp/vmha-ha";   // statedir= per-job files (keys, output, results)

@@ -217,6 +217,7 @@ pid_t spawn_primary(const TaskEnv& t, const std::string& address, std::string* e
                                    "--mode",        t.settings.mode,
                                    "--epoch-ms",    std::to_string(t.settings.epoch_ms),
                                    "--lease-ms",    std::to_string(t.settings.lease_ms),
+                                   "--on-backup-loss", t.settings.on_loss,
                                    "--memory",      std::to_string(t.settings.memory_mib),
                                    "--workdir",     t.cwd,
                                    "--log",         t.file("primary.log"),
