@@ -30,7 +30,7 @@ src_model_file := policy/learn/model/model_file.cc policy/learn/model/spread_set
 	policy/learn/gp/binary_io.cc policy/learn/gp/gp_hyper.cc policy/learn/gp/machine_graph.cc
 src_elf := vmha/common/status.cc vmha/vmm/elf_image.cc vmha/vmm/program_loader.cc vmha/mem/address_space.cc \
 	vmha/mem/page_table.cc vmha/mem/guest_memory.cc vmha/track/vmm_write_log.cc vmha/sys/confinement.cc \
-	vmha/sys/confinement_links.cc
+	vmha/sys/confinement_links.cc vmha/sys/confinement_places.cc vmha/common/remove_tree.cc
 VMHA_PROTOCOL := vmha/protocol/frame.cc vmha/protocol/messages.cc vmha/protocol/crc32c.cc
 src_frame := $(VMHA_PROTOCOL)
 src_checkpoint := $(VMHA_PROTOCOL) vmha/backup/image_store.cc vmha/checkpoint/checkpoint_receiver.cc

@@ -91,7 +91,7 @@ for _ in $(seq 3000); do
 done
 [ "$(grep -c '^ *0: tick' term.out)" -ge $((ticks + 10)) ] || { cat term.out; ha_dump "$jid"; fail "USR1: task 0 stopped ticking"; }
 for task in 0 1; do
-  n=$(grep -c "^ *$task: usr1$" term.out)
+  n=$(grep -c "^ *$task: usr1$" term.out || true)
   [ "$n" = 1 ] || { cat term.out; fail "USR1: task $task's handler ran $n times"; }
 done
 [ "$(timeout 10 squeue -h -j "$jid" -o %T)" = RUNNING ] || { ha_dump "$jid"; fail "USR1 ended job $jid"; }
@@ -102,7 +102,7 @@ scancel "$jid"
 st=$(ha_wait_end 60 "$jid")
 [ "$st" = CANCELLED ] || { ha_dump "$jid"; fail "handler: job $jid ended $st"; }
 for task in 0 1; do
-  n=$(grep -c "^ *$task: final line$" term.out)
+  n=$(grep -c "^ *$task: final line$" term.out || true)
   [ "$n" = 1 ] || { cat term.out; ha_dump "$jid"; fail "handler: task $task's final line appeared $n times"; }
 done
 note "scancel of a program with a SIGTERM handler: job $jid $st, each task's final line once"

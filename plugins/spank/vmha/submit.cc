@@ -34,14 +34,15 @@ unsigned nodes_from_option_table() {
   return option_text("nodes", &v) ? static_cast<unsigned>(std::strtoul(v.c_str(), nullptr, 10)) : 0;
 }
 
-// A --gres list names a GPU: gpu[:type][:count] or gres/gpu..., not gpu:0.
+// A --gres list names a GPU: gpu[:type][:count], gres/gpu... or gres:gpu...
+// (Slurm 22.05 stores --gres=gpu:1 as "gres:gpu:1"), not gpu:0.
 bool gres_has_gpu(const std::string& list) {
   size_t start = 0;
   while (start <= list.size()) {
     size_t comma = list.find(',', start);
     if (comma == std::string::npos) comma = list.size();
     std::string item = list.substr(start, comma - start);
-    if (item.rfind("gres/", 0) == 0) item = item.substr(5);
+    if (item.rfind("gres/", 0) == 0 || item.rfind("gres:", 0) == 0) item = item.substr(5);
     const bool gpu = item == "gpu" || item.rfind("gpu:", 0) == 0;
     const size_t last = item.rfind(':');
     const bool none = last != std::string::npos && item.substr(last + 1) == "0";
@@ -51,11 +52,26 @@ bool gres_has_gpu(const std::string& list) {
   return false;
 }
 
+// The list as the user wrote it: without the "gres:" Slurm put before each item.
+std::string gres_as_written(const std::string& list) {
+  std::string out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    std::string item = list.substr(start, comma - start);
+    if (item.rfind("gres:", 0) == 0) item = item.substr(5);
+    out += (out.empty() ? "" : ",") + item;
+    start = comma + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string requested_gpus() {
   std::string v;
-  if (option_text("gres", &v) && gres_has_gpu(v)) return "--gres=" + v;
+  if (option_text("gres", &v) && gres_has_gpu(v)) return "--gres=" + gres_as_written(v);
   for (const char* name : {"gpus", "gpus-per-node", "gpus-per-task", "gpus-per-socket"})
     if (option_text(name, &v) && !v.empty() && v != "0") return std::string("--") + name + "=" + v;
   // srun in an allocation that holds GPUs: its steps get them.
