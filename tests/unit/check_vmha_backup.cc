@@ -123,10 +123,17 @@ START_TEST(store_commits_atomically_and_resyncs) {
     ck_assert_uint_eq(img.state.size(), 1);
     ck_assert_uint_eq(img.state[0], 9);
   });
-  // Checkpoint 3 starts from the committed image (staging resynced).
+  // Checkpoint 3 reuses the slots: what it stages is invisible until its
+  // commit, which keeps the pages it does not name.
   ck_assert(st.begin(3).ok());
-  ck_assert_uint_eq(st.stage_page(3).value()[0], 0x33);
-  ck_assert_uint_eq(st.stage_page(5).value()[0], 0x55);
+  fill(st.stage_page(5).value(), 0x5a);
+  ck_assert(st.stage_page(5).value() == st.stage_page(5).value());  // one slot per page
+  ck_assert_uint_eq(committed_byte(st, 5), 0x55);
+  ck_assert(st.stage_state({9}).ok());
+  ck_assert(st.commit({3, 1, 1, crc32c(s2)}).ok());
+  ck_assert_uint_eq(committed_byte(st, 3), 0x33);
+  ck_assert_uint_eq(committed_byte(st, 4), 0x44);
+  ck_assert_uint_eq(committed_byte(st, 5), 0x5a);
 }
 END_TEST
 
@@ -161,28 +168,34 @@ START_TEST(store_never_commits_a_partial_checkpoint) {
     ck_assert_uint_eq(st.committed_epoch(), 1);
     ck_assert_uint_eq(committed_byte(st, 1), 0x11);
   }
-  // An abandoned checkpoint (no End) leaves staging resynced for the next one.
+  // An abandoned checkpoint (no End) leaves the image as it was.
   ck_assert(st.begin(2).ok());
   fill(st.stage_page(1).value(), 0x98);
   st.abort("connection lost");
   ck_assert_msg(has(Status::error(st.last_abort_reason()), "checkpoint 2 discarded: connection lost"), "%s",
                 st.last_abort_reason().c_str());
   ck_assert(st.begin(3).ok());
-  ck_assert_uint_eq(st.stage_page(1).value()[0], 0x11);
   ck_assert_uint_eq(committed_byte(st, 1), 0x11);
 }
 END_TEST
 
 START_TEST(store_on_caller_memory) {
-  std::vector<std::uint8_t> a(4 * kPage), b(4 * kPage);
-  ImageStore st(kPage, 4, a, b);
+  std::vector<std::uint8_t> image(4 * kPage), slots(4 * kPage);
+  ImageStore st(kPage, 4, image, slots);
+  ck_assert(st.slot_area().data() == slots.data());
   ck_assert(st.begin(1).ok());
   fill(st.stage_page(2).value(), 0x22);
+  ck_assert(st.stage_page(2).value() == slots.data());  // the first slot
   ck_assert(st.stage_state({}).ok());
   ck_assert(st.commit({1, 1, 0, crc32c({})}).ok());
-  // The committed image is now the second buffer; the first one is staging.
-  ck_assert_uint_eq(b[2 * kPage], 0x22);
   ck_assert_uint_eq(committed_byte(st, 2), 0x22);
+  ck_assert_uint_eq(image[2 * kPage], 0x22);  // copied into the image by the read
+  // A checkpoint as large as the guest: every page in its slot, then the image.
+  ck_assert(st.begin(2).ok());
+  for (std::uint64_t p = 0; p < 4; ++p) fill(st.stage_page(3 - p).value(), static_cast<std::uint8_t>(0xa0 + p));
+  ck_assert(st.stage_state({}).ok());
+  ck_assert(st.commit({2, 4, 0, crc32c({})}).ok());
+  for (std::uint64_t p = 0; p < 4; ++p) ck_assert_uint_eq(committed_byte(st, 3 - p), 0xa0 + p);
 }
 END_TEST
 
@@ -264,6 +277,72 @@ START_TEST(receiver_commits_what_sender_sends) {
   ck_assert(drain(rx).ok());
   ck_assert(tx.poll(0ms).ok());
   ck_assert_uint_eq(rx.stats().heartbeats, 1);
+
+  // Checkpoint 2: pages 10..39 become zero (named, not read); page 12 is
+  // then read again (data wins, as the later word), page 19 read and then
+  // named zero (zero wins).
+  std::uint64_t reads_before = back.reads;
+  std::vector<std::uint64_t> zeros;
+  for (std::uint64_t p = 10; p < 40; ++p) zeros.push_back(p);
+  ck_assert(tx.begin(2).ok());
+  ck_assert(tx.send_pages(0, std::vector<PageRef>{{19, 19 * kPage}}).ok());
+  ck_assert(tx.send_zero_pages(zeros).ok());
+  fill(&guest[12 * kPage], 0x12);
+  ck_assert(tx.send_pages(0, std::vector<PageRef>{{12, 12 * kPage}}).ok());
+  ck_assert(tx.send_state(state).ok());
+  ck_assert(tx.end().ok());
+  ck_assert_uint_eq(tx.distinct_pages(), 30);
+  last = drain(rx);
+  ck_assert_msg(last.ok(), "%s", last.status().message().c_str());
+  ck_assert(last.value().event == CheckpointReceiver::Event::kCommitted);
+  ck_assert_uint_eq(back.reads - reads_before, 2);  // pages 19 and 12 only
+  ck_assert_uint_eq(rx.stats().zero_pages, 30);
+  ck_assert_uint_eq(committed_byte(st, 12), 0x12);
+  ck_assert_uint_eq(committed_byte(st, 19), 0);
+  ck_assert_uint_eq(committed_byte(st, 25), 0);
+  ck_assert_uint_eq(committed_byte(st, 40), 40);  // not in checkpoint 2
+  st.read_committed([&](const CommittedImage& img) {
+    for (std::uint64_t p = 10; p < 40; ++p)
+      for (std::size_t i = 0; i < kPage; i += 512)
+        if (p != 12) ck_assert_uint_eq(img.memory[p * kPage + i], 0);
+  });
+}
+END_TEST
+
+// Zero pages in runs are given back to the system (owned memory) or
+// cleared (caller memory); an aborted checkpoint of zero pages changes
+// nothing.
+START_TEST(store_zero_pages) {
+  std::vector<std::uint8_t> image(64 * kPage), slots(64 * kPage);
+  ImageStore caller(kPage, 64, image, slots);
+  ImageStore owned(kPage, 64);
+  for (ImageStore* st : {&caller, &owned}) {
+    ck_assert(st->begin(1).ok());
+    for (std::uint64_t p = 0; p < 64; ++p) fill(st->stage_page(p).value(), 0x77);
+    ck_assert(st->stage_state({}).ok());
+    ck_assert(st->commit({1, 64, 0, crc32c({})}).ok());
+    ck_assert_uint_eq(committed_byte(*st, 63), 0x77);
+    ck_assert(st->begin(2).ok());
+    for (std::uint64_t p = 0; p < 40; ++p) ck_assert(st->stage_zero(p).ok());  // a run of 40, then one page
+    ck_assert(st->stage_zero(50).ok());
+    ck_assert(has(st->stage_zero(64), "page 64 is outside the guest image"));
+    st->abort("test");
+    ck_assert(st->begin(3).ok());
+    ck_assert_uint_eq(committed_byte(*st, 5), 0x77);
+    for (std::uint64_t p = 0; p < 40; ++p) ck_assert(st->stage_zero(p).ok());
+    ck_assert(st->stage_zero(50).ok());
+    ck_assert(st->stage_state({}).ok());
+    ck_assert(st->commit({3, 41, 0, crc32c({})}).ok());
+    st->read_committed([&](const CommittedImage& img) {
+      for (std::uint64_t p = 0; p < 64; ++p) {
+        std::uint8_t want = (p < 40 || p == 50) ? 0 : 0x77;
+        ck_assert_msg(img.memory[p * kPage] == want && img.memory[p * kPage + kPage - 1] == want, "page %llu",
+                      (unsigned long long)p);
+      }
+    });
+  }
+  ck_assert_uint_eq(image[10 * kPage], 0);
+  ck_assert_uint_eq(image[45 * kPage], 0x77);
 }
 END_TEST
 
@@ -438,6 +517,7 @@ int main() {
   tcase_add_test(tc, store_commits_atomically_and_resyncs);
   tcase_add_test(tc, store_never_commits_a_partial_checkpoint);
   tcase_add_test(tc, store_on_caller_memory);
+  tcase_add_test(tc, store_zero_pages);
   tcase_add_test(tc, store_rejects_bad_requests);
   tcase_add_test(tc, lease_needs_both_loss_and_silence);
   tcase_add_test(tc, receiver_commits_what_sender_sends);

@@ -1,6 +1,8 @@
 // Dirty tracking is exact: a guest that writes a known set of pages per step
 // (tests/vmha/dirty_steps.c) is reported exactly that set plus the page the
-// VMM wrote for it, under the dirty ring and the dirty bitmap.
+// VMM wrote for it, under the dirty ring, the dirty bitmap and the hot
+// tracker (hot_tracker.h: pages rewritten every step stay writable and are
+// reported at every checkpoint).
 #include <elf.h>
 #include <sys/syscall.h>
 
@@ -51,7 +53,10 @@ struct StepReport {
   std::vector<std::string> problems;
 };
 
-StepReport run_steps(TrackerKind kind) {
+// `rewrite_page0`: the guest also writes page 0 at every step. `running`:
+// steps at which the test first harvests as a pre-copy would (the guest
+// running), then as at a checkpoint; the union is checked.
+StepReport run_steps(TrackerKind kind, bool rewrite_page0 = false, bool running = false) {
   StepReport rep;
   std::string prog = vmha_test::builddir() + "/tests/vmha/dirty_steps";
   uint64_t buffer = symbol_address(prog, "dirty_buffer");
@@ -65,18 +70,33 @@ StepReport run_steps(TrackerKind kind) {
   std::unique_ptr<Vm> vm;
   s = Vm::create(o, &vm);
   ck_assert_msg(s.ok(), "%s", s.message().c_str());
-  s = vm->load(img, prog, {prog}, {});
+  std::vector<std::string> argv{prog};
+  if (rewrite_page0) argv.push_back("hot");
+  s = vm->load(img, prog, argv, {});
   ck_assert_msg(s.ok(), "%s", s.message().c_str());
   int step = 0;
+  const uint64_t page0 = vm->guest_physical(buffer) >> 12;
   vm->set_syscall_hook([&](Vm& v, uint64_t nr, uint64_t) {
     if (nr != 110) return HookAction::kContinue;  // getppid marks the end of a step
     ++step;
     // The look before a harvest sees at least what the harvest returns
     // (the dirty ring; the bitmap tracker sees only the VMM's writes).
     uint64_t pending = v.tracker().pending_pages();
-    std::vector<uint64_t> got;
+    std::vector<uint64_t> got, before;
+    if (running && step % 2 == 0) {
+      const bool was_hot = v.tracker().hot_pages() > 0;  // page 0 from step 2 on
+      Status h = v.tracker().harvest_running(before);
+      if (!h.ok()) rep.problems.push_back(h.message());
+      if (was_hot && std::count(before.begin(), before.end(), page0))
+        rep.problems.push_back("step " + std::to_string(step) + ": a running harvest reported a hot page");
+    }
     Status h = v.tracker().harvest(got);
     if (!h.ok()) rep.problems.push_back(h.message());
+    if (kind == TrackerKind::kHot && step >= 3 && v.tracker().hot_pages() != (rewrite_page0 ? 1u : 0u))
+      rep.problems.push_back("step " + std::to_string(step) + ": " + std::to_string(v.tracker().hot_pages()) +
+                             " hot pages");
+    got.insert(got.end(), before.begin(), before.end());
+    std::sort(got.begin(), got.end());
     if (v.tracker().pending_pages() != 0) rep.problems.push_back("pages pending right after a harvest");
     if (kind == TrackerKind::kRing && pending < got.size())
       rep.problems.push_back("step " + std::to_string(step) + ": " + std::to_string(pending) + " pages pending, " +
@@ -86,6 +106,7 @@ StepReport run_steps(TrackerKind kind) {
     for (uint64_t p = 0; p < 64; ++p)
       if ((p * 7 + step * 3) % 5 == 0) want.insert(v.guest_physical(buffer + p * 4096) >> 12);
     want.insert(v.guest_physical(buffer + ((step * 11) % 64) * 4096) >> 12);  // the VMM's getrandom write
+    if (rewrite_page0) want.insert(page0);
     std::set<uint64_t> have(got.begin(), got.end());
     if (have != want) {
       std::string msg = "step " + std::to_string(step) + ": expected " + std::to_string(want.size()) + " pages, got " +
@@ -116,6 +137,25 @@ START_TEST(ring_is_exact) { check_exact(TrackerKind::kRing); }
 END_TEST
 
 START_TEST(bitmap_is_exact) { check_exact(TrackerKind::kBitmap); }
+END_TEST
+
+START_TEST(hot_is_exact) { check_exact(TrackerKind::kHot); }
+END_TEST
+
+// A page written at every step becomes hot (writable, no more faults) and
+// is reported at every checkpoint harvest, never by a running one; the
+// pages written every fifth step never do. Under the other trackers the
+// same guest is reported exactly too.
+START_TEST(hot_pages_are_reported_at_every_checkpoint) {
+  for (TrackerKind kind : {TrackerKind::kHot, TrackerKind::kRing, TrackerKind::kBitmap}) {
+    for (bool running : {false, true}) {
+      StepReport rep = run_steps(kind, true, running);
+      ck_assert_int_eq(rep.steps_checked, 15);
+      ck_assert_msg(rep.problems.empty(), "%s tracker%s: %s", tracker_name(kind), running ? " (running harvests)" : "",
+                    rep.problems.empty() ? "" : rep.problems[0].c_str());
+    }
+  }
+}
 END_TEST
 
 START_TEST(none_reports_only_vmm_writes) {
@@ -190,6 +230,8 @@ int main() {
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, ring_is_exact);
   tcase_add_test(tc, bitmap_is_exact);
+  tcase_add_test(tc, hot_is_exact);
+  tcase_add_test(tc, hot_pages_are_reported_at_every_checkpoint);
   tcase_add_test(tc, none_reports_only_vmm_writes);
   tcase_add_test(tc, ring_harvest_from_another_thread);
   suite_add_tcase(s, tc);

@@ -3,6 +3,8 @@
    Step s (1..16) writes one byte to each page p of a 64-page buffer with
    (p * 7 + s * 3) % 5 == 0, then has the VMM write 8 bytes into page
    (s * 11) % 64 with getrandom, then calls getppid as the step marker.
+   With any argument, every step also writes page 0 (a page rewritten epoch
+   after epoch: the hot tracker's case).
    Finally exit(0). The test reads the buffer's address from the ELF symbol
    table (`dirty_buffer`), so the program stays trivial. */
 __attribute__((aligned(4096))) char dirty_buffer[64 * 4096];
@@ -11,6 +13,7 @@ __asm__(
     ".globl _start\n"
     "_start:\n"
     "  lea dirty_buffer(%rip), %r12\n"
+    "  mov (%rsp), %r15\n" /* argc */
     "  mov $1, %r13\n" /* s = 1 */
     "1:\n"
     "  xor %r14, %r14\n" /* p = 0 */
@@ -31,6 +34,10 @@ __asm__(
     "  inc %r14\n"
     "  cmp $64, %r14\n"
     "  jb 2b\n"
+    "  cmp $1, %r15\n"
+    "  jbe 4f\n"
+    "  mov %r13b, 1(%r12)\n" /* buffer[1] = s: page 0, every step */
+    "4:\n"
     "  imul $11, %r13, %rax\n"
     "  and $63, %rax\n"
     "  shl $12, %rax\n"

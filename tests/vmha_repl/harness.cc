@@ -100,7 +100,8 @@ int backup_main(const HarnessConfig& cfg, Shared* sh, const std::uint8_t* snapsh
   auto ch = t.value()->accept(*auth.value(), 20s);
   if (!ch.ok()) return record(sh->backup_error, ch.status().message()), 0;
 
-  // The images live in memory registered with the backup's transport.
+  // The image and the slots checkpoints are read into live in memory
+  // registered with the backup's transport.
   auto image_a = t.value()->allocate_region(cfg.pages * kPage);
   auto image_b = t.value()->allocate_region(cfg.pages * kPage);
   if (!image_a.ok() || !image_b.ok()) return record(sh->backup_error, "cannot allocate the images"), 3;

@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -19,35 +20,66 @@ std::uint8_t* map_zeroed(std::size_t bytes) {
   return static_cast<std::uint8_t*>(p);
 }
 
+// Slots kept populated between checkpoints; past this the area is given back
+// after each one (a large first copy must not hold its size for the run).
+constexpr std::size_t kKeptSlotBytes = 64u << 20;
+constexpr std::uint32_t kNoSlot = UINT32_MAX;
+constexpr std::size_t kZeroRunToDiscard = 16;        // shorter runs of zero pages are memset
+
 }  // namespace
 
 ImageStore::ImageStore(std::size_t page_size, std::uint64_t page_count)
     : page_size_(page_size), page_count_(page_count), bytes_(page_size * page_count) {
-  committed_ = map_zeroed(bytes_ ? bytes_ : 1);
-  staging_ = map_zeroed(bytes_ ? bytes_ : 1);
+  if (page_count >= UINT32_MAX) throw std::invalid_argument("ImageStore: more than 2^32 pages");
+  image_ = map_zeroed(bytes_ ? bytes_ : 1);
+  slots_ = map_zeroed(bytes_ ? bytes_ : 1);
   staged_bits_.assign((page_count + 63) / 64, 0);
+  zero_bits_.assign((page_count + 63) / 64, 0);
+  slot_of_.assign(page_count, kNoSlot);
 }
 
-ImageStore::ImageStore(std::size_t page_size, std::uint64_t page_count, std::span<std::uint8_t> image_a,
-                       std::span<std::uint8_t> image_b)
+ImageStore::ImageStore(std::size_t page_size, std::uint64_t page_count, std::span<std::uint8_t> image,
+                       std::span<std::uint8_t> slots)
     : page_size_(page_size), page_count_(page_count), bytes_(page_size * page_count) {
-  if (image_a.size() < bytes_ || image_b.size() < bytes_)
-    throw std::invalid_argument("ImageStore: image memory smaller than page_size * page_count");
-  committed_ = image_a.data();
-  staging_ = image_b.data();
-  owns_images_ = false;
+  if (page_count >= UINT32_MAX) throw std::invalid_argument("ImageStore: more than 2^32 pages");
+  if (image.size() < bytes_ || slots.size() < bytes_)
+    throw std::invalid_argument("ImageStore: image or slot memory smaller than page_size * page_count");
+  image_ = image.data();
+  slots_ = slots.data();
+  owns_memory_ = false;
   staged_bits_.assign((page_count + 63) / 64, 0);
+  zero_bits_.assign((page_count + 63) / 64, 0);
+  slot_of_.assign(page_count, kNoSlot);
 }
 
 ImageStore::~ImageStore() {
-  if (!owns_images_) return;
-  ::munmap(committed_, bytes_ ? bytes_ : 1);
-  ::munmap(staging_, bytes_ ? bytes_ : 1);
+  if (!owns_memory_) return;
+  ::munmap(image_, bytes_ ? bytes_ : 1);
+  ::munmap(slots_, bytes_ ? bytes_ : 1);
 }
 
-void ImageStore::resync_staging() {
-  for (std::uint64_t p : diverged_) std::memcpy(page_ptr(staging_, p), page_ptr(committed_, p), page_size_);
-  diverged_.clear();
+void ImageStore::apply_committed() const {
+  // In the order first named (runs of adjacent pages stay runs); a page's
+  // last staging decides: its slot, or zero.
+  auto zero = [&](std::uint64_t p) { return (zero_bits_[p / 64] >> (p % 64)) & 1; };
+  for (std::size_t i = 0; i < unapplied_.size();) {
+    const std::uint64_t p = unapplied_[i];
+    if (!zero(p)) {
+      std::memcpy(image_ + p * page_size_, slots_ + std::size_t{slot_of_[p]} * page_size_, page_size_);
+      ++i;
+      continue;
+    }
+    std::size_t n = 1;
+    while (i + n < unapplied_.size() && unapplied_[i + n] == p + n && zero(p + n)) ++n;
+    // Private anonymous memory given back reads as zeros and costs nothing
+    // (a guest's fresh mapping arrives as thousands of zero pages).
+    if (!owns_memory_ || n < kZeroRunToDiscard ||
+        ::madvise(image_ + p * page_size_, n * page_size_, MADV_DONTNEED) != 0)
+      std::memset(image_ + p * page_size_, 0, n * page_size_);
+    for (std::size_t k = 0; k < n; ++k) zero_bits_[(p + k) / 64] &= ~(std::uint64_t{1} << ((p + k) % 64));
+    i += n;
+  }
+  unapplied_.clear();
 }
 
 Status ImageStore::begin(std::uint64_t epoch) {
@@ -56,14 +88,40 @@ Status ImageStore::begin(std::uint64_t epoch) {
   if (epoch <= committed)
     return Status::error("checkpoint " + std::to_string(epoch) + " is not newer than the committed checkpoint " +
                          std::to_string(committed));
-  resync_staging();
+  {
+    std::lock_guard<std::mutex> lock(committed_mutex_);
+    apply_committed();  // the slots are reused from the first one
+  }
+  // Slots past the kept part go back to the system (MADV_DONTNEED reads back
+  // as zeros on private memory; shared memory keeps its pages, harmlessly).
+  if (slot_bytes_touched_ > kKeptSlotBytes) {
+    (void)::madvise(slots_ + kKeptSlotBytes, slot_bytes_touched_ - kKeptSlotBytes, MADV_DONTNEED);
+    slot_bytes_touched_ = kKeptSlotBytes;
+  }
   staging_epoch_ = epoch;
+  slots_used_ = 0;
   have_state_ = false;
   staging_state_.clear();
   return {};
 }
 
 Result<std::uint8_t*> ImageStore::stage_page(std::uint64_t page) {
+  if (Status s = mark_staged(page); !s.ok()) return s;
+  zero_bits_[page / 64] &= ~(std::uint64_t{1} << (page % 64));
+  if (slot_of_[page] == kNoSlot) {
+    slot_of_[page] = slots_used_++;  // at most one slot per page: slots_used_ <= page_count_
+    slot_bytes_touched_ = std::max(slot_bytes_touched_, std::size_t{slots_used_} * page_size_);
+  }
+  return page_ptr(slots_, slot_of_[page]);
+}
+
+Status ImageStore::stage_zero(std::uint64_t page) {
+  if (Status s = mark_staged(page); !s.ok()) return s;
+  zero_bits_[page / 64] |= std::uint64_t{1} << (page % 64);  // a slot it has stays unused
+  return {};
+}
+
+Status ImageStore::mark_staged(std::uint64_t page) {
   if (staging_epoch_ == 0) return Status::error("page " + std::to_string(page) + " outside a checkpoint");
   if (page >= page_count_)
     return Status::error("page " + std::to_string(page) + " is outside the guest image (" +
@@ -73,8 +131,9 @@ Result<std::uint8_t*> ImageStore::stage_page(std::uint64_t page) {
   if (!(word & bit)) {
     word |= bit;
     staged_list_.push_back(page);
+    slot_of_[page] = kNoSlot;
   }
-  return page_ptr(staging_, page);
+  return {};
 }
 
 Status ImageStore::stage_state(std::vector<std::uint8_t> blob) {
@@ -84,13 +143,9 @@ Status ImageStore::stage_state(std::vector<std::uint8_t> blob) {
   return {};
 }
 
-// After a commit (swapped) or an abort, staging differs from committed on the
-// pages written for this checkpoint: they are the next catch-up's work.
+// After a commit or an abort: no page is staged (a commit has taken the list).
 void ImageStore::end_staging() {
-  for (std::uint64_t p : staged_list_) {
-    staged_bits_[p / 64] = 0;
-    diverged_.push_back(p);
-  }
+  for (std::uint64_t p : staged_list_) staged_bits_[p / 64] = zero_bits_[p / 64] = 0;
   staged_list_.clear();
   staging_state_.clear();
   have_state_ = false;
@@ -127,8 +182,9 @@ Status ImageStore::commit(const CheckpointSummary& expected) {
                          "; the image stays at checkpoint " + std::to_string(committed_epoch()));
   }
   {
-    std::unique_lock<std::shared_mutex> lock(committed_mutex_);  // the commit point
-    std::swap(committed_, staging_);
+    std::lock_guard<std::mutex> lock(committed_mutex_);  // the commit point
+    unapplied_.swap(staged_list_);                       // begin() applied the last one
+    for (std::uint64_t p : unapplied_) staged_bits_[p / 64] = 0;
     committed_state_.swap(staging_state_);
     committed_epoch_ = staging_epoch_;
   }
@@ -137,13 +193,14 @@ Status ImageStore::commit(const CheckpointSummary& expected) {
 }
 
 std::uint64_t ImageStore::committed_epoch() const {
-  std::shared_lock<std::shared_mutex> lock(committed_mutex_);
+  std::lock_guard<std::mutex> lock(committed_mutex_);
   return committed_epoch_;
 }
 
 void ImageStore::read_committed(const std::function<void(const CommittedImage&)>& fn) const {
-  std::shared_lock<std::shared_mutex> lock(committed_mutex_);
-  fn(CommittedImage{committed_epoch_, {committed_, bytes_}, committed_state_});
+  std::lock_guard<std::mutex> lock(committed_mutex_);
+  apply_committed();
+  fn(CommittedImage{committed_epoch_, {image_, bytes_}, committed_state_});
 }
 
 }  // namespace vmha

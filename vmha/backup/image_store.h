@@ -1,19 +1,23 @@
 // The backup's copy of the guest: the last committed image (memory + state
 // blob) and, separately, the checkpoint being received.
 //
-// Two full images: `committed` and `staging`. Pages of an incoming checkpoint
-// are written into staging at their own offset (page * page_size), so a run of
-// adjacent pages is one contiguous destination for a one-sided read. commit()
-// verifies the checkpoint and swaps the two under a lock: the swap is the commit
-// point, and a checkpoint that is incomplete or fails verification is never
-// visible. After a swap (or an abort) staging differs from committed exactly on
-// that checkpoint's pages; begin() copies those back before the next one.
+// One full image and a slot area. Pages of an incoming checkpoint go to the
+// next free slots, in the order they are first named, so a run of adjacent new
+// pages is one contiguous destination for a one-sided read; a page named again
+// in the same checkpoint reuses its slot. commit() verifies the checkpoint and,
+// under a lock, makes it the committed one: that is the commit point, and a
+// checkpoint that is incomplete or fails verification is never visible. Its
+// slots are copied into the image before anyone reads it (read_committed()) or
+// the next checkpoint begins, so the acknowledgement does not wait for the copy.
+// Memory: the image plus the largest checkpoint (slots past 64 MiB are given
+// back after each one), not two images: an 8 GiB guest fits a 24 GiB host
+// with its primary.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <shared_mutex>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -38,28 +42,33 @@ struct CommittedImage {
 
 class ImageStore {
  public:
-  // Owns its two images (anonymous memory, populated on first write).
+  // Owns its image and slot area (anonymous memory, populated on first write).
   ImageStore(std::size_t page_size, std::uint64_t page_count);
-  // Uses caller memory for the two images (each page_size * page_count bytes,
-  // zero-filled, outliving the store). Pass memory from the backup transport's
-  // allocate_region(): reads into registered memory are several times faster
+  // Uses caller memory (each page_size * page_count bytes, outliving the
+  // store; the image zero-filled). Register the slots with the backup's
+  // transport: reads into registered memory are several times faster
   // (vmha-pull-bench --registered-dest).
-  ImageStore(std::size_t page_size, std::uint64_t page_count, std::span<std::uint8_t> image_a,
-             std::span<std::uint8_t> image_b);
+  ImageStore(std::size_t page_size, std::uint64_t page_count, std::span<std::uint8_t> image,
+             std::span<std::uint8_t> slots);
   ~ImageStore();
   ImageStore(const ImageStore&) = delete;
   ImageStore& operator=(const ImageStore&) = delete;
 
   std::size_t page_size() const { return page_size_; }
+  // Where checkpoints are read into: register it with the transport.
+  std::span<std::uint8_t> slot_area() const { return {slots_, bytes_}; }
   std::uint64_t page_count() const { return page_count_; }
 
   // --- staging (one checkpoint at a time, one thread) ---
   // Starts checkpoint `epoch` (> committed epoch); discards an unfinished one.
   Status begin(std::uint64_t epoch);
   std::uint64_t staging_epoch() const { return staging_epoch_; }
-  // Where page `page`'s content goes; marks it part of this checkpoint. Pages
-  // are contiguous: stage_page(p + 1) == stage_page(p) + page_size.
+  // Where page `page`'s content goes (its slot; what it holds before the
+  // content is written is unspecified); marks it part of this checkpoint.
+  // Pages first named one after the other get adjacent slots.
   Result<std::uint8_t*> stage_page(std::uint64_t page);
+  // Page `page` of this checkpoint is all zeros (nothing to read).
+  Status stage_zero(std::uint64_t page);
   std::uint64_t staged_pages() const { return staged_list_.size(); }
   Status stage_state(std::vector<std::uint8_t> blob);
   // Verifies the staged checkpoint against `expected` and makes it the image.
@@ -72,27 +81,35 @@ class ImageStore {
   // --- committed image (any thread) ---
   std::uint64_t committed_epoch() const;
   // Runs `fn` on a consistent view; no commit happens while it runs.
+  // Copies the last commit's slots into the image first.
   void read_committed(const std::function<void(const CommittedImage&)>& fn) const;
 
  private:
-  std::uint8_t* page_ptr(std::uint8_t* image, std::uint64_t page) const { return image + page * page_size_; }
-  void resync_staging();
+  std::uint8_t* page_ptr(std::uint8_t* base, std::uint64_t index) const { return base + index * page_size_; }
+  // Under committed_mutex_: the committed checkpoint's slots into the image.
+  void apply_committed() const;
+  Status mark_staged(std::uint64_t page);
   void end_staging();
 
   std::size_t page_size_;
   std::uint64_t page_count_;
   std::size_t bytes_;
-  std::uint8_t* committed_ = nullptr;
-  std::uint8_t* staging_ = nullptr;
-  bool owns_images_ = true;
+  std::uint8_t* image_ = nullptr;
+  std::uint8_t* slots_ = nullptr;
+  bool owns_memory_ = true;
   std::vector<std::uint8_t> committed_state_;
   std::uint64_t committed_epoch_ = 0;
-  mutable std::shared_mutex committed_mutex_;
+  mutable std::mutex committed_mutex_;
+  // The committed checkpoint's pages not yet in the image (slot_of_ says where).
+  mutable std::vector<std::uint64_t> unapplied_;
 
   std::uint64_t staging_epoch_ = 0;         // 0: none
   std::vector<std::uint64_t> staged_bits_;  // pages staged in this checkpoint
-  std::vector<std::uint64_t> staged_list_;
-  std::vector<std::uint64_t> diverged_;  // pages where staging != committed
+  std::vector<std::uint64_t> staged_list_;  // distinct pages, in the order first named
+  std::vector<std::uint32_t> slot_of_;      // for staged pages: their slot, if they were read
+  mutable std::vector<std::uint64_t> zero_bits_;  // staged pages that are zero (last said)
+  std::uint32_t slots_used_ = 0;
+  std::size_t slot_bytes_touched_ = 0;      // high-water mark of the slot area
   std::vector<std::uint8_t> staging_state_;
   bool have_state_ = false;
   std::string last_abort_;

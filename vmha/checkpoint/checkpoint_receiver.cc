@@ -37,6 +37,16 @@ Status CheckpointReceiver::on_page_list(const Frame& f) {
     return protocol_error(Status::error("PageList for checkpoint " + std::to_string(m.epoch) + " while receiving " +
                                         std::to_string(store_.staging_epoch())));
   const std::size_t ps = store_.page_size();
+  if (m.flags & PageListMsg::kZeroPages) {
+    for (const PageRef& r : m.pages)
+      if (Status s = store_.stage_zero(r.page); !s.ok()) return protocol_error(s.context("PageList: "));
+    ++lists_this_epoch_;
+    ++stats_.page_lists;
+    stats_.zero_pages += m.pages.size();
+    if (m.flags & PageListMsg::kNotifyWhenPulled)
+      return channel_.send(PagesPulledMsg{m.epoch, m.seq, static_cast<std::uint32_t>(m.pages.size())}.to_frame());
+    return {};
+  }
   std::vector<PullOp> ops;
   ops.reserve(m.pages.size());
   std::vector<std::uint8_t*> dests(m.pages.size());

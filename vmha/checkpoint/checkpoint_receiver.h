@@ -1,5 +1,5 @@
 // Backup side of the checkpoint protocol: reads messages from the primary,
-// pulls the announced pages into the image store's staging image, verifies and
+// pulls the announced pages into the image store's slots, verifies and
 // commits each checkpoint, and acknowledges it.
 //
 //   Begin(e)                  store.begin(e)
@@ -28,6 +28,7 @@ namespace vmha {
 struct ReceiverStats {
   std::uint64_t page_lists = 0;
   std::uint64_t pages_pulled = 0;
+  std::uint64_t zero_pages = 0;  // named as zero: nothing read
   std::uint64_t bytes_pulled = 0;
   std::uint64_t reads = 0;  // one-sided reads issued (after coalescing)
   std::uint64_t commits = 0;

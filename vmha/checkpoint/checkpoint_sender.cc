@@ -32,9 +32,24 @@ Status CheckpointSender::begin(std::uint64_t epoch) {
   return channel_.send(BeginMsg{epoch}.to_frame());
 }
 
+Status CheckpointSender::send_zero_pages(std::span<const std::uint64_t> pages) {
+  if (pages.empty()) return {};
+  std::vector<PageRef> refs;
+  refs.reserve(pages.size());
+  for (std::uint64_t p : pages) refs.push_back(PageRef{p, 0});
+  std::lock_guard<std::mutex> lock(mutex_);
+  return send_list(0, refs, {}, PageListMsg::kZeroPages, nullptr);
+}
+
 Status CheckpointSender::send_pages(std::uint32_t region, std::span<const PageRef> pages,
                                     std::span<const std::uint32_t> crcs, bool notify, std::uint32_t* seq) {
   std::lock_guard<std::mutex> lock(mutex_);
+  return send_list(region, pages, crcs, notify ? PageListMsg::kNotifyWhenPulled : 0, seq);
+}
+
+Status CheckpointSender::send_list(std::uint32_t region, std::span<const PageRef> pages,
+                                   std::span<const std::uint32_t> crcs, std::uint8_t flags, std::uint32_t* seq) {
+  const bool notify = flags & PageListMsg::kNotifyWhenPulled;
   if (!open_) return Status::error("send_pages outside a checkpoint");
   if (!crcs.empty() && crcs.size() != pages.size())
     return Status::error("send_pages: " + std::to_string(crcs.size()) + " checksums for " +
@@ -51,6 +66,7 @@ Status CheckpointSender::send_pages(std::uint32_t region, std::span<const PageRe
     m.epoch = epoch_;
     m.seq = next_seq_++;
     m.region = region;
+    m.flags = flags & PageListMsg::kZeroPages;
     m.pages.assign(pages.begin() + static_cast<std::ptrdiff_t>(start),
                    pages.begin() + static_cast<std::ptrdiff_t>(start + n));
     if (!crcs.empty()) {

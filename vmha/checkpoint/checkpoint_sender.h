@@ -3,6 +3,7 @@
 //   begin(e)                         a checkpoint starts
 //   send_pages(region, pages)        (prefetch thread, while the guest runs)
 //                                    the backup pulls these pages one-sided
+//   send_zero_pages(pages)           pages that are all zeros: nothing to pull
 //   -- guest paused --
 //   send_pages(..., crcs, notify)    residual pages (dirty since their last pull)
 //   wait_pulled(seq)                 only if they are read from live guest memory
@@ -43,6 +44,9 @@ class CheckpointSender {
   // answers PagesPulled; `seq` receives the number to wait for.
   Status send_pages(std::uint32_t region, std::span<const PageRef> pages, std::span<const std::uint32_t> crcs = {},
                     bool notify = false, std::uint32_t* seq = nullptr);
+  // Tells the backup these pages are all zeros (nothing to read): a fresh
+  // mapping's thousands of frames cost a few bytes each.
+  Status send_zero_pages(std::span<const std::uint64_t> pages);
   Status wait_pulled(std::uint32_t seq, std::chrono::milliseconds timeout);
   Status send_state(std::span<const std::uint8_t> blob);
   Status end();
@@ -65,6 +69,9 @@ class CheckpointSender {
   std::chrono::steady_clock::time_point last_heard() const;
 
  private:
+  // send_pages / send_zero_pages, the lock held; flags: PageListMsg kNotifyWhenPulled, kZeroPages.
+  Status send_list(std::uint32_t region, std::span<const PageRef> pages, std::span<const std::uint32_t> crcs,
+                   std::uint8_t flags, std::uint32_t* seq);
   Status pump(std::chrono::milliseconds timeout);  // receives one reply; caller holds rx_mutex_
   // Pumps until done() or the deadline, with heartbeats; caller holds rx_mutex_.
   template <typename Done>

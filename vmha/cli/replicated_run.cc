@@ -17,7 +17,7 @@ namespace {
 
 // --stats-file: the run's replication statistics as key=value lines for the
 // SPANK plugin's accounting (epochs, pause_ms_mean, pause_ms_max, pause_count,
-// prefetched_pages, residual_pages, backup_lost, stopped: it lost the backup
+// prefetched_pages, residual_pages, zero_pages, backup_lost, stopped: it lost the backup
 // and stopped the program, unprotected: it went on without a backup), written
 // atomically; and,
 // when the program was killed by a signal, guest_signal=N: vmha then ends by
@@ -32,9 +32,9 @@ bool write_stats_file(const std::string& path, const EngineStats& s, const RunRe
   double mean = s.pause_ms.empty() ? 0.0 : sum / static_cast<double>(s.pause_ms.size());
   std::fprintf(f, "epochs=%llu\npause_ms_mean=%.4f\npause_ms_max=%.4f\npause_count=%zu\n",
                static_cast<unsigned long long>(s.epochs), mean, max, s.pause_ms.size());
-  std::fprintf(f, "prefetched_pages=%llu\nresidual_pages=%llu\nbackup_lost=%d\nstopped=%d\nunprotected=%d\n",
+  std::fprintf(f, "prefetched_pages=%llu\nresidual_pages=%llu\nzero_pages=%llu\nbackup_lost=%d\nstopped=%d\nunprotected=%d\n",
                static_cast<unsigned long long>(s.prefetched_pages), static_cast<unsigned long long>(s.residual_pages),
-               s.backup_lost ? 1 : 0, s.stopped ? 1 : 0, s.unprotected ? 1 : 0);
+               static_cast<unsigned long long>(s.zero_pages), s.backup_lost ? 1 : 0, s.stopped ? 1 : 0, s.unprotected ? 1 : 0);
   if (r.end == RunResult::End::kSignaled) std::fprintf(f, "guest_signal=%d\n", r.code);
   bool ok = std::fclose(f) == 0;
   return ok && std::rename(tmp.c_str(), path.c_str()) == 0;
@@ -108,9 +108,10 @@ int run_replicated(const RunCommandOptions& o) {
     std::fprintf(stderr, "vmha: cannot write --stats-file %s\n", o.stats_file.c_str());
   if (o.stats) {
     std::fprintf(
-        stderr, "vmha: %llu epochs, %llu pages prefetched, %llu residual%s\n",
+        stderr, "vmha: %llu epochs, %llu pages prefetched, %llu residual, %llu zero%s\n",
         static_cast<unsigned long long>(run.stats.epochs), static_cast<unsigned long long>(run.stats.prefetched_pages),
-        static_cast<unsigned long long>(run.stats.residual_pages), run.stats.backup_lost ? ", backup lost" : "");
+        static_cast<unsigned long long>(run.stats.residual_pages), static_cast<unsigned long long>(run.stats.zero_pages),
+        run.stats.backup_lost ? ", backup lost" : "");
   }
   return exit_like_guest(run.result, "vmha");
 }

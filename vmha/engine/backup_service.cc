@@ -186,16 +186,15 @@ std::unique_ptr<Channel> accept_primary(Transport& t, const Authenticator& auth,
   return ch;
 }
 
-// Two images of the primary's memory, in transport memory when it has room
-// (the receiver pulls into them directly), else on the heap.
+// The image of the primary's memory; the slots checkpoints are read into are
+// registered with the transport when it can (reads into registered memory
+// are faster; unregistered ones work).
 std::unique_ptr<ImageStore> make_image_store(Transport& t, uint64_t pages) {
-  auto image_a = t.allocate_region(pages * kPage);
-  auto image_b = t.allocate_region(pages * kPage);
-  if (image_a.ok() && image_b.ok())
-    return std::make_unique<ImageStore>(kPage, pages,
-                                        std::span<uint8_t>(static_cast<uint8_t*>(image_a.value().base), pages * kPage),
-                                        std::span<uint8_t>(static_cast<uint8_t*>(image_b.value().base), pages * kPage));
-  return std::make_unique<ImageStore>(kPage, pages);
+  auto store = std::make_unique<ImageStore>(kPage, pages);
+  std::span<uint8_t> slots = store->slot_area();
+  if (auto r = t.register_region(slots.data(), slots.size()); !r.ok())
+    std::fprintf(stderr, "%s: reading checkpoints into unregistered memory: %s\n", kWho, r.status().message().c_str());
+  return store;
 }
 
 // The primary finished and said goodbye: exit as its guest did, per the
@@ -217,6 +216,11 @@ int exit_code_after_bye(ImageStore& store, const std::string& workdir) {
   return code;
 }
 
+// The signal that asked this step to end (Slurm sends SIGTERM to every
+// process of the step at scancel or its time limit), 0 while none came.
+volatile sig_atomic_t g_end_signal = 0;
+void on_end_signal(int sig) { g_end_signal = sig; }
+
 }  // namespace
 
 int run_backup(const BackupOptions& o) {
@@ -227,6 +231,16 @@ int run_backup(const BackupOptions& o) {
   // unprotected. From the takeover on, the VM relays them to the guest.
   signal(SIGUSR1, SIG_IGN);
   signal(SIGUSR2, SIG_IGN);
+  // SIGTERM (and SIGINT, SIGHUP) end the step: the primary relays it to the
+  // guest, whose handler may still write a last line, and that line leaves
+  // only once this backup acknowledges its checkpoint. So the backup keeps
+  // serving the primary to its end, but no longer takes over: resuming a
+  // program its user asked to end would run it on.
+  struct sigaction sa{};
+  sa.sa_handler = on_end_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &sa, nullptr);
   // Room for the connections that wait to speak before authentication
   // (handshake_listener.h): the soft descriptor limit up to the hard one.
   rlimit nofile{};
@@ -297,10 +311,16 @@ int run_backup(const BackupOptions& o) {
       }
       continue;
     }
+    if (const int sig = g_end_signal) {
+      std::fprintf(stderr, "%s: the primary is gone after the step was told to end (%s): not taking over\n", kWho,
+                   strsignal(sig));
+      return 128 + sig;
+    }
     if (!lease.peer_lost(Clock::now())) {
       std::this_thread::sleep_for(10ms);
       continue;
     }
+    if (g_end_signal) continue;  // checked above, on the next turn
     if (!fence(o)) return 125;
     ch.reset();
     return take_over(o, *store, files);

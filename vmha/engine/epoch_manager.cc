@@ -17,6 +17,7 @@
 #include "vmha/engine/epoch_state.h"
 #include "vmha/output/held_output.h"
 #include "vmha/protocol/crc32c.h"
+#include "vmha/track/hot_tracker.h"
 #include "vmha/transport/ucx_transport.h"
 #include "vmha/vmm/exec_resolve.h"
 
@@ -42,6 +43,19 @@ constexpr uint64_t kPreCopyPages = 256;          // pre-copy when the last check
 // Pages read by the backup per confirmed list: one list of sort's 57,000
 // pages took over the 2.5 s confirmation limit on a loaded host.
 constexpr size_t kPullChunkPages = 4096;
+
+// Whether a 4 KiB page holds only zeros; most pages with data say so in
+// their first bytes.
+bool page_is_zero(const uint8_t* page) {
+  const auto* w = reinterpret_cast<const uint64_t*>(page);
+  if (w[0] | w[kPage / 8 - 1]) return false;
+  for (size_t i = 0; i < kPage / 8; i += 16) {
+    uint64_t acc = 0;
+    for (size_t k = 0; k < 16; ++k) acc |= w[i + k];
+    if (acc) return false;
+  }
+  return true;
+}
 
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
@@ -246,14 +260,18 @@ class Primary {
     }
     if (!finished) {
       last_pages_ = static_cast<uint64_t>(stats_.pages_per_ckpt.back());
-      epoch_cost_ms_ = catch_up_ms + stats_.pause_ms.back() + kFaultMsPerPage * stats_.pages_per_ckpt.back();
+      // Hot pages are reported at every checkpoint but fault no more.
+      const double faulting =
+          std::max(0.0, stats_.pages_per_ckpt.back() - static_cast<double>(vm_.tracker().hot_pages()));
+      epoch_cost_ms_ = catch_up_ms + stats_.pause_ms.back() + kFaultMsPerPage * faulting;
     }
     return finished;
   }
 
   void prefetch(std::vector<uint64_t>& pfns) {
     pfns.clear();
-    if (Status s = vm_.tracker().harvest(pfns); !s.ok()) return lose(s);
+    if (Status s = vm_.tracker().harvest_running(pfns); !s.ok()) return lose(s);
+    if (Status s = send_zero(pfns); !s.ok()) return lose(s);
     if (pfns.empty()) return;
     std::vector<PageRef> refs;
     refs.reserve(pfns.size());
@@ -271,13 +289,15 @@ class Primary {
     auto t = Clock::now();
     for (int round = 0; round < 3 && !lost_ && !done_; ++round) {
       std::vector<uint64_t> pfns;
-      if (Status s = vm_.tracker().harvest(pfns); !s.ok()) return lose(s), ms_since(t);
+      if (Status s = vm_.tracker().harvest_running(pfns); !s.ok()) return lose(s), ms_since(t);
+      const size_t found = pfns.size();
+      if (Status s = send_zero(pfns); !s.ok()) return lose(s), ms_since(t);
       std::vector<PageRef> refs;
       refs.reserve(pfns.size());
       for (uint64_t p : pfns) refs.push_back(PageRef{p, p * kPage});
       if (Status s = pull_live(refs, {}); !s.ok()) return lose(s), ms_since(t);
       stats_.prefetched_pages += refs.size();
-      if (refs.size() < 64) break;  // few enough left for the pause
+      if (found < 64) break;  // few enough left for the pause
     }
     stats_.catch_up_ms.push_back(ms_since(t));
     return stats_.catch_up_ms.back();
@@ -343,6 +363,7 @@ class Primary {
     if (Status s = vm_.tracker().harvest(pfns); !s.ok()) return s;
     if (paused_at) stats_.harvest_ms.push_back(ms_since(t));
     t = Clock::now();
+    if (Status s = send_zero(pfns); !s.ok()) return s;
     if (Status s = send_residual(pfns, staged); !s.ok()) return s;
     stats_.residual_pages += pfns.size();
     if (paused_at) stats_.pull_ms.push_back(ms_since(t));
@@ -387,6 +408,24 @@ class Primary {
       if (!s.ok()) return s;
     }
     return Status();
+  }
+
+  // Pages of `pfns` that hold only zeros go to the backup as numbers (it
+  // reads nothing: a guest's fresh mapping of gigabytes arrives as zero
+  // frames the VMM wrote); the others stay in `pfns`. A zero page written
+  // after the check is dirty again and goes in a later list, which wins.
+  Status send_zero(std::vector<uint64_t>& pfns) {
+    std::vector<uint64_t> zeros;
+    size_t keep = 0;
+    for (uint64_t p : pfns) {
+      if (page_is_zero(vm_.memory().host(p * kPage)))
+        zeros.push_back(p);
+      else
+        pfns[keep++] = p;
+    }
+    pfns.resize(keep);
+    stats_.zero_pages += zeros.size();
+    return tx_.send_zero_pages(zeros);
   }
 
   // The staged residual pages, with their CRCs, for the backup to read.
@@ -534,7 +573,9 @@ ProtectedRun run_protected(const EngineOptions& eo, VmOptions vo, const std::vec
     if (!st.ok()) return out.result = failed("staging memory: " + st.status().message()), out;
     staging = st.value();
   }
-  vo.tracker = eo.async ? TrackerKind::kRing : TrackerKind::kBitmap;
+  // Async: hot pages stay writable where KVM allows (hot_tracker.h), else
+  // the dirty ring; stop-copy: the classic bitmap (Remus).
+  vo.tracker = !eo.async ? TrackerKind::kBitmap : HotTracker::supported() ? TrackerKind::kHot : TrackerKind::kRing;
   HeldOutputSink sink;
   vo.output = &sink;
   std::unique_ptr<Vm> vm;

@@ -60,6 +60,7 @@ struct EngineStats {
   std::vector<double> pages_per_ckpt;     // distinct pages per checkpoint
   std::vector<double> output_latency_ms;  // per output record: written -> released
   uint64_t prefetched_pages = 0, residual_pages = 0;
+  uint64_t zero_pages = 0;  // sent as numbers: all zeros, nothing read
   bool backup_lost = false;
   bool stopped = false;      // lost the backup and stopped (continue_after_loss false, or no stand-down)
   bool unprotected = false;  // went on without a backup (it stood down)

@@ -190,7 +190,10 @@ Result<PageListMsg> PageListMsg::from(const Frame& f) {
       r.set_error("page count " + std::to_string(n) + " needs " + std::to_string(n * per_page) +
                   " bytes, payload has " + std::to_string(r.remaining()));
     if (!r.ok()) return m;
-    if (m.flags & ~(kNotifyWhenPulled | kHasChecksums)) r.set_error("unknown flags " + std::to_string(m.flags));
+    if (m.flags & ~(kNotifyWhenPulled | kHasChecksums | kZeroPages))
+      r.set_error("unknown flags " + std::to_string(m.flags));
+    else if ((m.flags & kZeroPages) && (m.flags & kHasChecksums))
+      r.set_error("a list of zero pages carries no checksums");
     m.pages.resize(n);
     for (auto& p : m.pages) {
       p.page = r.u64("page");

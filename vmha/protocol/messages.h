@@ -72,6 +72,7 @@ struct PageRef {
 struct PageListMsg {                                    // primary -> backup: pull these pages for checkpoint `epoch`
   static constexpr std::uint8_t kNotifyWhenPulled = 1;  // reply PagesPulled
   static constexpr std::uint8_t kHasChecksums = 2;      // crcs[i] is CRC32C of page i
+  static constexpr std::uint8_t kZeroPages = 4;         // every page is zero: nothing to read (offsets 0)
   std::uint64_t epoch = 0;
   std::uint32_t seq = 0;
   std::uint32_t region = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "vmha/track/bitmap_tracker.h"
+#include "vmha/track/hot_tracker.h"
 #include "vmha/track/ring_tracker.h"
 
 namespace vmha {
@@ -14,8 +15,10 @@ Status parse_tracker_kind(const std::string& name, TrackerKind* out) {
     *out = TrackerKind::kBitmap;
   else if (name == "none")
     *out = TrackerKind::kNone;
+  else if (name == "hot")
+    *out = TrackerKind::kHot;
   else
-    return Status::error("unknown tracker '" + name + "': expected ring, bitmap or none");
+    return Status::error("unknown tracker '" + name + "': expected hot, ring, bitmap or none");
   return Status();
 }
 
@@ -27,6 +30,8 @@ const char* tracker_name(TrackerKind kind) {
       return "bitmap";
     case TrackerKind::kNone:
       return "none";
+    case TrackerKind::kHot:
+      return "hot";
   }
   return "?";
 }
@@ -64,6 +69,8 @@ std::unique_ptr<DirtyTracker> make_tracker(TrackerKind kind, uint64_t guest_byte
       return std::make_unique<RingTracker>();
     case TrackerKind::kBitmap:
       return std::make_unique<BitmapTracker>(guest_bytes);
+    case TrackerKind::kHot:
+      return std::make_unique<HotTracker>(guest_bytes);
     case TrackerKind::kNone:
       break;
   }

@@ -1,6 +1,7 @@
 // DirtyTracker: which guest frames changed since the last harvest. One
-// interface over KVM's dirty ring (default), KVM's dirty bitmap (baseline) and
-// "none"; every tracker also reports the VMM's own writes (VmmWriteLog), which
+// interface over KVM's dirty bitmap with hot pages left writable (async
+// replication's default, hot_tracker.h), KVM's dirty ring, KVM's dirty bitmap
+// (baseline) and "none"; every tracker also reports the VMM's own writes (VmmWriteLog), which
 // KVM does not see. harvest() may run on another thread while the vCPU runs.
 #pragma once
 #include <cstdint>
@@ -13,7 +14,7 @@
 
 namespace vmha {
 
-enum class TrackerKind { kRing, kBitmap, kNone };
+enum class TrackerKind { kRing, kBitmap, kNone, kHot };
 Status parse_tracker_kind(const std::string& name, TrackerKind* out);
 const char* tracker_name(TrackerKind kind);
 
@@ -44,6 +45,12 @@ class DirtyTracker {
   // Sorted, unique guest frame numbers written since the previous harvest,
   // by the guest or by the VMM. Thread-safe.
   virtual Status harvest(std::vector<uint64_t>& pfns) = 0;
+  // The same while the guest runs (pre-copy): a tracker may leave pages it
+  // reports at every harvest anyway for the one at the pause.
+  virtual Status harvest_running(std::vector<uint64_t>& pfns) { return harvest(pfns); }
+  // Pages every harvest reports without their being written since (left
+  // writable: they cost no fault).
+  virtual uint64_t hot_pages() { return 0; }
 
   // About how many pages harvest() would return now (repeats counted
   // once per report; the bitmap tracker counts only the VMM's writes).

@@ -180,8 +180,13 @@ Status UcxChannel::send_encoded(std::span<const std::uint8_t> bytes) {
     delete op;
     return Status::error("send to " + peer_ + " failed: " + status_text(UCS_PTR_STATUS(req)));
   }
-  auto deadline = Clock::now() + core_->options().send_timeout;
-  while (!op->done && !peer_failed() && Clock::now() < deadline) core_->progress_or_wait(deadline);
+  // The limit counts from the peer's last liveness beat, not from the start:
+  // a backup busy with a large checkpoint reads late but beats all along
+  // (the primary's send waited 10 s and lost a live backup of a 4 GiB
+  // guest); one that is gone or stopped falls silent and the send fails.
+  const auto start = Clock::now();
+  auto deadline = [&] { return std::max(start, liveness()) + core_->options().send_timeout; };
+  while (!op->done && !peer_failed() && Clock::now() < deadline()) core_->progress_or_wait(deadline());
   Status result;
   if (op->done && op->status != UCS_OK)
     result =
