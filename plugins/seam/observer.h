@@ -2,6 +2,7 @@
 // observer's state travels with Slurm's state (StateSaveLocation).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -14,8 +15,9 @@ namespace duet::plugin {
 struct JobOutcome {
   JobInfo job;                     // as at submit (gpus, type, name, limits)
   std::vector<std::string> nodes;  // where it ran
-  double run_s = 0;                // end - start, seconds
+  double run_s = 0;                // end - start, seconds, as slurmctld measured them
   bool completed = false;          // ended in COMPLETED (not failed/cancelled)
+  std::int64_t end = 0;            // Unix seconds
 };
 
 class Observer {

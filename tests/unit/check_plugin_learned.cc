@@ -7,12 +7,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "plugins/channel/agent_channel.h"
 #include "plugins/seam/file_cksum.h"
@@ -113,6 +115,38 @@ DuetConf model_conf() {
   c.model_path = c.placement_model_path = model_file();
   c.node_speeds_file = write_file("speeds.csv", "node,speed\nnode1,0.5\nnode2,1.5\nnode3,0.4\nnode4,0.45\n");
   return c;
+}
+
+// `user`'s job "bench" (600 s of work at speed 1) ran twice on a reference
+// node at its known speed, then `runs` times on `node` at `factor` x its
+// known speed: what slurmctld measures of an honest user's jobs on a node
+// `factor` as fast as thought. Jobs end at t, t+1, ...
+void teach(Observer& obs, const std::string& node, double known, double factor, uint32_t user, int64_t t,
+           int runs) {
+  JobInfo j = job(100, 1, 0);
+  j.user_id = user;
+  j.name = "bench";
+  const std::string ref = node == "node2" ? "node1" : "node2";
+  const double ref_known = ref == "node2" ? 1.5 : 0.5;
+  for (int k = 0; k < 2; ++k) obs.observe(JobOutcome{j, {ref}, 600 / ref_known, true, t + k});
+  for (int k = 0; k < runs; ++k) obs.observe(JobOutcome{j, {node}, 600 / (known * factor), true, t + 2 + k});
+}
+
+// The field KEY (e.g. "mu") of NODE in the rwgp observer's summary.
+double summary_field(const std::string& summary, const std::string& node, const std::string& key) {
+  const size_t at = summary.find(" " + node + ":");
+  ck_assert_msg(at != std::string::npos, "%s not in %s", node.c_str(), summary.c_str());
+  const size_t k = summary.find(key + "=", at);
+  ck_assert_msg(k != std::string::npos, "%s of %s not in %s", key.c_str(), node.c_str(), summary.c_str());
+  return std::strtod(summary.c_str() + k + key.size() + 1, nullptr);
+}
+
+// Node indices by preference, best first.
+std::vector<size_t> order_of(const std::vector<double>& pref) {
+  std::vector<size_t> o(pref.size());
+  for (size_t i = 0; i < o.size(); ++i) o[i] = i;
+  std::stable_sort(o.begin(), o.end(), [&](size_t a, size_t b) { return pref[a] > pref[b]; });
+  return o;
 }
 
 uint32_t expected_crc() {
@@ -390,19 +424,23 @@ START_TEST(test_placement_agent_ranks_learns_and_restores) {
   for (double x : pref) ck_assert(std::isfinite(x));
   ck_assert_msg(why.find(want + ": best node") == 0, "%s", why.c_str());
 
-  // node2 ran 2x slower than its known speed (1.5) several times: the GP's
-  // mean for node2 drops and so does its preference relative to before
+  // node2 ran 2x slower than its known speed (1.5), as slurmctld measured
+  // against the same user's runs on node1: its estimate and GP mean drop
+  // (by 0.10: one user's limit per node and hour), and so does its
+  // preference relative to before
   a.observer->set_cluster(c);
   const std::string empty = a.observer->summary();
-  ck_assert_msg(empty.find("0 observations") == 0, "%s", empty.c_str());
-  for (int k = 0; k < 5; ++k) {
-    JobOutcome o{j, {"node2"}, 100 / 1.5 * 2, true};
-    a.observer->observe(o);
-  }
-  JobOutcome no_hint{job(11, 1, 0), {"node1"}, 10, true};  // no ref: nothing learned
-  a.observer->observe(no_hint);
+  ck_assert_msg(empty.find("0 runs measured, 0 moves") == 0, "%s", empty.c_str());
+  teach(*a.observer, "node2", 1.5, 0.5, 1001, 1000, 5);
+  JobOutcome first{job(11, 1, 0), {"node1"}, 10, true, 2000};  // no runs to compare with: nothing learned
+  a.observer->observe(first);
+  JobOutcome claimed{job(12, 1, 0, "duet:ref=1e300;type=ResNet-50 (batch size 32)"), {"node3"}, 10, true, 2001};
+  a.observer->observe(claimed);  // a claimed ref= is no expectation either
   const std::string learned = a.observer->summary();
-  ck_assert_msg(learned.find("5 observations") == 0, "%s", learned.c_str());
+  ck_assert_msg(learned.find("9 runs measured, 2 moves in the last hour") == 0, "%s", learned.c_str());
+  ck_assert_double_eq_tol(summary_field(learned, "node2", "est"), -0.10, 1e-9);
+  ck_assert(summary_field(learned, "node2", "mu") < 0);
+  ck_assert(summary_field(learned, "node3", "est") == 0);
   std::vector<double> pref2;
   CK_OK(a.ranker->rank(j, c, pref2, &why, &err), err);
   ck_assert(pref2[1] - pref2[0] < pref[1] - pref[0]);
@@ -418,14 +456,63 @@ START_TEST(test_placement_agent_ranks_learns_and_restores) {
   d.observer->set_cluster(c);
   CK_OK(d.observer->restore(saved, &err), err);
   CK_STR_EQ(d.observer->summary(), learned);
-  // a node that left: its observations are dropped, the rest kept
+  // a node that left: no longer in the GP; the rest kept
   ClusterInfo smaller = c;
   smaller.nodes.erase(smaller.nodes.begin() + 1);
   d.observer->set_cluster(smaller);
-  ck_assert_msg(d.observer->summary().find("0 observations") == 0, "%s", d.observer->summary().c_str());
+  ck_assert_msg(d.observer->summary().find(" node2:") == std::string::npos, "%s", d.observer->summary().c_str());
   // garbage state is refused with the line number
-  ck_assert(!d.observer->restore("obs 0 zero node1\n", &err));
+  ck_assert(!d.observer->restore("est node1 zero\n", &err));
   ck_assert_msg(err.find("line 1: expected") == 0, "%s", err.c_str());
+  // the GP window of duet before issue 52 (learned from users' claimed ref=)
+  // is dropped, not restored
+  PlacementAgent old = make_placement_agent(model_conf(), &errors);
+  old.observer->set_cluster(c);
+  CK_OK(old.observer->restore("model m\nobs 4 -2 node2\nobs 4 2 node4\nsum 4 -8 4 node2\n", &err), err);
+  ck_assert_msg(old.observer->summary().find("0 runs measured, 0 moves") == 0, "%s", old.observer->summary().c_str());
+  ck_assert(summary_field(old.observer->summary(), "node2", "mu") == 0);
+}
+END_TEST
+
+// Issue 52: user 65534's short jobs, four with ref=1e-300 pinned to node2
+// and four with ref=1e300 pinned to node4 (the audit's), then as slow as they
+// like on node2 and as fast on node4 (what a user can still do): no node's
+// robust estimate moves by more than 0.10 and no GP mean by more than 0.20
+// (SpeedLimits; the GP is a contraction of the estimates), and another
+// user's 1-GPU job still prefers node2, the fastest.
+START_TEST(test_hostile_jobs_move_the_gp_by_at_most_the_bound) {
+  std::vector<std::string> errors;
+  PlacementAgent a = make_placement_agent(model_conf(), &errors);
+  ck_assert_msg(a.ranker && a.observer, "%s", errors.empty() ? "" : errors[0].c_str());
+  const ClusterInfo c = cluster();
+  a.observer->set_cluster(c);
+  const JobInfo victim = job(10, 1, 0);
+  std::vector<double> before, after;
+  std::string why, err;
+  CK_OK(a.ranker->rank(victim, c, before, &why, &err), err);
+  ck_assert_uint_eq(order_of(before)[0], 1);  // node2
+  const std::string s0 = a.observer->summary();
+  JobInfo h = job(20, 1, 0);
+  h.user_id = 65534;
+  h.name = "x";
+  int64_t t = 1700000000;
+  for (int round = 0; round < 3; ++round) {
+    h.comment = "duet:ref=1e300;type=ResNet-50 (batch size 32)";
+    for (int k = 0; k < 4; ++k) a.observer->observe(JobOutcome{h, {"node4"}, 1, true, t++});
+    h.comment = "duet:ref=1e-300;type=ResNet-50 (batch size 32)";
+    for (int k = 0; k < 4; ++k) a.observer->observe(JobOutcome{h, {"node2"}, 3600, true, t++});
+  }
+  const std::string s1 = a.observer->summary();
+  for (const char* n : {"node1", "node2", "node3", "node4"}) {
+    const double d = std::abs(summary_field(s1, n, "mu") - summary_field(s0, n, "mu"));
+    ck_assert_msg(d <= 0.20 + 1e-9, "%s's GP mean moved by %g: %s -> %s", n, d, s0.c_str(), s1.c_str());
+  }
+  double moved = 0;
+  for (const char* n : {"node1", "node2", "node3", "node4"}) moved += std::abs(summary_field(s1, n, "est"));
+  ck_assert_msg(moved <= 0.20 + 1e-9, "estimates moved by %g in sum: %s", moved, s1.c_str());
+  CK_OK(a.ranker->rank(victim, c, after, &why, &err), err);
+  ck_assert_msg(order_of(after)[0] == 1, "the victim's best node is now node%zu: %s", order_of(after)[0] + 1,
+                why.c_str());
 }
 END_TEST
 
@@ -480,11 +567,14 @@ START_TEST(test_placement_spread_job_speed_floor) {
   ClusterInfo c = cluster();
   const uint32_t alloc[4] = {2, 3, 2, 2};  // free: node1 2, node2 1, node3 2, node4 2
   for (int i = 0; i < 4; ++i) c.nodes[i].gpus_alloc = alloc[i], c.nodes[i].jobs_running = 1;
-  // node1 (known 0.5) ran 5x slower than that: the GP now ranks it below the
-  // K80s (node3 0.4, node4 0.45) for jobs that fit on one node
+  // node1 (known 0.5) ran 5x slower than that for three users over two
+  // hours: the GP now ranks it below the K80s (node3 0.4, node4 0.45) for
+  // jobs that fit on one node
   a.observer->set_cluster(c);
   const std::string type = "duet:ref=100;type=ResNet-50 (batch size 32)";
-  for (int k = 0; k < 5; ++k) a.observer->observe(JobOutcome{job(20 + k, 1, 0, type), {"node1"}, 100 / 0.5 * 5, true});
+  for (uint32_t hour = 0; hour < 2; ++hour)  // three other users each hour: each one's own runs only
+    for (uint32_t u = 0; u < 3; ++u) teach(*a.observer, "node1", 0.5, 0.2, 1000 + 3 * hour + u, hour * 4000 + 10 * u, 2);
+  ck_assert_double_eq_tol(summary_field(a.observer->summary(), "node1", "est"), -0.6, 1e-9);
   std::vector<double> one, spread;
   std::string why, err;
   CK_OK(a.ranker->rank(job(30, 2, 0, type), c, one, &why, &err), err);
@@ -641,10 +731,11 @@ START_TEST(test_placement_agent_messages) {
   ck_assert_uint_eq(ch.placement_publications(), pubs + 1);
   std::vector<float> busy;
   ck_assert(ch.placement_message(busy) && busy != msg);
-  // the GP learned (observe after set_cluster, as select/duet does): a new message
+  // the GP learned (observe after set_cluster, as select/duet does): a new
+  // message at each of the two moves (runs that teach nothing publish none)
   a.observer->set_cluster(c);
-  for (int k = 0; k < 3; ++k) a.observer->observe(JobOutcome{j, {"node2"}, 100 / 1.5 * 2, true});
-  ck_assert_uint_eq(ch.placement_publications(), pubs + 4);
+  teach(*a.observer, "node2", 1.5, 0.5, 1001, 5000, 3);
+  ck_assert_uint_eq(ch.placement_publications(), pubs + 3);
   std::vector<float> learned;
   ck_assert(ch.placement_message(learned) && learned != msg && learned != busy);
 
@@ -710,6 +801,7 @@ int main() {
   tcase_add_test(tc, test_ordering_agent_scores);
   tcase_add_test(tc, test_model_load_errors);
   tcase_add_test(tc, test_placement_agent_ranks_learns_and_restores);
+  tcase_add_test(tc, test_hostile_jobs_move_the_gp_by_at_most_the_bound);
   tcase_add_test(tc, test_placement_job_type_speeds);
   tcase_add_test(tc, test_placement_spread_job_speed_floor);
   tcase_add_test(tc, test_placement_spread_rule_of_the_model);

@@ -4,6 +4,7 @@
 #include <Eigen/Dense>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <fstream>
 #include <random>
 #include <string>
@@ -177,6 +178,58 @@ START_TEST(posterior_matches_closed_form) {
   expect_matches(gp, closed_form_posterior(four_kernel_closed_form(), h, seen, 3), 1e-10);
   // the spans expose the same cache
   ck_assert(gp.means(1)[2] == gp.mean(2, 1) && gp.vars(9)[3] == gp.var(3, 2));
+}
+END_TEST
+
+// set_values: the same posterior as observing the new values from scratch;
+// with one observation per machine in one slot, the posterior mean is a
+// contraction of the values (select/duet's bound, placement_model.cc): no
+// machine's mean moves by more than the sum of the values' moves.
+START_TEST(set_values_matches_closed_form_and_contracts) {
+  const GpHyper h = four_hyper();
+  PerformanceGp gp(four_machines(), 2, h);
+  std::deque<GpObservation> w;
+  for (std::uint32_t m = 0; m < 4; ++m) w.push_back({m, 2, 0.0});
+  const auto shape = Eigen::MatrixXd::Zero(4, 3);
+  gp.restore(w, shape, shape);
+  Eigen::MatrixXd v0(4, 3);
+  for (std::uint32_t j = 0; j < 4; ++j)
+    for (std::uint32_t t = 0; t < 3; ++t) v0(j, t) = gp.var(j, t);
+  const std::vector<double> values = {0.3, -0.2, 0.05, 1.5};
+  gp.set_values(values);
+  std::vector<GpObservation> obs(w.begin(), w.end());
+  for (std::size_t m = 0; m < 4; ++m) obs[m].value = values[m];
+  expect_matches(gp, closed_form_posterior(four_kernel_closed_form(), h, obs, 3), 1e-10);
+  for (std::uint32_t j = 0; j < 4; ++j)
+    for (std::uint32_t t = 0; t < 3; ++t) ck_assert(gp.var(j, t) == v0(j, t));
+  // one value moved by d: every mean moves by less than |d|
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<> u(-1, 1);
+  for (int k = 0; k < 200; ++k) {
+    std::vector<double> a(4), b(4);
+    for (auto& x : a) x = u(rng);
+    b = a;
+    const std::size_t which = rng() % 4;
+    b[which] += u(rng);
+    gp.set_values(a);
+    double ma[4][3];
+    for (std::uint32_t j = 0; j < 4; ++j)
+      for (std::uint32_t t = 0; t < 3; ++t) ma[j][t] = gp.mean(j, t);
+    gp.set_values(b);
+    for (std::uint32_t j = 0; j < 4; ++j)
+      for (std::uint32_t t = 0; t < 3; ++t)
+        ck_assert_msg(std::abs(gp.mean(j, t) - ma[j][t]) <= std::abs(b[which] - a[which]) + 1e-12,
+                      "mean(%u,%u) moved %g for a move of %g", j, t, gp.mean(j, t) - ma[j][t], b[which] - a[which]);
+  }
+  // wrong count, not finite
+  const std::vector<double> three = {0, 0, 0}, nan = {0, 0, 0, std::nan("")};
+  for (const auto* bad : {&three, &nan}) {
+    try {
+      gp.set_values(*bad);
+      ck_abort_msg("bad values accepted");
+    } catch (const std::invalid_argument&) {
+    }
+  }
 }
 END_TEST
 
@@ -406,6 +459,7 @@ int main() {
   tcase_add_test(tc, kernel_is_psd);
   tcase_add_test(tc, posterior_matches_closed_form);
   tcase_add_test(tc, window_drops_oldest_exactly);
+  tcase_add_test(tc, set_values_matches_closed_form_and_contracts);
   tcase_add_test(tc, incremental_updates_do_not_drift);
   tcase_add_test(tc, variance_shrinks_where_observations_are_dense);
   tcase_add_test(tc, likelihood_matches_closed_form);

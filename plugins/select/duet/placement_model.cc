@@ -5,10 +5,12 @@
 //            log(known speed) + mean (sd is the head's input only), as duet_policy's
 //            placement does in the simulator; with JobTypeSpeedsFile, a job
 //            whose comment names its type is ranked by that type's speeds;
-//   observe  a finished job's measured vs expected run time on its nodes
-//            updates the RWGP online;
-//   save     the GP's window and long-term statistics by node name (text),
-//            which select/duet keeps in StateSaveLocation.
+//   observe  a finished job's run time, as slurmctld measured it, against
+//            what the same user's same jobs took on other nodes
+//            (run_history.h) moves its node's robust, per-user bounded
+//            speed estimate (speed_estimates.h), which the RWGP reads;
+//   save     the estimates, their recent moves and the run history by node
+//            name (text), which select/duet keeps in StateSaveLocation.
 //   message  connected to the agents' channel (agent_channel.h), ranks with
 //            the ordering agent's message for the job (zeros without one)
 //            and publishes its own message to the ordering agent: the head's
@@ -32,6 +34,8 @@
 #include "plugins/seam/file_cksum.h"
 #include "plugins/seam/job_hints.h"
 #include "plugins/seam/placement_agent.h"
+#include "plugins/seam/run_history.h"
+#include "plugins/seam/speed_estimates.h"
 #include "policy/learn/agents/machine_set.h"
 #include "policy/learn/agents/placement_features.h"
 #include "policy/learn/agents/placement_head.h"
@@ -43,24 +47,20 @@
 namespace duet::plugin {
 namespace {
 
-constexpr double kClampLog = 2.0;  // |log(measured / expected)| kept below this
-
-// The saved state: GP observations and long-term sums keyed by node name, so
-// it survives node list changes (unknown names are dropped on restore).
-struct SavedObs {
-  std::string node;
-  uint32_t slot;
-  double value;
-};
-struct SavedSum {
-  std::string node;
-  uint32_t slot;
-  double sum, count;
-};
-struct SavedState {
-  std::vector<SavedObs> window;
-  std::vector<SavedSum> sums;
-};
+// How the RWGP learns online here. The simulator's agent feeds the GP every
+// job's measured speed; slurmctld must not: a user controls what their jobs
+// do, and once wrote the expected run time itself (a comment's ref=), so that
+// eight short jobs moved two nodes' GP means by more than 1 and steered
+// everyone's jobs (issue 52). Instead the GP holds exactly one observation
+// per node, always, in the slot of unknown job types: the node's robust
+// estimate (speed_estimates.h; 0 until learned). With the observations' places
+// fixed, the GP's posterior mean is A e for the estimates e, where
+// A = K (K + noise I)^-1 is symmetric positive semi-definite with eigenvalues
+// below 1, so |A_ij| < 1: no node's mean moves by more than the sum of what
+// the estimates moved (and a job type's mean is rho times that). One user
+// moves the estimates by at most SpeedLimits::user_total (0.20) in sum per
+// hour, so also any node's GP mean. The GP's variance no longer shrinks with
+// what was learned: every node's is that of one observation each.
 
 // The agent; select/duet sees it through the two faces below.
 class LearnedPlacement {
@@ -220,106 +220,94 @@ class LearnedPlacement {
     published_.reset();
   }
 
-  // (Re)builds the GP when the node list changes, carrying its state over by name.
+  // (Re)builds the GP when the node list changes: one observation per node
+  // (see the top of this file). The estimates are kept by node name.
   void set_cluster(const ClusterInfo& cluster) {
     last_cluster_ = cluster;  // observe() publishes the message from it
     std::vector<std::string> names;
     for (const NodeInfo& n : cluster.nodes) names.push_back(n.name);
     if (gp_ && names == names_) return;
-    std::optional<SavedState> keep = pending_;
-    if (gp_ && !keep) keep = capture();
     std::vector<learn::MachineDesc> d;
     for (const NodeInfo& n : cluster.nodes)
       d.push_back(learn::MachineDesc{
           n.name, n.gpu_type.empty() ? "?" : n.gpu_type, "", {std::log(std::max(1e-3, known_speed(n.name)))}});
-    gp_ = std::make_unique<learn::PerformanceGp>(std::move(d), static_cast<uint32_t>(model_->job_types.size()),
-                                                 model_->gp);
+    learn::PerformanceGp::Options opt;
+    opt.window = std::max(opt.window, d.size());
+    const auto types = static_cast<uint32_t>(model_->job_types.size());
+    auto gp = std::make_unique<learn::PerformanceGp>(std::move(d), types, model_->gp, opt);
+    std::deque<learn::GpObservation> window;
+    for (size_t i = 0; i < names.size(); ++i)
+      window.push_back(learn::GpObservation{static_cast<uint32_t>(i), types, est_.estimate(names[i])});
+    const Eigen::MatrixXd none = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(names.size()), types + 1);
+    gp->restore(std::move(window), none, none);  // O(nodes^3), once per node list
+    gp_ = std::move(gp);
     names_ = std::move(names);
-    pending_.reset();
     ++gp_changes_;
-    if (keep) apply(*keep);
   }
 
+  // Learns only from what slurmctld measured: a completed job on one node
+  // (on several, it ran at the slowest one's pace and says nothing sure of
+  // the others), its run time against its work as measured on other nodes.
+  // The comment's ref= and type= are the user's claims and play no part.
   void observe(const JobOutcome& o) {
-    if (!o.completed || !(o.run_s > 0)) return;
-    const JobHints h = parse_job_hints(o.job.comment);
-    if (!(h.ref_s > 0)) return;  // no expectation to compare with
-    if (!gp_) return;            // set_cluster comes first (select/duet)
-    // The speed the job was ranked by: its type's where the table knows it.
-    node_types_.clear();
-    for (const std::string& n : o.nodes) {
-      auto it = std::find_if(last_cluster_.nodes.begin(), last_cluster_.nodes.end(),
-                             [&](const NodeInfo& x) { return x.name == n; });
-      node_types_.push_back(it != last_cluster_.nodes.end() ? it->gpu_type : std::string());
-    }
-    job_factors(o.job);
-    double expected = 1e300;
-    for (size_t i = 0; i < o.nodes.size(); ++i) expected = std::min(expected, known_speed(o.nodes[i]) * factor_[i]);
-    if (!(expected > 0) || expected > 1e299) return;
-    const double v = std::clamp(std::log(h.ref_s / o.run_s / expected), -kClampLog, kClampLog);
-    const uint32_t t = job_type(o.job);
-    for (const std::string& n : o.nodes) {
-      auto it = std::find(names_.begin(), names_.end(), n);
-      if (it != names_.end()) gp_->observe(learn::GpObservation{static_cast<uint32_t>(it - names_.begin()), t, v});
-    }
-    ++gp_changes_;
+    if (!o.completed || !(o.run_s > 0) || o.nodes.size() != 1) return;
+    if (!gp_) return;  // set_cluster comes first (select/duet)
+    const std::string& node = o.nodes.front();
+    if (std::find(names_.begin(), names_.end(), node) == names_.end()) return;
+    const RunKey key = run_key(o.job.user_id, o.job.gpus, o.job.name);
+    const std::optional<double> work = history_.expected_work(
+        key, node, [this](std::string_view n) { return known_speed(std::string(n)) * std::exp(est_.estimate(n)); });
+    history_.record(key, node, o.run_s, o.end);
+    if (!work) return;  // no expectation yet: this run is one for the next
+    const double v = std::log(*work / (o.run_s * known_speed(node)));
+    if (est_.add(SpeedSample{node, o.job.user_id, v, o.end}) != SpeedVerdict::kMoved) return;
+    feed_gp();
     if (last_cluster_.nodes.size() == names_.size()) publish_message(last_cluster_);
   }
 
   std::string save() const {
-    const SavedState s = gp_ ? capture() : pending_.value_or(SavedState{});
     std::ostringstream out;
-    out.precision(17);
     out << "model " << name_ << '\n';
-    for (const SavedObs& o : s.window) out << "obs " << o.slot << ' ' << o.value << ' ' << o.node << '\n';
-    for (const SavedSum& x : s.sums) out << "sum " << x.slot << ' ' << x.sum << ' ' << x.count << ' ' << x.node << '\n';
+    est_.save(out);
+    history_.save(out);
     return out.str();
   }
 
+  // Lines 'obs' and 'sum' (the GP's window and sums of duet before issue 52)
+  // were learned from run times users claimed: dropped.
   bool restore(std::string_view bytes, std::string* error) {
-    SavedState s;
+    SpeedEstimates est(est_.limits());
+    RunHistory history;
     std::istringstream in{std::string(bytes)};
     std::string line;
     int lineno = 0;
     while (std::getline(in, line)) {
       ++lineno;
       if (line.empty() || line.rfind("model ", 0) == 0) continue;  // another model's state still applies
-      std::istringstream ls(line);
-      std::string kind;
-      ls >> kind;
-      bool ok = false;
-      if (kind == "obs") {
-        SavedObs o;
-        ok = static_cast<bool>(ls >> o.slot >> o.value >> o.node) && std::isfinite(o.value);
-        if (ok) s.window.push_back(o);
-      } else if (kind == "sum") {
-        SavedSum x;
-        ok = static_cast<bool>(ls >> x.slot >> x.sum >> x.count >> x.node) && std::isfinite(x.sum) && x.count >= 0;
-        if (ok) s.sums.push_back(x);
-      }
-      if (!ok) {
-        *error = "line " + std::to_string(lineno) + ": expected 'obs SLOT VALUE NODE' or 'sum SLOT SUM COUNT NODE'";
-        return false;
-      }
+      if (line.rfind("obs ", 0) == 0 || line.rfind("sum ", 0) == 0) continue;
+      if (est.restore_line(line) || history.restore_line(line)) continue;
+      *error = "line " + std::to_string(lineno) +
+               ": expected 'est NODE VALUE', 'move TIME USER AMOUNT NODE' or 'run USER GPUS NAMEHASH TIME SECONDS "
+               "NODE'";
+      return false;
     }
-    if (gp_)
-      apply(s);
-    else
-      pending_ = std::move(s);
+    est_ = std::move(est);
+    history_ = std::move(history);
+    feed_gp();
     return true;
   }
 
   std::string summary() const {
-    const SavedState s = gp_ ? capture() : pending_.value_or(SavedState{});
-    std::string out = std::to_string(s.window.size()) + " observations in the window";
+    std::string out = std::to_string(history_.runs()) + " runs measured, " + std::to_string(est_.recent_moves()) +
+                      " moves in the last hour";
     if (!gp_) return out + " (no node list yet)";
-    // Posterior mean and sd of the pooled slot (what any job type sees
-    // before its own observations), per node: equal states print equal.
+    // Per node: its robust estimate, and the GP's posterior mean and sd in
+    // the pooled slot (what a job of unknown type sees): equal states print equal.
     const uint32_t slot = gp_->num_job_types();
     for (size_t i = 0; i < names_.size(); ++i) {
-      char buf[160];
-      std::snprintf(buf, sizeof buf, " %s:mu=%.4f,sd=%.4f", names_[i].c_str(), gp_->mean(i, slot),
-                    std::sqrt(std::max(0.0, gp_->var(i, slot))));
+      char buf[200];
+      std::snprintf(buf, sizeof buf, " %s:est=%.4f,mu=%.4f,sd=%.4f", names_[i].c_str(), est_.estimate(names_[i]),
+                    gp_->mean(i, slot), std::sqrt(std::max(0.0, gp_->var(i, slot))));
       out += buf;
     }
     return out;
@@ -342,35 +330,12 @@ class LearnedPlacement {
     return it != speeds_.end() ? it->second : 1.0;
   }
 
-  SavedState capture() const {
-    SavedState s;
-    for (const learn::GpObservation& o : gp_->window()) s.window.push_back({names_[o.machine], o.job_type, o.value});
-    const Eigen::MatrixXd& sum = gp_->long_term_sum();
-    const Eigen::MatrixXd& cnt = gp_->long_term_count();
-    for (Eigen::Index i = 0; i < cnt.rows(); ++i)
-      for (Eigen::Index t = 0; t < cnt.cols(); ++t)
-        if (cnt(i, t) > 0) s.sums.push_back({names_[i], static_cast<uint32_t>(t), sum(i, t), cnt(i, t)});
-    return s;
-  }
-
-  void apply(const SavedState& s) {
-    std::map<std::string, uint32_t> index;
-    for (size_t i = 0; i < names_.size(); ++i) index[names_[i]] = static_cast<uint32_t>(i);
-    const uint32_t slots = gp_->num_job_types() + 1;
-    std::deque<learn::GpObservation> window;
-    for (const SavedObs& o : s.window) {
-      auto it = index.find(o.node);
-      if (it != index.end()) window.push_back({it->second, std::min(o.slot, slots - 1), o.value});
-    }
-    Eigen::MatrixXd sum = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(names_.size()), slots);
-    Eigen::MatrixXd cnt = sum;
-    for (const SavedSum& x : s.sums) {
-      auto it = index.find(x.node);
-      if (it == index.end()) continue;
-      sum(it->second, std::min(x.slot, slots - 1)) += x.sum;
-      cnt(it->second, std::min(x.slot, slots - 1)) += x.count;
-    }
-    gp_->restore(std::move(window), std::move(sum), std::move(cnt));
+  // The GP's observations (one per node, names_ order) to the estimates.
+  void feed_gp() {
+    if (!gp_) return;
+    values_.resize(names_.size());
+    for (size_t i = 0; i < names_.size(); ++i) values_[i] = est_.estimate(names_[i]);
+    gp_->set_values(values_);
     ++gp_changes_;
   }
 
@@ -414,8 +379,10 @@ class LearnedPlacement {
   bool typed_ = false;
   std::map<std::string, uint32_t> type_index_;
   std::unique_ptr<learn::PerformanceGp> gp_;
-  std::vector<std::string> names_;     // the GP's machines, cluster order
-  std::optional<SavedState> pending_;  // restored before the node list was known
+  std::vector<std::string> names_;  // the GP's machines, cluster order
+  SpeedEstimates est_;              // what was learned, by node name
+  RunHistory history_;              // slurmctld's measured runs
+  std::vector<double> values_;      // feed_gp's
   std::vector<MachineView> views_;     // the nodes; rebuilt by every rank()
   std::vector<uint32_t> cand_;
   learn::PlacementScores scores_;

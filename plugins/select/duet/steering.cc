@@ -364,6 +364,7 @@ void steering_job_fini(job_record_t* job) {
     o.run_s = static_cast<double>(end - job->start_time);
     o.nodes = job_node_names(job);
     o.completed = IS_JOB_COMPLETE(job);
+    o.end = static_cast<int64_t>(end);
     g.agent.observer->set_cluster(cluster_info(time(nullptr)));
     g.agent.observer->observe(o);
     save_locked(slurm_conf.state_save_location);  // a SIGKILL loses nothing

@@ -294,4 +294,22 @@ void PerformanceGp::restore(std::deque<GpObservation> window, Eigen::MatrixXd lt
   refresh();
 }
 
+void PerformanceGp::set_values(std::span<const double> values) {
+  if (values.size() != window_.size())
+    throw std::invalid_argument("performance GP: " + std::to_string(values.size()) + " values for " +
+                                std::to_string(window_.size()) + " observations");
+  for (double v : values)
+    if (!std::isfinite(v)) throw std::invalid_argument("performance GP: observation value is not finite");
+  const auto n = static_cast<Eigen::Index>(window_.size());
+  Eigen::VectorXd y(n);
+  Eigen::Index a = 0;
+  for (auto& o : window_) {
+    o.value = values[static_cast<std::size_t>(a)];
+    y[a++] = o.value - hyper_.prior_mean;
+  }
+  mean_.setConstant(hyper_.prior_mean);
+  if (!kernel_ || n == 0) return;
+  mean_.array() += hyper_.signal_var * grid_product(cinv_ * y).array();
+}
+
 }  // namespace duet::learn

@@ -90,6 +90,12 @@ class PerformanceGp {
   const Eigen::MatrixXd& long_term_count() const { return lt_cnt_; }
   // Replaces window and long-term statistics (state loading), then refresh().
   void restore(std::deque<GpObservation> window, Eigen::MatrixXd lt_sum, Eigen::MatrixXd lt_cnt);
+  // New values for the window's observations, in window order (the same
+  // machines and types): the posterior mean follows exactly; the variance,
+  // which does not depend on the values, stays. The long-term statistics
+  // are left alone (no new observation). O(n^2 + M n) for n observations.
+  // Throws std::invalid_argument for a wrong count or a value not finite.
+  void set_values(std::span<const double> values);
 
  private:
   std::uint32_t acquire_slot(std::uint32_t machine);
