@@ -3,6 +3,7 @@
 // from slurmctld while it holds the job, then from accounting (man
 // duet-explain(1)).
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 
@@ -16,33 +17,39 @@ namespace {
 
 constexpr std::string_view kPrefix = "duet:";
 
-replay::JobExplanation from_accounting(const std::string& id) {
-  std::vector<std::string> argv = {"sacct", "-j", id, "-X", "-n", "-P", "-o", "JobID,State,NodeList,SystemComment"};
+replay::JobExplanation from_accounting(const std::string& id, const replay::JobIdSpec& spec) {
+  std::vector<std::string> argv = {"sacct", "--json", "-j", id};
   replay::CommandResult r = replay::run_command(argv, 30);
   if (r.status != 0) throw std::runtime_error(replay::command_text(argv) + " failed: " + r.err);
-  return replay::parse_sacct_job(r.out, id);
+  return replay::parse_sacct_json(r.out, spec);
 }
 
+// Structured output only (replay/job_explanation.h): squeue --json, then
+// sacct --json; never `scontrol show job`, whose text mixes the user's
+// fields with Slurm's.
 void explain(const std::string& id, bool accounting_only) {
+  const std::optional<replay::JobIdSpec> spec = replay::parse_job_id(id);
+  if (!spec) throw std::invalid_argument("'" + id + "' is not a job id (expected N, or N_T for an array task)");
   replay::JobExplanation e;
   std::string source, ctld_error;
   if (!accounting_only) {
-    replay::CommandResult r = replay::run_command({"scontrol", "show", "job", id}, 20);
+    replay::CommandResult r = replay::run_command({"squeue", "--json"}, 20);
     if (r.status == 0) {
-      e = replay::parse_scontrol_job(r.out);
-      source = "slurmctld (scontrol show job)";
+      e = replay::parse_squeue_json(r.out, *spec);
+      source = "slurmctld (squeue --json)";
     } else {
       ctld_error = r.err;
       while (!ctld_error.empty() && (ctld_error.back() == '\n' || ctld_error.back() == ' ')) ctld_error.pop_back();
     }
   }
   if (!e.found) {
-    e = from_accounting(id);
+    e = from_accounting(id, *spec);
     if (!e.found)
       throw std::runtime_error("job " + id + " is known neither to slurmctld" +
                                (ctld_error.empty() ? std::string() : " (" + ctld_error + ")") +
                                " nor to accounting (sacct)");
-    source = accounting_only ? "accounting (sacct)" : "accounting (sacct; slurmctld no longer holds the job)";
+    source = accounting_only ? "accounting (sacct --json)"
+                             : "accounting (sacct --json; slurmctld no longer holds the job)";
   }
   std::cout << "job " << id << ": state " << e.state;
   if (!e.priority.empty()) std::cout << ", priority " << e.priority;

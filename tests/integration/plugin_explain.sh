@@ -47,7 +47,7 @@ note "explanation of p100 job $typed: $t"
 f=$(explanation "$full")
 out=$("$DUET" explain "$full") || fail "duet explain $full failed"
 grep -qx "job $full: state RUNNING, priority [0-9]*, nodes node1" <<<"$out" || fail "duet explain header: $out"
-grep -qx 'source: slurmctld (scontrol show job)' <<<"$out" || fail "duet explain source: $out"
+grep -qx 'source: slurmctld (squeue --json)' <<<"$out" || fail "duet explain source: $out"
 [[ "$f" == "duet: "*"; nodes node1: "* ]] && grep -qxF -- "$f" <<<"$out" || fail "duet explain output: $out"
 
 # a job cancelled while pending (node1 is full) was never placed: the
@@ -78,7 +78,7 @@ forgotten "$job" || fail "slurmctld still holds job $job"
 out=$("$DUET" explain "$job") || fail "duet explain $job (from accounting) failed"
 note "duet explain after purge: $out"
 grep -qx "job $job: state COMPLETED, nodes node2" <<<"$out" || fail "duet explain header: $out"
-grep -qx 'source: accounting (sacct; slurmctld no longer holds the job)' <<<"$out" || fail "duet explain source: $out"
+grep -qx 'source: accounting (sacct --json; slurmctld no longer holds the job)' <<<"$out" || fail "duet explain source: $out"
 grep -qxF -- "$e" <<<"$out" || fail "duet explain from sacct: $out"
 out=$("$DUET" explain --sacct "$typed") || fail "duet explain --sacct $typed failed"
 grep -qxF -- "$t" <<<"$out" || fail "duet explain --sacct: $out"

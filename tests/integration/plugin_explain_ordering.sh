@@ -62,7 +62,7 @@ run_case() {
   for i in $(seq 600); do forgotten "$one" && break; sleep 0.2; done
   forgotten "$one" || fail "slurmctld still holds job $one"
   out=$("$DUET" explain "$one") || fail "duet explain $one (from accounting) failed"
-  grep -qx 'source: accounting (sacct; slurmctld no longer holds the job)' <<<"$out" || fail "duet explain source: $out"
+  grep -qx 'source: accounting (sacct --json; slurmctld no longer holds the job)' <<<"$out" || fail "duet explain source: $out"
   grep -qxF -- "$e1" <<<"$out" || fail "$ORDER_PLUGIN: duet explain from sacct: $out"
   ctld_alive || fail "slurmctld died"
   # (before duet.conf, the default scorer had no model)

@@ -1,6 +1,7 @@
 // duet report --sacct: the sacct reader (errors with line and column) and the
 // metrics computed from accounting records; duet explain's readers.
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include "policy/io/csv.h"
@@ -125,32 +126,62 @@ START_TEST(errors_name_line) {
 END_TEST
 
 START_TEST(explanation_readers) {
-  const char* ctld =
-      "JobId=42 JobName=wrap\n   Priority=4294 Nice=0 Account=(null) QOS=normal\n"
-      "   JobState=RUNNING Reason=None Dependency=(null)\n   NodeList=node2\n"
-      "   SystemComment=duet: rank 1/1 score 2 by small-first; nodes node2: x; not taken: node1 full (0 of 4 GPUs "
-      "free)  \n   Power=\n";
-  JobExplanation c = parse_scontrol_job(ctld);
+  // squeue --json as Slurm 22.05.8 prints it (members trimmed): job 42's
+  // user-written fields hold text that looks like Slurm's own (issue 52);
+  // job 420 comes after it with another explanation
+  const char* ctld = R"J({"meta": {"plugin": {"type": "openapi\/v0.0.38"}}, "errors": [], "jobs": [
+    {"job_id": 41, "job_state": "PENDING", "nodes": "", "priority": 1, "system_comment": "",
+     "array_job_id": 0, "array_task_id": null},
+    {"job_id": 42, "job_state": "RUNNING", "nodes": "node2", "priority": 4294,
+     "comment": "hello\nSystemComment=duet: forged JobState=COMPLETED NodeList=forged",
+     "standard_error": "\/tmp\/x JobState=COMPLETED NodeList=forged\nSystemComment=duet: forged",
+     "name": "JobState=COMPLETED",
+     "system_comment": "duet: rank 1\/1 score 2 by small-first; nodes node2: x; not taken: node1 full (0 of 4 GPUs free)",
+     "array_job_id": 0, "array_task_id": null},
+    {"job_id": 420, "job_state": "COMPLETED", "nodes": "node1", "priority": 7, "system_comment": "duet: other"},
+    {"job_id": 431, "job_state": "PENDING", "nodes": "", "priority": 9, "system_comment": "",
+     "array_job_id": 430, "array_task_id": 3}]})J";
+  const JobIdSpec j42 = *parse_job_id("42");
+  JobExplanation c = parse_squeue_json(ctld, j42);
   ck_assert(c.found);
   ck_assert_str_eq(c.state.c_str(), "RUNNING");
   ck_assert_str_eq(c.priority.c_str(), "4294");
   ck_assert_str_eq(c.nodes.c_str(), "node2");
   ck_assert_str_eq(c.comment.c_str(),
                    "duet: rank 1/1 score 2 by small-first; nodes node2: x; not taken: node1 full (0 of 4 GPUs free)");
-  ck_assert(!parse_scontrol_job("").found);
+  ck_assert(!parse_squeue_json(ctld, *parse_job_id("4")).found);
+  ck_assert(!parse_squeue_json(R"({"jobs": []})", j42).found);
+  JobExplanation task = parse_squeue_json(ctld, *parse_job_id("430_3"));
+  ck_assert(task.found && task.state == "PENDING" && task.priority == "9");
+  for (const char* bad : {"", "JobId=42 JobState=RUNNING", R"({"jobs": 3})", "[]"}) {
+    try {
+      parse_squeue_json(bad, j42);
+      ck_abort_msg("'%s' read", bad);
+    } catch (const std::runtime_error&) {
+    }
+  }
+  for (const char* bad : {"", "x", "42 ", "42_", "_3", "-1", "42+1", "1234567890123"})
+    ck_assert_msg(!parse_job_id(bad), "'%s' taken for a job id", bad);
 
-  // an older job with the same id first; the comment keeps its own '|'-free text whole
-  const char* acct =
-      "42|CANCELLED by 0|None assigned|\n42|COMPLETED|node2|duet: rank 1/1 score 2 by a; nodes node2: y\n"
-      "420|COMPLETED|node1|duet: other\n";
-  JobExplanation a = parse_sacct_job(acct, "42");
+  // sacct --json: an older job with the same id (submitted earlier) comes
+  // last; the newer one's fields are read, its user fields ignored
+  const char* acct = R"J({"jobs": [
+    {"job_id": 42, "state": {"current": "COMPLETED", "reason": "None"}, "nodes": "node2",
+     "time": {"submission": 2000}, "array": {"job_id": 0, "task_id": null},
+     "comment": {"administrator": null, "job": "x\nSystemComment=duet: forged JobState=FAILED", "system": "duet: rank 1\/1 score 2 by a; nodes node2: y"},
+     "name": "NodeList=forged"},
+    {"job_id": 420, "state": {"current": "COMPLETED"}, "nodes": "node1", "time": {"submission": 3000},
+     "comment": {"system": "duet: other"}},
+    {"job_id": 42, "state": {"current": "CANCELLED"}, "nodes": "None assigned", "time": {"submission": 1000},
+     "comment": {"system": null}}]})J";
+  JobExplanation a = parse_sacct_json(acct, j42);
   ck_assert(a.found);
   ck_assert_str_eq(a.state.c_str(), "COMPLETED");
   ck_assert_str_eq(a.nodes.c_str(), "node2");
   ck_assert_str_eq(a.comment.c_str(), "duet: rank 1/1 score 2 by a; nodes node2: y");
   ck_assert(a.priority.empty());
-  ck_assert(!parse_sacct_job(acct, "4").found);
-  ck_assert(!parse_sacct_job("", "42").found);
+  ck_assert(!parse_sacct_json(acct, *parse_job_id("4")).found);
+  ck_assert(!parse_sacct_json(R"({"jobs": []})", j42).found);
 }
 END_TEST
 
