@@ -113,6 +113,9 @@ void setup_train(CLI::App* app) {
   app->add_option("--store", a->workers.store,
                   "in a Slurm step: HOST[:PORT] of task 0's rendezvous store (default: the step's first node, a port "
                   "from the job and step ids)");
+  app->add_option("--store-secret", a->workers.secret_file,
+                  "in a Slurm step: file with the secret the tasks' rendezvous store needs (yours, mode 0600, the "
+                  "same on every node; default ~/.duet/train-secret)");
   app->add_option("--worker-timeout", a->workers.timeout_s,
                   "seconds the workers wait for each other (joining, each gradient exchange) before the run fails")
       ->check(CLI::PositiveNumber)

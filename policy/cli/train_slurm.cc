@@ -86,7 +86,9 @@ std::optional<learn::WorkerPlace> slurm_step_place(const EnvFn& env) {
   const char* nodes = env("SLURM_STEP_NODELIST");
   if (!nodes || !*nodes) throw std::runtime_error("SLURM_STEP_NODELIST is not set in this Slurm step");
   p.store_host = first_host(nodes);
-  p.store_port = step_store_port(env_number(env, "SLURM_JOB_ID"), env_number(env, "SLURM_STEP_ID"));
+  const std::uint64_t job = env_number(env, "SLURM_JOB_ID"), step = env_number(env, "SLURM_STEP_ID");
+  p.store_port = step_store_port(job, step);
+  p.scope = "slurm job " + std::to_string(job) + " step " + std::to_string(step);
   return p;
 }
 

@@ -1,5 +1,6 @@
 // duet train --workers N on one host (train_workers.h): worker 0 starts the
-// others as copies of itself and watches them.
+// others as copies of itself and watches them; they meet in a FileStore in
+// a directory only this user can enter.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -9,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -61,16 +63,29 @@ std::optional<learn::WorkerPlace> spawned_place(const EnvFn& env) {
   const char* v = env(kWorkerVar);
   if (!v || !*v) return std::nullopt;
   learn::WorkerPlace p;
-  char host[256] = {0};
-  int end = 0;
-  if (std::sscanf(v, "%d/%d@%255[^:]:%d%n", &p.rank, &p.size, host, &p.store_port, &end) != 4 ||
-      v[end] != '\0')
-    throw std::runtime_error(std::string(kWorkerVar) + "=" + v + ": expected RANK/SIZE@HOST:PORT");
-  p.store_host = host;
+  int at = 0;
+  if (std::sscanf(v, "%d/%d@%n", &p.rank, &p.size, &at) != 2 || at == 0 || v[at] != '/' || v[at + 1] == '\0')
+    throw std::runtime_error(std::string(kWorkerVar) + "=" + v + ": expected RANK/SIZE@PATH (an absolute path)");
+  p.store_path = v + at;
   return p;
 }
 
-LocalWorkers::LocalWorkers(int size, int store_port) {
+PrivateStoreDir::PrivateStoreDir() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string templ = std::string(tmp && *tmp == '/' ? tmp : "/tmp") + "/duet-train.XXXXXX";
+  if (!mkdtemp(templ.data()))
+    throw std::runtime_error("--workers: cannot make a private directory " + templ + ": " + std::strerror(errno));
+  dir_ = templ;
+}
+
+PrivateStoreDir::~PrivateStoreDir() {
+  // the FileStore removes its file when its last worker closes it; not so
+  // after a failure
+  ::unlink(store_path().c_str());
+  ::rmdir(dir_.c_str());
+}
+
+LocalWorkers::LocalWorkers(int size, const std::string& store_path) : store_path_(store_path) {
   const std::vector<std::string> args = own_arguments();
   // everything the children need is built before fork: after it, only
   // async-signal-safe calls (this process already runs threads)
@@ -85,8 +100,7 @@ LocalWorkers::LocalWorkers(int size, int store_port) {
   env.emplace_back();
   const pid_t parent = getpid();
   for (int rank = 1; rank < size; ++rank) {
-    env[slot] = std::string(kWorkerVar) + "=" + std::to_string(rank) + "/" + std::to_string(size) +
-                "@127.0.0.1:" + std::to_string(store_port);
+    env[slot] = std::string(kWorkerVar) + "=" + std::to_string(rank) + "/" + std::to_string(size) + "@" + store_path;
     std::vector<char*> envp;
     for (auto& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
@@ -123,6 +137,9 @@ void LocalWorkers::watch() {
                    describe(st).c_str());
       for (size_t j = 0; j < pids_.size(); ++j)
         if (statuses_[j] == -1) kill(pids_[j], SIGTERM);
+      // _exit skips PrivateStoreDir's destructor: the store's file and directory go here
+      ::unlink(store_path_.c_str());
+      ::rmdir(store_path_.substr(0, store_path_.rfind('/')).c_str());
       _exit(1);
     }
     if (left > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -69,20 +69,34 @@ TrainWorkers start_workers(const WorkerOptions& o, const EnvFn& env) {
   }
   if (!p && !o.store.empty())
     throw std::invalid_argument("--store is for the tasks of a Slurm step (srun -n N); --workers " +
-                                std::to_string(o.workers) + " on one host finds its own port");
+                                std::to_string(o.workers) + " on one host needs no network store");
+  if (!o.secret_file.empty() && !(p && p->store_path.empty()))
+    throw std::invalid_argument("--store-secret is for the tasks of a Slurm step (srun -n N); --workers " +
+                                std::to_string(o.workers) + " on one host needs no secret");
   if (p) {
     p->timeout_s = o.timeout_s;
+    if (p->store_path.empty())  // a Slurm step: perhaps on several hosts
+      p->secret = read_store_secret(o.secret_file.empty() ? default_store_secret_path(env) : o.secret_file);
     w.group = std::make_unique<learn::WorkerGroup>(*p);
   } else if (o.workers > 1) {
+    w.dir = std::make_unique<PrivateStoreDir>();
     learn::WorkerPlace lp;
     lp.size = o.workers;
     lp.timeout_s = o.timeout_s;
-    w.group = std::make_unique<learn::WorkerGroup>(lp);  // the store, on a free port
-    w.local = std::make_unique<LocalWorkers>(o.workers, w.group->store_port());
+    lp.store_path = w.dir->store_path();
+    w.group = std::make_unique<learn::WorkerGroup>(lp);
+    w.local = std::make_unique<LocalWorkers>(o.workers, lp.store_path);
   } else {
     return w;  // alone: exactly the trainer without workers
   }
   w.group->connect();
+  if (w.dir || (p && !p->store_path.empty())) {
+    // Every worker has joined and Gloo's connections are made: the FileStore
+    // is not read again. Worker 0 removes it now, once all are past this
+    // point, so that a run killed later leaves nothing behind in TMPDIR.
+    w.group->any(false);
+    w.dir.reset();
+  }
   return w;
 }
 
