@@ -68,7 +68,7 @@ inline bool type_allowed(const JobView& j, const MachineView& m) {
 // spread. A spread job runs at its slowest machine's speed, and it splits the
 // whole machines that the next jobs of its size need, so they are spread in
 // turn (on a cluster of 8-GPU machines with mostly 8-GPU jobs, those queued
-// 74 h on average when spread, 8 h when waiting; models/README.md,
+// 74 h on average when spread, 8 h when waiting; models/HISTORY.md,
 // Consolidation). The learned placement does so (placement_routine.h); the
 // baselines' "-wait" variants do (policy/baselines/placement.h).
 template <class Allowed>

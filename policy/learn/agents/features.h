@@ -50,7 +50,7 @@ inline constexpr std::uint32_t kClusterFeatures = 8;
 // overall. A prediction uses the most specific key with at least
 // min_samples samples. Not split by GPU count: a user's few jobs of one size
 // gave a confident but wrong duration, and the Gittins prior trusts the
-// spread (models/README.md, "One duration history per user").
+// spread (models/HISTORY.md, "One duration history per user").
 // Not thread-safe; callers serialise.
 class JobHistory {
  public:

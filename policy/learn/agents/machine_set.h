@@ -34,7 +34,7 @@ double fastest_floor(std::span<const MachineView> machines, int gpus, std::span<
 // the slowest machine's speed, so a set that takes the one slow machine free
 // now holds every fast GPU in it at that speed until the job ends; waiting
 // for faster ones lowered mean JCT and fees on held-out sources and on
-// Philly (models/README.md, *The spread floor*). The share is of the idle
+// Philly (models/HISTORY.md, *The spread floor*). The share is of the idle
 // cluster's floor, not of what is free now, so the job never waits for ever
 // on an idle cluster.
 inline constexpr double kSpreadSpeedShare = 0.5;
@@ -43,7 +43,7 @@ inline constexpr double kSpreadSpeedShare = 0.5;
 // pending): on a busy cluster the fast machines may never all be free at
 // once while smaller jobs keep taking them (a 16-GPU job waited 17 days).
 // Four hours lowered mean JCT on held-out scenarios not used to choose it,
-// and raised it on Philly, whose large jobs run for days (models/README.md,
+// and raised it on Philly, whose large jobs run for days (models/HISTORY.md,
 // *The floor's time limit*).
 inline constexpr double kSpreadFloorMaxWaitS = 4 * 3600.0;
 inline bool spread_floor_holds(double wait_s) { return wait_s < kSpreadFloorMaxWaitS; }
@@ -62,7 +62,7 @@ double spread_speed_limit(std::span<const MachineView> machines, int gpus, std::
 // cluster of 12 K80 machines and one P100 machine every small job queued for
 // the P100 (2.5x the mean JCT). Mean JCT and fees fell on held-out scenarios
 // not used to choose these values; on Philly on PAI's mix mean JCT rose 3-6%
-// (models/README.md, *The one-machine floor*).
+// (models/HISTORY.md, *The one-machine floor*).
 inline constexpr double kOneMachineFloorMaxWaitS = 30 * 60.0;
 inline constexpr double kFloorCapacityShare = 0.25;
 

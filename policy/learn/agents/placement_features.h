@@ -50,7 +50,7 @@ void placement_features(const PerformanceGp& gp, const PlacementJob& job, std::s
 // routine (placement_routine.h) adds it for every caller. Risk aversion is 0
 // since 2026-12-05: at 1 it held jobs off machines the GP had seen least,
 // and dropping the term lowered mean JCT on held-out sources and on Philly
-// alike (models/README.md, *No risk term in the speed prior*). The head
+// alike (models/HISTORY.md, *No risk term in the speed prior*). The head
 // still sees the GP sd as a feature.
 inline constexpr double kPlacementPriorWeight = 1.0;
 inline constexpr double kPlacementRiskAversion = 0.0;

@@ -5,7 +5,7 @@
 // a job just preempted took them as a filler, was outside what is kept again
 // at the next decision and preempted again, paying the restart each time (a
 // 32-GPU job 186 times on a heavy-tailed scenario), while holding GPUs that a
-// kept job waiting for a whole machine needed (models/README.md, *The
+// kept job waiting for a whole machine needed (models/HISTORY.md, *The
 // restart hold*). The jobs ranked keep their order; the held ones are left
 // out. Torch-free; DuetOrdering and the trainer's rollouts use it.
 #pragma once
