@@ -29,7 +29,7 @@ bool has(const Status& s, const char* what) { return s.message().find(what) != s
 
 void fill(std::uint8_t* p, std::uint8_t v) { std::memset(p, v, kPage); }
 
-std::uint8_t committed_byte(const ImageStore& st, std::uint64_t page) {
+std::uint8_t committed_byte(ImageStore& st, std::uint64_t page) {
   std::uint8_t b = 0;
   st.read_committed([&](const CommittedImage& img) { b = img.memory[page * kPage]; });
   return b;
@@ -185,7 +185,12 @@ START_TEST(store_on_caller_memory) {
   ck_assert(st.slot_area().data() == slots.data());
   ck_assert(st.begin(1).ok());
   fill(st.stage_page(2).value(), 0x22);
-  ck_assert(st.stage_page(2).value() == slots.data());  // the first slot
+  // Nothing committed there yet: read straight into the image, invisible
+  // to a reader of the committed image all the same.
+  ck_assert(st.stage_page(2).value() == image.data() + 2 * kPage);
+  ck_assert_uint_eq(committed_byte(st, 2), 0);
+  ck_assert(st.stage_page(2).value() == slots.data());  // moved to the first slot by the read
+  ck_assert_uint_eq(slots[0], 0x22);
   ck_assert(st.stage_state({}).ok());
   ck_assert(st.commit({1, 1, 0, crc32c({})}).ok());
   ck_assert_uint_eq(committed_byte(st, 2), 0x22);
@@ -196,6 +201,48 @@ START_TEST(store_on_caller_memory) {
   ck_assert(st.stage_state({}).ok());
   ck_assert(st.commit({2, 4, 0, crc32c({})}).ok());
   for (std::uint64_t p = 0; p < 4; ++p) ck_assert_uint_eq(committed_byte(st, 3 - p), 0xa0 + p);
+  // Page 2 has committed content: a new checkpoint's copy goes to a slot,
+  // and a discarded checkpoint leaves every page as committed.
+  ck_assert(st.begin(3).ok());
+  ck_assert(st.stage_page(2).value() == slots.data());
+  fill(st.stage_page(2).value(), 0x99);
+  st.abort("test");
+  for (std::uint64_t p = 0; p < 4; ++p) ck_assert_uint_eq(committed_byte(st, 3 - p), 0xa0 + p);
+}
+END_TEST
+
+// A page no checkpoint gave content is read into the image; a discarded
+// checkpoint (superseded, refused, or aborted) leaves zeros there again.
+START_TEST(store_fresh_pages_in_image) {
+  std::vector<std::uint8_t> image(8 * kPage), slots(8 * kPage);
+  ImageStore st(kPage, 8, image, slots);
+  ck_assert(st.begin(1).ok());
+  fill(st.stage_page(5).value(), 0x55);
+  ck_assert_uint_eq(image[5 * kPage], 0x55);
+  ck_assert(st.begin(2).ok());  // supersedes 1
+  ck_assert_uint_eq(image[5 * kPage], 0);
+  fill(st.stage_page(5).value(), 0x56);
+  fill(st.stage_page(6).value(), 0x66);
+  ck_assert(st.stage_state({}).ok());
+  ck_assert(!st.commit({2, 3, 0, crc32c({})}).ok());  // wrong count: refused
+  ck_assert_uint_eq(image[5 * kPage], 0);
+  ck_assert_uint_eq(image[6 * kPage], 0);
+  ck_assert(st.begin(3).ok());
+  fill(st.stage_page(5).value(), 0x57);
+  ck_assert(st.stage_zero(6).ok());
+  ck_assert(st.stage_state({}).ok());
+  ck_assert(st.commit({3, 2, 0, crc32c({})}).ok());
+  ck_assert_uint_eq(committed_byte(st, 5), 0x57);
+  ck_assert_uint_eq(committed_byte(st, 6), 0);
+  // Page 5 has content now: checkpoint 4's copy goes to a slot, and the
+  // committed 0x57 stays until it commits.
+  ck_assert(st.begin(4).ok());
+  ck_assert(st.stage_page(5).value() == slots.data());
+  fill(st.stage_page(5).value(), 0x58);
+  ck_assert_uint_eq(committed_byte(st, 5), 0x57);
+  ck_assert(st.stage_state({}).ok());
+  ck_assert(st.commit({4, 1, 0, crc32c({})}).ok());
+  ck_assert_uint_eq(committed_byte(st, 5), 0x58);
 }
 END_TEST
 
@@ -518,6 +565,7 @@ int main() {
   tcase_add_test(tc, store_never_commits_a_partial_checkpoint);
   tcase_add_test(tc, store_on_caller_memory);
   tcase_add_test(tc, store_zero_pages);
+  tcase_add_test(tc, store_fresh_pages_in_image);
   tcase_add_test(tc, store_rejects_bad_requests);
   tcase_add_test(tc, lease_needs_both_loss_and_silence);
   tcase_add_test(tc, receiver_commits_what_sender_sends);

@@ -24,6 +24,7 @@ std::uint8_t* map_zeroed(std::size_t bytes) {
 // after each one (a large first copy must not hold its size for the run).
 constexpr std::size_t kKeptSlotBytes = 64u << 20;
 constexpr std::uint32_t kNoSlot = UINT32_MAX;
+constexpr std::uint32_t kInImage = UINT32_MAX - 1;  // read straight into the image (no committed content there)
 constexpr std::size_t kZeroRunToDiscard = 16;        // shorter runs of zero pages are memset
 
 }  // namespace
@@ -35,6 +36,7 @@ ImageStore::ImageStore(std::size_t page_size, std::uint64_t page_count)
   slots_ = map_zeroed(bytes_ ? bytes_ : 1);
   staged_bits_.assign((page_count + 63) / 64, 0);
   zero_bits_.assign((page_count + 63) / 64, 0);
+  content_bits_.assign((page_count + 63) / 64, 0);
   slot_of_.assign(page_count, kNoSlot);
 }
 
@@ -49,6 +51,7 @@ ImageStore::ImageStore(std::size_t page_size, std::uint64_t page_count, std::spa
   owns_memory_ = false;
   staged_bits_.assign((page_count + 63) / 64, 0);
   zero_bits_.assign((page_count + 63) / 64, 0);
+  content_bits_.assign((page_count + 63) / 64, 0);
   slot_of_.assign(page_count, kNoSlot);
 }
 
@@ -65,7 +68,8 @@ void ImageStore::apply_committed() const {
   for (std::size_t i = 0; i < unapplied_.size();) {
     const std::uint64_t p = unapplied_[i];
     if (!zero(p)) {
-      std::memcpy(image_ + p * page_size_, slots_ + std::size_t{slot_of_[p]} * page_size_, page_size_);
+      if (slot_of_[p] != kInImage)
+        std::memcpy(image_ + p * page_size_, slots_ + std::size_t{slot_of_[p]} * page_size_, page_size_);
       ++i;
       continue;
     }
@@ -108,6 +112,12 @@ Status ImageStore::begin(std::uint64_t epoch) {
 Result<std::uint8_t*> ImageStore::stage_page(std::uint64_t page) {
   if (Status s = mark_staged(page); !s.ok()) return s;
   zero_bits_[page / 64] &= ~(std::uint64_t{1} << (page % 64));
+  if (slot_of_[page] == kInImage) return page_ptr(image_, page);
+  if (slot_of_[page] == kNoSlot && !((content_bits_[page / 64] >> (page % 64)) & 1)) {
+    slot_of_[page] = kInImage;  // zeros there, and nothing committed to keep
+    in_image_.push_back(page);
+    return page_ptr(image_, page);
+  }
   if (slot_of_[page] == kNoSlot) {
     slot_of_[page] = slots_used_++;  // at most one slot per page: slots_used_ <= page_count_
     slot_bytes_touched_ = std::max(slot_bytes_touched_, std::size_t{slots_used_} * page_size_);
@@ -146,6 +156,7 @@ Status ImageStore::stage_state(std::vector<std::uint8_t> blob) {
 // After a commit or an abort: no page is staged (a commit has taken the list).
 void ImageStore::end_staging() {
   for (std::uint64_t p : staged_list_) staged_bits_[p / 64] = zero_bits_[p / 64] = 0;
+  in_image_.clear();
   staged_list_.clear();
   staging_state_.clear();
   have_state_ = false;
@@ -155,7 +166,15 @@ void ImageStore::end_staging() {
 void ImageStore::abort(const std::string& why) {
   if (staging_epoch_ == 0) return;
   last_abort_ = "checkpoint " + std::to_string(staging_epoch_) + " discarded: " + why;
+  zero_image_pages(in_image_);  // no content was committed there: zeros again
+  for (std::uint64_t p : in_image_) slot_of_[p] = kNoSlot;
   end_staging();
+}
+
+void ImageStore::zero_image_pages(const std::vector<std::uint64_t>& pages) {
+  for (std::uint64_t p : pages)
+    if (!owns_memory_ || ::madvise(image_ + p * page_size_, page_size_, MADV_DONTNEED) != 0)
+      std::memset(image_ + p * page_size_, 0, page_size_);
 }
 
 Status ImageStore::commit(const CheckpointSummary& expected) {
@@ -184,7 +203,10 @@ Status ImageStore::commit(const CheckpointSummary& expected) {
   {
     std::lock_guard<std::mutex> lock(committed_mutex_);  // the commit point
     unapplied_.swap(staged_list_);                       // begin() applied the last one
-    for (std::uint64_t p : unapplied_) staged_bits_[p / 64] = 0;
+    for (std::uint64_t p : unapplied_) {
+      staged_bits_[p / 64] = 0;
+      if (!((zero_bits_[p / 64] >> (p % 64)) & 1)) content_bits_[p / 64] |= std::uint64_t{1} << (p % 64);
+    }
     committed_state_.swap(staging_state_);
     committed_epoch_ = staging_epoch_;
   }
@@ -197,7 +219,17 @@ std::uint64_t ImageStore::committed_epoch() const {
   return committed_epoch_;
 }
 
-void ImageStore::read_committed(const std::function<void(const CommittedImage&)>& fn) const {
+void ImageStore::read_committed(const std::function<void(const CommittedImage&)>& fn) {
+  // A checkpoint being received keeps going, but out of the image: its
+  // pages read there move to slots, and the image holds zeros there again.
+  for (std::uint64_t p : in_image_) {
+    const std::uint32_t slot = slots_used_++;
+    slot_bytes_touched_ = std::max(slot_bytes_touched_, std::size_t{slots_used_} * page_size_);
+    std::memcpy(page_ptr(slots_, slot), page_ptr(image_, p), page_size_);
+    slot_of_[p] = slot;
+  }
+  zero_image_pages(in_image_);
+  in_image_.clear();
   std::lock_guard<std::mutex> lock(committed_mutex_);
   apply_committed();
   fn(CommittedImage{committed_epoch_, {image_, bytes_}, committed_state_});

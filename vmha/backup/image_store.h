@@ -9,9 +9,12 @@
 // checkpoint that is incomplete or fails verification is never visible. Its
 // slots are copied into the image before anyone reads it (read_committed()) or
 // the next checkpoint begins, so the acknowledgement does not wait for the copy.
-// Memory: the image plus the largest checkpoint (slots past 64 MiB are given
-// back after each one), not two images: an 8 GiB guest fits a 24 GiB host
-// with its primary.
+// A page no committed checkpoint gave content (the image holds zeros there)
+// is read straight into the image instead: nothing committed can be
+// overwritten, and a checkpoint that is discarded zeroes those pages again.
+// Memory: the image plus the largest checkpoint's pages that had content
+// before (slots past 64 MiB are given back after each one), not two images:
+// an 8 GiB guest's first full copy needs no slots.
 #pragma once
 
 #include <cstddef>
@@ -55,8 +58,9 @@ class ImageStore {
   ImageStore& operator=(const ImageStore&) = delete;
 
   std::size_t page_size() const { return page_size_; }
-  // Where checkpoints are read into: register it with the transport.
+  // Where checkpoints are read into: register both with the transport.
   std::span<std::uint8_t> slot_area() const { return {slots_, bytes_}; }
+  std::span<std::uint8_t> image_area() const { return {image_, bytes_}; }
   std::uint64_t page_count() const { return page_count_; }
 
   // --- staging (one checkpoint at a time, one thread) ---
@@ -78,11 +82,13 @@ class ImageStore {
   void abort(const std::string& why);
   const std::string& last_abort_reason() const { return last_abort_; }
 
-  // --- committed image (any thread) ---
-  std::uint64_t committed_epoch() const;
+  // --- committed image ---
+  std::uint64_t committed_epoch() const;  // any thread
   // Runs `fn` on a consistent view; no commit happens while it runs.
-  // Copies the last commit's slots into the image first.
-  void read_committed(const std::function<void(const CommittedImage&)>& fn) const;
+  // Copies the last commit's slots into the image first. On the receiving
+  // thread, or once it stopped: pages of a checkpoint being received that
+  // were read into the image move to slots first (that checkpoint goes on).
+  void read_committed(const std::function<void(const CommittedImage&)>& fn);
 
  private:
   std::uint8_t* page_ptr(std::uint8_t* base, std::uint64_t index) const { return base + index * page_size_; }
@@ -90,6 +96,7 @@ class ImageStore {
   void apply_committed() const;
   Status mark_staged(std::uint64_t page);
   void end_staging();
+  void zero_image_pages(const std::vector<std::uint64_t>& pages);
 
   std::size_t page_size_;
   std::uint64_t page_count_;
@@ -106,7 +113,9 @@ class ImageStore {
   std::uint64_t staging_epoch_ = 0;         // 0: none
   std::vector<std::uint64_t> staged_bits_;  // pages staged in this checkpoint
   std::vector<std::uint64_t> staged_list_;  // distinct pages, in the order first named
-  std::vector<std::uint32_t> slot_of_;      // for staged pages: their slot, if they were read
+  std::vector<std::uint32_t> slot_of_;      // for staged pages: their slot (kInImage: read into the image)
+  std::vector<std::uint64_t> content_bits_;  // pages a committed checkpoint gave content
+  std::vector<std::uint64_t> in_image_;      // this checkpoint's pages read straight into the image
   mutable std::vector<std::uint64_t> zero_bits_;  // staged pages that are zero (last said)
   std::uint32_t slots_used_ = 0;
   std::size_t slot_bytes_touched_ = 0;      // high-water mark of the slot area

@@ -59,7 +59,7 @@ std::shared_ptr<ReadOnlyOptions> add_read_only_options(CLI::App* app) {
 
 Runner setup_run(CLI::App* app, std::string* log_file) {
   auto run = std::make_shared<vmha::RunCommandOptions>();
-  app->add_option("--tracker", run->tracker, "Dirty-page tracker: ring, bitmap or none")->capture_default_str();
+  app->add_option("--tracker", run->tracker, "Dirty-page tracker: ring, bitmap, hot or none (with --backup in async mode: ring or hot; default hot where KVM offers it)")->capture_default_str();
   app->add_option("--workdir", run->workdir, "The guest's working directory (read-write)")->capture_default_str();
   auto policy = add_read_only_options(app);
   app->add_option("--memory", run->memory_mib, "Guest memory in MiB (reserved, not committed)")->capture_default_str();

@@ -11,6 +11,8 @@
 
 #include "vmha/engine/epoch_manager.h"
 #include "vmha/engine/guest_exit.h"
+#include "vmha/track/dirty_tracker.h"
+#include "vmha/track/hot_tracker.h"
 
 namespace vmha {
 namespace {
@@ -89,6 +91,19 @@ int run_replicated(const RunCommandOptions& o) {
     return std::fprintf(stderr, "vmha: --lease-ms %d: expected %d..%d\n", o.lease_ms, kMinLeaseMs, kMaxLeaseMs), 125;
   eo.epoch_ms = o.epoch_ms;
   eo.lease_ms = o.lease_ms;
+  // --tracker: async takes ring or hot; stop-copy keeps its bitmap.
+  if (o.tracker != "none") {
+    TrackerKind k;
+    if (Status s = parse_tracker_kind(o.tracker, &k); !s.ok())
+      return std::fprintf(stderr, "vmha: %s\n", s.message().c_str()), 125;
+    if (!eo.async || (k != TrackerKind::kRing && k != TrackerKind::kHot))
+      return std::fprintf(stderr, "vmha: --tracker %s with --backup: async takes ring or hot; stop-copy uses the bitmap\n",
+                          o.tracker.c_str()),
+             125;
+    if (k == TrackerKind::kHot && !HotTracker::supported())
+      return std::fprintf(stderr, "vmha: --tracker hot: this host's KVM lacks KVM_CAP_MANUAL_DIRTY_LOG_PROTECT2\n"), 125;
+    eo.async_tracker = k;
+  }
   if (o.on_backup_loss != "stop" && o.on_backup_loss != "continue")
     return std::fprintf(stderr, "vmha: --on-backup-loss %s: expected stop or continue\n", o.on_backup_loss.c_str()),
            125;
@@ -112,6 +127,17 @@ int run_replicated(const RunCommandOptions& o) {
         static_cast<unsigned long long>(run.stats.epochs), static_cast<unsigned long long>(run.stats.prefetched_pages),
         static_cast<unsigned long long>(run.stats.residual_pages), static_cast<unsigned long long>(run.stats.zero_pages),
         run.stats.backup_lost ? ", backup lost" : "");
+    // Where the time went: the guest's wall and CPU time, and the time the
+    // checkpoints took from it (paused, or waiting for pre-copy).
+    auto sum = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); };
+    std::vector<double> lat = run.stats.output_latency_ms;
+    std::sort(lat.begin(), lat.end());
+    std::fprintf(stderr,
+                 "vmha: start-up %.3f s, guest %.3f s wall, %.3f s CPU; paused %.1f ms in all (stop %.1f, harvest %.1f, "
+                 "pages %.1f, state %.1f), pre-copy %.1f ms; output latency p50 %.2f ms over %zu records\n",
+                 run.stats.startup_s, run.stats.guest_s, run.stats.guest_cpu_s, sum(run.stats.pause_ms),
+                 sum(run.stats.stop_ms), sum(run.stats.harvest_ms), sum(run.stats.pull_ms), sum(run.stats.state_ms),
+                 sum(run.stats.catch_up_ms), lat.empty() ? 0.0 : lat[lat.size() / 2], lat.size());
   }
   return exit_like_guest(run.result, "vmha");
 }

@@ -191,9 +191,10 @@ std::unique_ptr<Channel> accept_primary(Transport& t, const Authenticator& auth,
 // are faster; unregistered ones work).
 std::unique_ptr<ImageStore> make_image_store(Transport& t, uint64_t pages) {
   auto store = std::make_unique<ImageStore>(kPage, pages);
-  std::span<uint8_t> slots = store->slot_area();
-  if (auto r = t.register_region(slots.data(), slots.size()); !r.ok())
-    std::fprintf(stderr, "%s: reading checkpoints into unregistered memory: %s\n", kWho, r.status().message().c_str());
+  // Pages are read into the slots, and into the image where it holds nothing committed.
+  for (std::span<uint8_t> area : {store->slot_area(), store->image_area()})
+    if (auto r = t.register_region(area.data(), area.size()); !r.ok())
+      std::fprintf(stderr, "%s: reading checkpoints into unregistered memory: %s\n", kWho, r.status().message().c_str());
   return store;
 }
 

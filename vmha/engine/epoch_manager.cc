@@ -575,7 +575,10 @@ ProtectedRun run_protected(const EngineOptions& eo, VmOptions vo, const std::vec
   }
   // Async: hot pages stay writable where KVM allows (hot_tracker.h), else
   // the dirty ring; stop-copy: the classic bitmap (Remus).
-  vo.tracker = !eo.async ? TrackerKind::kBitmap : HotTracker::supported() ? TrackerKind::kHot : TrackerKind::kRing;
+  vo.tracker = !eo.async                                  ? TrackerKind::kBitmap
+               : eo.async_tracker != TrackerKind::kNone ? eo.async_tracker
+               : HotTracker::supported()                ? TrackerKind::kHot
+                                                        : TrackerKind::kRing;
   HeldOutputSink sink;
   vo.output = &sink;
   std::unique_ptr<Vm> vm;

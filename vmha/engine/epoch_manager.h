@@ -24,6 +24,9 @@ struct EngineOptions {
   bool async = true;     // false: stop-copy
   int epoch_ms = kDefaultEpochMs;
   int min_epoch_ms = 2;  // async: an epoch with output waiting ends after this long
+  // async: kRing or kHot as the user chose (vmha run --tracker); kNone: hot
+  // where KVM offers it, else the ring. Stop-copy always uses the bitmap.
+  TrackerKind async_tracker = TrackerKind::kNone;
   // async: also harvest and send every this many ms during the epoch (0: only
   // the pre-copy rounds at its end). Off by default: without PML each harvest
   // makes every page the guest keeps writing fault again (measured: steps ran
