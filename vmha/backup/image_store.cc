@@ -119,10 +119,15 @@ Result<std::uint8_t*> ImageStore::stage_page(std::uint64_t page) {
     return page_ptr(image_, page);
   }
   if (slot_of_[page] == kNoSlot) {
-    slot_of_[page] = slots_used_++;  // at most one slot per page: slots_used_ <= page_count_
-    slot_bytes_touched_ = std::max(slot_bytes_touched_, std::size_t{slots_used_} * page_size_);
+    slot_of_[page] = next_slot();
   }
   return page_ptr(slots_, slot_of_[page]);
+}
+
+// At most one slot per page and checkpoint: slots_used_ <= page_count_.
+std::uint32_t ImageStore::next_slot() {
+  slot_bytes_touched_ = std::max(slot_bytes_touched_, std::size_t{slots_used_ + 1} * page_size_);
+  return slots_used_++;
 }
 
 Status ImageStore::stage_zero(std::uint64_t page) {
@@ -223,10 +228,8 @@ void ImageStore::read_committed(const std::function<void(const CommittedImage&)>
   // A checkpoint being received keeps going, but out of the image: its
   // pages read there move to slots, and the image holds zeros there again.
   for (std::uint64_t p : in_image_) {
-    const std::uint32_t slot = slots_used_++;
-    slot_bytes_touched_ = std::max(slot_bytes_touched_, std::size_t{slots_used_} * page_size_);
-    std::memcpy(page_ptr(slots_, slot), page_ptr(image_, p), page_size_);
-    slot_of_[p] = slot;
+    slot_of_[p] = next_slot();
+    std::memcpy(page_ptr(slots_, slot_of_[p]), page_ptr(image_, p), page_size_);
   }
   zero_image_pages(in_image_);
   in_image_.clear();

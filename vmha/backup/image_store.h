@@ -97,6 +97,7 @@ class ImageStore {
   Status mark_staged(std::uint64_t page);
   void end_staging();
   void zero_image_pages(const std::vector<std::uint64_t>& pages);
+  std::uint32_t next_slot();  // the next free slot of this checkpoint
 
   std::size_t page_size_;
   std::uint64_t page_count_;

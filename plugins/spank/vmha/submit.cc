@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace vmha_spank {
 
@@ -34,44 +35,44 @@ unsigned nodes_from_option_table() {
   return option_text("nodes", &v) ? static_cast<unsigned>(std::strtoul(v.c_str(), nullptr, 10)) : 0;
 }
 
-// A --gres list names a GPU: gpu[:type][:count], gres/gpu... or gres:gpu...
-// (Slurm 22.05 stores --gres=gpu:1 as "gres:gpu:1"), not gpu:0.
-bool gres_has_gpu(const std::string& list) {
+// A --gres list's items as the user wrote them: Slurm 22.05 stores
+// --gres=gpu:1 as "gres:gpu:1"; "gres/gpu" is also accepted.
+std::vector<std::string> gres_items(const std::string& list) {
+  std::vector<std::string> items;
   size_t start = 0;
   while (start <= list.size()) {
     size_t comma = list.find(',', start);
     if (comma == std::string::npos) comma = list.size();
     std::string item = list.substr(start, comma - start);
     if (item.rfind("gres/", 0) == 0 || item.rfind("gres:", 0) == 0) item = item.substr(5);
-    const bool gpu = item == "gpu" || item.rfind("gpu:", 0) == 0;
-    const size_t last = item.rfind(':');
-    const bool none = last != std::string::npos && item.substr(last + 1) == "0";
-    if (gpu && !none) return true;
+    items.push_back(item);
     start = comma + 1;
   }
-  return false;
+  return items;
 }
 
-// The list as the user wrote it: without the "gres:" Slurm put before each item.
-std::string gres_as_written(const std::string& list) {
-  std::string out;
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t comma = list.find(',', start);
-    if (comma == std::string::npos) comma = list.size();
-    std::string item = list.substr(start, comma - start);
-    if (item.rfind("gres:", 0) == 0) item = item.substr(5);
-    out += (out.empty() ? "" : ",") + item;
-    start = comma + 1;
+// An item names a GPU: gpu[:type][:count], not gpu:0.
+bool gres_has_gpu(const std::vector<std::string>& items) {
+  for (const std::string& item : items) {
+    const size_t last = item.rfind(':');
+    const bool none = last != std::string::npos && item.substr(last + 1) == "0";
+    if ((item == "gpu" || item.rfind("gpu:", 0) == 0) && !none) return true;
   }
-  return out;
+  return false;
 }
 
 }  // namespace
 
 std::string requested_gpus() {
   std::string v;
-  if (option_text("gres", &v) && gres_has_gpu(v)) return "--gres=" + gres_as_written(v);
+  if (option_text("gres", &v)) {
+    const std::vector<std::string> items = gres_items(v);
+    if (gres_has_gpu(items)) {
+      std::string written;
+      for (const std::string& item : items) written += (written.empty() ? "" : ",") + item;
+      return "--gres=" + written;
+    }
+  }
   for (const char* name : {"gpus", "gpus-per-node", "gpus-per-task", "gpus-per-socket"})
     if (option_text(name, &v) && !v.empty() && v != "0") return std::string("--") + name + "=" + v;
   // srun in an allocation that holds GPUs: its steps get them.
