@@ -11,8 +11,11 @@ PACKAGES=(
   # training workers: LibTorch's c10d (ProcessGroupGloo) includes Gloo's headers
   libgloo-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev gnuplot-nox
-  # vmha: transport and VMs
-  libucx-dev ucx-utils libibverbs-dev rdma-core libvirt-dev busybox-static
+  # vmha: transport (UCX; rdma-core for RDMA devices where a host has them;
+  # ucx_info to see which transports UCX found) and the static guest programs.
+  # No libvirt: vmha runs its own process VMs on /dev/kvm; a package enters
+  # this list when something links or runs it.
+  libucx-dev ucx-utils rdma-core busybox-static
   nettle-dev
   iproute2
   # tests (python3: JSON in tests, contrib/doc-check); clang and libFuzzer for make fuzz
@@ -20,12 +23,12 @@ PACKAGES=(
   # the real programs vmha runs in its tests (tests/vmha_corpus)
   python3-torch python3-numpy python3-pip sqlite3 perl make gcc
   # Slurm cluster (one host, loopback)
-  slurmctld slurmd slurmdbd slurm-client libslurm-dev libpmi0-dev
+  slurmctld slurmd slurmdbd slurm-client libslurm-dev
   munge libmunge-dev mariadb-server mariadb-client
   # Slurm internal headers: apt-get source + configure
   dpkg-dev quilt
   # process handling in the test cluster
-  procps psmisc
+  procps
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -1,7 +1,7 @@
 // The one table of policies by name: the baselines (policy/baselines) and the
 // learned scheduler (policy/learn). It sits above both so that policy/core
 // stays the seam alone and neither side depends on the other. Its users are
-// the duet command (policy/cli) and the tests; the trainer and the Slurm
+// the duet command (tools/duet) and the tests; the trainer and the Slurm
 // plugins build the policies they need directly, without names.
 #pragma once
 

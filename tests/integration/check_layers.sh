@@ -68,6 +68,31 @@ echo 'policy/core policy/sim' > "$T/allow"
 layers --allow "$T/allow"
 [ "$RC" = 2 ] || fail "a malformed allow file gave exit $RC: $OUT"
 
+# Top-level trees in a loop with no folder loop: policy/a -> replay and
+# replay -> policy/b (the duet program once lived in policy/ and did this).
+rm -rf "$T/tree"
+put policy/b/b.h '#pragma once'
+put replay/r.h '#include "policy/b/b.h"'
+put policy/a/a.cc '#include "replay/r.h"'
+layers
+[ "$RC" = 1 ] || fail "policy -> replay -> policy passed (exit $RC): $OUT"
+[[ "$OUT" == *"top-level folders that depend on each other in a loop:"* ]] || fail "the top-level loop is not named: $OUT"
+[[ "$OUT" == *'policy -> replay   (policy/a/a.cc: #include "replay/r.h")'* ]] \
+  || fail "the include that closes the top-level loop is not named: $OUT"
+note "planted top-level loop: $(head -n1 <<< "$OUT")"
+
+# A library that includes the program folder fails even without a loop.
+rm -rf "$T/tree"
+put tools/duet/commands.h '#pragma once'
+put tools/duet/main.cc '#include "tools/duet/commands.h"' '#include "policy/b/b.h"'
+put policy/b/b.h '#pragma once'
+layers
+[ "$RC" = 0 ] || fail "a program over a library failed (exit $RC): $OUT"
+put plugins/check/c.cc '#include "tools/duet/commands.h"'
+layers
+[ "$RC" = 1 ] && [[ "$OUT" == *'plugins includes the program folder tools/'*'plugins/check/c.cc'* ]] \
+  || fail "a library including tools/ passed or was not named (exit $RC): $OUT"
+
 # The source tree, as make checks it.
-sh "$CHECK" "$top_srcdir" || fail "the source tree has a loop between folders"
+sh "$CHECK" "$top_srcdir" || fail "the source tree has a loop between folders or top-level trees"
 echo "ok: check-layers fails on planted loops (naming them), passes layered and allowed trees"

@@ -4,7 +4,7 @@
 [ -x "$top_srcdir/configure" ] || skip "no generated configure script (run autoreconf -fi)"
 d=$(mktemp -d /tmp/duet-conf.XXXXXX); trap 'rm -rf "$d"' EXIT
 mkdir "$d/pc"
-# an empty pkg-config search path hides Eigen, UCX, libvirt, Check... : the first one checked must be named
+# an empty pkg-config search path hides Eigen, UCX, Check... : the first one checked must be named
 set +e
 out=$(cd "$d" && PKG_CONFIG_LIBDIR="$d/pc" PKG_CONFIG_PATH= "$top_srcdir/configure" 2>&1)
 rc=$?

@@ -1,4 +1,4 @@
-// duet eval --protocol generalize (policy/cli/generalize_*): the held-out
+// duet eval --protocol generalize (tools/duet/generalize_*): the held-out
 // source is never among the scenarios a model is trained on (in the plan and
 // in what the run actually trained on), every eval scenario is of the
 // held-out source, oracles are left out of the baselines and the default
@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "policy/cli/generalize_protocol.h"
+#include "tools/duet/generalize_protocol.h"
 #include "policy/learn/model/model_file.h"
 #include "tests/unit/test_data.h"
 

@@ -1,4 +1,4 @@
-// Where duet train's workers come from (policy/cli/train_workers.h): a Slurm
+// Where duet train's workers come from (tools/duet/train_workers.h): a Slurm
 // step's environment (not a batch script's), Slurm host lists, the store's
 // port, the variable duet sets for the workers it starts, the private
 // directory of their store, the secret file of a store across hosts.
@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "policy/cli/train_workers.h"
+#include "tools/duet/train_workers.h"
 
 // Last: check.h defines a fail() macro that breaks <ios>.
 #include <check.h>

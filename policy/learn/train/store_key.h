@@ -9,7 +9,7 @@
 // redirect a worker's connections, and so the gradients. The protocol has no
 // command that lists keys: every key the workers use is put under a prefix
 // derived from a secret only the job's user holds (duet train
-// --store-secret, policy/cli/train_secret.cc), HMAC-SHA256(secret,
+// --store-secret, tools/duet/train_secret.cc), HMAC-SHA256(secret,
 // "duet-train-store v1" NUL scope) in hex, where the scope names the run
 // (the Slurm job and step), so a prefix seen once is good for nothing else.
 // A client without the secret can connect, but cannot find, read or write

@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
-#include "policy/cli/common.h"
-#include "policy/cli/eval_protocol.h"
-#include "policy/cli/generalize_protocol.h"
+#include "tools/duet/common.h"
+#include "tools/duet/eval_protocol.h"
+#include "tools/duet/generalize_protocol.h"
 #include "policy/io/cluster.h"
 #include "policy/io/pai.h"
 #include "policy/io/philly.h"

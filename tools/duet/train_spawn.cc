@@ -17,7 +17,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "policy/cli/train_workers.h"
+#include "tools/duet/train_workers.h"
 
 extern char** environ;
 

@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "policy/cli/commands.h"
-#include "policy/cli/common.h"
+#include "tools/duet/commands.h"
+#include "tools/duet/common.h"
 #include "policy/sim/job_log.h"
 #include "policy/sim/simulator.h"
 

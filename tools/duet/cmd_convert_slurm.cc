@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "policy/cli/common.h"
-#include "policy/cli/convert.h"
+#include "tools/duet/common.h"
+#include "tools/duet/convert.h"
 #include "policy/io/cluster.h"
 #include "policy/io/csv.h"
 #include "policy/io/trace.h"

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "policy/cli/generalize_protocol.h"
+#include "tools/duet/generalize_protocol.h"
 #include "policy/learn/agents/order_prior.h"
 
 namespace duet::cli {

@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "policy/cli/commands.h"
-#include "policy/cli/common.h"
+#include "tools/duet/commands.h"
+#include "tools/duet/common.h"
 #include "replay/job_explanation.h"
 #include "replay/run_command.h"
 

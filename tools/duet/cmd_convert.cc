@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
-#include "policy/cli/commands.h"
-#include "policy/cli/common.h"
-#include "policy/cli/convert.h"
+#include "tools/duet/commands.h"
+#include "tools/duet/common.h"
+#include "tools/duet/convert.h"
 #include "policy/io/pai.h"
 #include "policy/io/philly.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "policy/cli/generalize_protocol.h"
+#include "tools/duet/generalize_protocol.h"
 #include "policy/scenario/spec.h"
 #include "policy/util/rng.h"
 

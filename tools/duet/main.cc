@@ -9,8 +9,8 @@
 #include <CLI/CLI.hpp>
 
 #include "config.h"
-#include "policy/cli/commands.h"
-#include "policy/cli/common.h"
+#include "tools/duet/commands.h"
+#include "tools/duet/common.h"
 
 namespace {
 

@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "policy/cli/commands.h"
-#include "policy/cli/common.h"
-#include "policy/cli/train_workers.h"
+#include "tools/duet/commands.h"
+#include "tools/duet/common.h"
+#include "tools/duet/train_workers.h"
 #include "policy/learn/agents/order_prior.h"
 #include "policy/learn/train/trainer.h"
 

@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "policy/cli/train_workers.h"
+#include "tools/duet/train_workers.h"
 
 namespace duet::cli {
 namespace {

@@ -5,10 +5,10 @@
 
 #include <fmt/format.h>
 
-#include "policy/cli/commands.h"
-#include "policy/cli/common.h"
-#include "policy/cli/eval_protocol.h"
-#include "policy/cli/generalize_protocol.h"
+#include "tools/duet/commands.h"
+#include "tools/duet/common.h"
+#include "tools/duet/eval_protocol.h"
+#include "tools/duet/generalize_protocol.h"
 #include "policy/learn/agents/order_prior.h"
 #include "policy/report/summary.h"
 #include "policy/sim/simulator.h"

@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "policy/cli/commands.h"
-#include "policy/cli/common.h"
+#include "tools/duet/commands.h"
+#include "tools/duet/common.h"
 #include "policy/io/pai.h"
 #include "policy/io/philly.h"
 #include "policy/model/gavel.h"

@@ -16,8 +16,8 @@
 
 #include <fmt/format.h>
 
-#include "policy/cli/commands.h"
-#include "policy/cli/common.h"
+#include "tools/duet/commands.h"
+#include "tools/duet/common.h"
 #include "policy/model/gavel.h"
 #include "policy/io/trace.h"
 #include "policy/model/job_types.h"

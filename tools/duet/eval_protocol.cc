@@ -1,4 +1,4 @@
-#include "policy/cli/eval_protocol.h"
+#include "tools/duet/eval_protocol.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "policy/cli/common.h"
+#include "tools/duet/common.h"
 #include "policy/core/policy.h"
 #include "policy/model/gavel.h"
 #include "policy/io/pai.h"

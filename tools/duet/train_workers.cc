@@ -1,5 +1,5 @@
 // Which workers duet train runs with (train_workers.h).
-#include "policy/cli/train_workers.h"
+#include "tools/duet/train_workers.h"
 
 #include <stdexcept>
 #include <string>

@@ -1,4 +1,4 @@
-#include "policy/cli/common.h"
+#include "tools/duet/common.h"
 
 #include <unistd.h>
 

@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "policy/cli/commands.h"
-#include "policy/cli/common.h"
+#include "tools/duet/commands.h"
+#include "tools/duet/common.h"
 #include "policy/report/summary.h"
 #include "replay/emu_nodes.h"
 #include "replay/jobs_file.h"

@@ -10,8 +10,8 @@
 
 #include <fmt/format.h>
 
-#include "policy/cli/commands.h"
-#include "policy/cli/common.h"
+#include "tools/duet/commands.h"
+#include "tools/duet/common.h"
 #include "policy/learn/agents/order_prior.h"
 #include "policy/learn/model/model_combine.h"
 #include "policy/learn/model/model_file.h"

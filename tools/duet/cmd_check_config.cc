@@ -5,8 +5,8 @@
 // not change the exit status.
 //
 // The checks are the plugins' own (plugins/check, over plugins/seam), so
-// this command includes plugins/ headers: policy/cli is the top of the
-// policy stack and nothing in plugins/ includes it, so no folder loop
+// this command includes plugins/ headers: tools/duet is a program above
+// every library and no library includes it, so no folder loop
 // (contrib/check-layers).
 #include <cstdlib>
 #include <iostream>
@@ -15,7 +15,7 @@
 
 #include "plugins/check/check_config.h"
 #include "plugins/seam/duet_conf.h"
-#include "policy/cli/commands.h"
+#include "tools/duet/commands.h"
 
 namespace duet::cli {
 namespace {
