@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "plugins/channel/agent_channel.h"
+#include "plugins/ordering/ordering_model.h"
 #include "plugins/seam/explain.h"
 #define DUET_DEBUG_FLAG DEBUG_FLAG_PRIO  // scontrol setdebugflags +Priority
 #include "plugins/slurm/slurm_log.h"
@@ -332,6 +333,7 @@ void OrderingHost::reconfigure() {
 
 int OrderingHost::plugin_init(const char* plugin_name, Apply apply, const Prepare& prepare) {
   if (!running_in_slurmctld()) return SLURM_SUCCESS;
+  register_ordering_agent();  // Scorer=model (ordering_model.h)
   try {
     const std::string note = prepare ? prepare(true) : "";
     start(std::move(apply));

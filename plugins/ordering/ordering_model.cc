@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "plugins/ordering/ordering_model.h"
 #include "plugins/channel/agent_channel.h"
-#include "plugins/seam/file_cksum.h"
 #include "plugins/seam/job_hints.h"
 #include "plugins/seam/order_scorer.h"
 #include "policy/learn/agents/features.h"
@@ -181,11 +181,10 @@ class LearnedOrderScorer final : public OrderScorer {
   bool used_pmsg_ = false;
 };
 
-std::unique_ptr<OrderScorer> load_ordering_agent(const std::string& path, const DuetConf&, std::string* error) {
+std::unique_ptr<OrderScorer> load_ordering_agent(const ModelFile& file, const DuetConf&, std::string* error) {
   try {
-    uint32_t crc = 0;
-    if (!file_cksum(path, &crc, error)) return nullptr;
-    learn::Model m = learn::load_model(path);  // checks magic, version, checksum, shapes
+    const uint32_t crc = file.cksum;
+    learn::Model m = learn::decode_model(file.bytes, file.path);  // checks magic, version, checksum, shapes
     m.check_inputs(learn::kJobFeatures, learn::kClusterFeatures, m.nets.placement.machine_features);
     return std::make_unique<LearnedOrderScorer>(
         m, "model(cksum " + std::to_string(crc) + ", format " + std::to_string(learn::model_version(m)) + ")");
@@ -195,7 +194,8 @@ std::unique_ptr<OrderScorer> load_ordering_agent(const std::string& path, const 
   return nullptr;
 }
 
-const bool registered = (register_order_model_loader(&load_ordering_agent), true);
-
 }  // namespace
+
+void register_ordering_agent() { register_order_model_loader(&load_ordering_agent); }
+
 }  // namespace duet::plugin

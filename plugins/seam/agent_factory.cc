@@ -1,13 +1,16 @@
 // THE SEAM: where duet's learned agents are built for the Slurm plugins.
 //
-// `Scorer=model` and `Ranker=model` call loaders that the agents' adapters
-// register (register_order_model_loader / register_placement_model_loader,
-// see order_scorer.h and placement_agent.h). The adapters live in their own
-// .cc files, linked into priority_duet.la / select_duet.la with their
-// torch-free learn libraries ($(LEARN_LIBS), policy/learn/Makefile.inc), so this
-// library stays free of LibTorch and Slurm. With no loader registered, the
-// model keys fail with one clear error and the plugins fall back (age+size
-// priority; plain cons_tres node order).
+// `Scorer=model` and `Ranker=model` read the model file once (checked: a
+// regular file within the size limit, not empty, its owner trusted) and call
+// loaders that the agents' adapters register when their plugin starts
+// (register_order_model_loader / register_placement_model_loader, see
+// order_scorer.h and placement_agent.h). The adapters live in their own .cc
+// files, linked into priority_duet.la / select_duet.la with their torch-free
+// learn libraries ($(LEARN_LIBS), policy/learn/Makefile.inc), so this library
+// stays free of LibTorch and Slurm. With no loader registered, the model keys
+// fail with one clear error and the plugins fall back (age+size priority;
+// plain cons_tres node order).
+#include "plugins/seam/file_cksum.h"
 #include "plugins/seam/file_trust.h"
 #include "plugins/seam/seam.h"
 #include "policy/io/node_speeds.h"
@@ -49,8 +52,24 @@ bool check_file(const DuetConf& conf, const std::string& path, const char* key, 
   return true;
 }
 
-bool check_model(const DuetConf& conf, const std::string& path, const char* key, std::string* error) {
-  return check_file(conf, path, key, learn::kMaxModelBytes, "duet model file", error);
+// The model file, read once after check_file's checks; the loader decodes
+// these bytes and names them by the checksum of the same bytes.
+bool read_model(const DuetConf& conf, const std::string& path, const char* key, ModelFile* model,
+                std::string* error) {
+  if (!check_file(conf, path, key, learn::kMaxModelBytes, "duet model file", error)) return false;
+  try {
+    model->bytes = read_regular_file(path, learn::kMaxModelBytes, "duet model file");
+  } catch (const FileError& e) {
+    *error = std::string(key) + " " + e.what();
+    return false;
+  }
+  if (model->bytes.empty()) {
+    *error = std::string(key) + " " + printable(path) + ": empty file";
+    return false;
+  }
+  model->path = path;
+  model->cksum = bytes_cksum(model->bytes);
+  return true;
 }
 
 // NodeSpeedsFile, when set.
@@ -67,21 +86,23 @@ bool check_job_type_speeds(const DuetConf& conf, std::string* error) {
 }
 
 std::unique_ptr<OrderScorer> make_model_scorer(const DuetConf& conf, std::string* error) {
-  if (!check_model(conf, conf.model_path, "ModelPath", error)) return nullptr;
+  ModelFile model;
+  if (!read_model(conf, conf.model_path, "ModelPath", &model, error)) return nullptr;
   if (!g_order_loader) {
     *error = "ModelPath " + conf.model_path +
              ": no ordering agent is built into this priority/duet (plugins/seam/agent_factory.cc)";
     return nullptr;
   }
   std::string err;
-  auto scorer = g_order_loader(conf.model_path, conf, &err);
+  auto scorer = g_order_loader(model, conf, &err);
   if (!scorer) *error = "ModelPath " + conf.model_path + ": " + (err.empty() ? "not loaded" : err);
   return scorer;
 }
 
 PlacementAgent make_model_placement(const DuetConf& conf, std::vector<std::string>* errors) {
   std::string why;
-  if (!check_model(conf, conf.placement_model_path, "PlacementModelPath", &why) || !check_speeds(conf, &why) ||
+  ModelFile model;
+  if (!read_model(conf, conf.placement_model_path, "PlacementModelPath", &model, &why) || !check_speeds(conf, &why) ||
       !check_job_type_speeds(conf, &why)) {
     errors->push_back(why);
     return {};
@@ -92,7 +113,7 @@ PlacementAgent make_model_placement(const DuetConf& conf, std::vector<std::strin
     return {};
   }
   std::string err;
-  PlacementAgent agent = g_placement_loader(conf.placement_model_path, conf, &err);
+  PlacementAgent agent = g_placement_loader(model, conf, &err);
   if (!agent.ranker)
     errors->push_back("PlacementModelPath " + conf.placement_model_path + ": " + (err.empty() ? "not loaded" : err));
   return agent;

@@ -20,10 +20,27 @@ std::array<uint32_t, 256> make_table() {
   return t;
 }
 
+const std::array<uint32_t, 256>& table() {
+  static const std::array<uint32_t, 256> t = make_table();
+  return t;
+}
+
+uint32_t add_bytes(uint32_t c, const char* p, size_t n) {
+  const auto& t = table();
+  for (size_t i = 0; i < n; ++i) c = (c << 8) ^ t[((c >> 24) ^ static_cast<unsigned char>(p[i])) & 0xff];
+  return c;
+}
+
+// cksum appends the length, least significant byte first, then inverts.
+uint32_t finish(uint32_t c, uint64_t length) {
+  const auto& t = table();
+  for (uint64_t n = length; n; n >>= 8) c = (c << 8) ^ t[((c >> 24) ^ (n & 0xff)) & 0xff];
+  return ~c;
+}
+
 }  // namespace
 
 bool file_cksum(const std::string& path, uint32_t* crc, std::string* error, uint64_t max_bytes) {
-  static const std::array<uint32_t, 256> table = make_table();
   UniqueFd fd;
   try {
     fd = open_regular_file(path, max_bytes, "file to checksum");  // a FIFO must not hang us
@@ -42,12 +59,13 @@ bool file_cksum(const std::string& path, uint32_t* crc, std::string* error, uint
       return false;
     }
     if (n == 0) break;
-    for (ssize_t i = 0; i < n; ++i) c = (c << 8) ^ table[((c >> 24) ^ static_cast<unsigned char>(buf[i])) & 0xff];
+    c = add_bytes(c, buf, static_cast<size_t>(n));
     length += static_cast<uint64_t>(n);
   }
-  for (uint64_t n = length; n; n >>= 8) c = (c << 8) ^ table[((c >> 24) ^ (n & 0xff)) & 0xff];
-  *crc = ~c;
+  *crc = finish(c, length);
   return true;
 }
+
+uint32_t bytes_cksum(std::string_view bytes) { return finish(add_bytes(0, bytes.data(), bytes.size()), bytes.size()); }
 
 }  // namespace duet::plugin

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "plugins/seam/duet_conf.h"
+#include "plugins/seam/model_file.h"
 #include "plugins/seam/views.h"
 
 namespace duet::plugin {
@@ -66,14 +67,14 @@ std::unique_ptr<OrderScorer> make_small_first_scorer();
 std::unique_ptr<OrderScorer> make_order_scorer(const DuetConf& conf, std::string* error);
 
 // THE SEAM for the learned ordering agent (plugins/seam/agent_factory.cc):
-// `Scorer=model` calls the registered loader with conf.model_path. A loader
-// returns nullptr and sets *error ("<path>: bad magic", "<path>: format
-// version 3, expected 2", ...) when it cannot load the model; it may throw
-// (caught and reported). Register from the adapter's own .cc, linked into
-// priority_duet.la only (it may include LibTorch; this library never does):
-//   static const bool registered =
-//       (duet::plugin::register_order_model_loader(&load_ordering_agent), true);
-using OrderModelLoader = std::unique_ptr<OrderScorer> (*)(const std::string& model_path, const DuetConf& conf,
+// `Scorer=model` reads conf.model_path once (model_file.h) and calls the
+// registered loader with its bytes. A loader returns nullptr and sets *error
+// ("<path>: bad magic", "<path>: format version 3, expected 2", ...) when it
+// cannot load the model; it may throw (caught and reported). The plugin that
+// hosts the agent registers it where it starts (OrderingHost::plugin_init
+// calls register_ordering_agent(), plugins/ordering/ordering_model.h), as
+// duet check-config does before its checks; no static initialiser does.
+using OrderModelLoader = std::unique_ptr<OrderScorer> (*)(const ModelFile& model, const DuetConf& conf,
                                                           std::string* error);
 void register_order_model_loader(OrderModelLoader loader);
 

@@ -15,6 +15,8 @@
 
 #include "plugins/check/check_config.h"
 #include "plugins/check/slurm_conf_file.h"
+#include "plugins/ordering/ordering_model.h"
+#include "plugins/select/duet/placement_model.h"
 #include "tests/unit/run_suite.h"
 
 #include <check.h>  // last: it defines a fail() macro
@@ -285,6 +287,8 @@ START_TEST(test_preemption_warnings) {
 END_TEST
 
 int main() {
+  duet::plugin::register_ordering_agent();  // as duet check-config does
+  duet::plugin::register_placement_agent();
   Suite* s = suite_create("check_config");
   TCase* tc = tcase_create("check");
   tcase_set_timeout(tc, 60);  // Check's default, 4 s, fails on a loaded host

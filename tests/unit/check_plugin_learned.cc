@@ -17,10 +17,12 @@
 #include <vector>
 
 #include "plugins/channel/agent_channel.h"
+#include "plugins/ordering/ordering_model.h"
 #include "plugins/seam/file_cksum.h"
 #include "plugins/seam/job_hints.h"
 #include "plugins/seam/order_scorer.h"
 #include "plugins/seam/placement_agent.h"
+#include "plugins/select/duet/placement_model.h"
 #include "policy/learn/agents/machine_set.h"
 #include "policy/learn/nets/model_init.h"
 #include "tests/unit/in_child.h"
@@ -792,6 +794,9 @@ int main() {
   char tmpl[] = "/tmp/check_plugin_learned.XXXXXX";
   if (!mkdtemp(tmpl)) return 99;
   g_dir = tmpl;
+  // as the plugins do where they start (ordering_host.cc, select_duet.cc)
+  duet::plugin::register_ordering_agent();
+  duet::plugin::register_placement_agent();
   Suite* s = suite_create("plugin_learned");
   TCase* tc = tcase_create("core");
   tcase_set_timeout(tc, 60);

@@ -179,18 +179,21 @@ START_TEST(test_factory_seams) {
 }
 END_TEST
 
-// Loaders as the agents' adapters would register them.
-std::unique_ptr<OrderScorer> good_loader(const std::string&, const DuetConf&, std::string*) {
+// Loaders as the agents' adapters would register them. good_loader keeps
+// what the seam handed it: the file's bytes and their checksum, read once.
+ModelFile g_loaded;
+std::unique_ptr<OrderScorer> good_loader(const ModelFile& f, const DuetConf&, std::string*) {
+  g_loaded = f;
   return make_small_first_scorer();
 }
-std::unique_ptr<OrderScorer> bad_loader(const std::string&, const DuetConf&, std::string* e) {
+std::unique_ptr<OrderScorer> bad_loader(const ModelFile&, const DuetConf&, std::string* e) {
   *e = "bad magic";
   return nullptr;
 }
-std::unique_ptr<OrderScorer> throwing_loader(const std::string&, const DuetConf&, std::string*) {
+std::unique_ptr<OrderScorer> throwing_loader(const ModelFile&, const DuetConf&, std::string*) {
   throw std::runtime_error("torch says no");
 }
-PlacementAgent placement_loader(const std::string&, const DuetConf&, std::string*) {
+PlacementAgent placement_loader(const ModelFile&, const DuetConf&, std::string*) {
   PlacementAgent a;
   a.observer = make_node_stats_observer();
   return a;  // no ranker: counts as a failure
@@ -209,6 +212,9 @@ START_TEST(test_registered_loaders) {
   register_order_model_loader(&good_loader);
   auto s = make_order_scorer(conf, &err);
   ck_assert_ptr_nonnull(s.get());
+  CK_STR_EQ(g_loaded.path, std::string(path));
+  CK_STR_EQ(g_loaded.bytes, std::string("x"));
+  ck_assert_uint_eq(g_loaded.cksum, 12738659u);  // `printf x | cksum`
   register_order_model_loader(&bad_loader);
   ck_assert_ptr_null(make_order_scorer(conf, &err).get());
   CK_STR_EQ(err, "ModelPath " + std::string(path) + ": bad magic");

@@ -14,7 +14,9 @@
 #include <stdexcept>
 
 #include "plugins/check/check_config.h"
+#include "plugins/ordering/ordering_model.h"
 #include "plugins/seam/duet_conf.h"
+#include "plugins/select/duet/placement_model.h"
 #include "tools/duet/commands.h"
 
 namespace duet::cli {
@@ -31,6 +33,9 @@ std::string default_slurm_conf() {
 }
 
 void check_config(const CheckArgs& a) {
+  // the learned agents' loaders, as the plugins register them where they start
+  plugin::register_ordering_agent();
+  plugin::register_placement_agent();
   plugin::CheckInput in;
   in.slurm_conf = a.slurm_conf.empty() ? default_slurm_conf() : a.slurm_conf;
   in.duet_conf = a.conf.empty() ? plugin::duet_conf_path_for(in.slurm_conf) : a.conf;

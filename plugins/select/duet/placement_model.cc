@@ -30,8 +30,8 @@
 #include <string>
 #include <vector>
 
+#include "plugins/select/duet/placement_model.h"
 #include "plugins/channel/agent_channel.h"
-#include "plugins/seam/file_cksum.h"
 #include "plugins/seam/job_hints.h"
 #include "plugins/seam/placement_agent.h"
 #include "plugins/seam/run_history.h"
@@ -436,11 +436,10 @@ class ObserverFace final : public Observer {
   std::shared_ptr<LearnedPlacement> a_;
 };
 
-PlacementAgent load_placement_agent(const std::string& path, const DuetConf& conf, std::string* error) {
+PlacementAgent load_placement_agent(const ModelFile& file, const DuetConf& conf, std::string* error) {
   try {
-    uint32_t crc = 0;
-    if (!file_cksum(path, &crc, error)) return {};
-    auto m = std::make_shared<const learn::Model>(learn::load_model(path));
+    const uint32_t crc = file.cksum;
+    auto m = std::make_shared<const learn::Model>(learn::decode_model(file.bytes, file.path));
     m->check_inputs(m->nets.ordering.job_features, m->nets.ordering.cluster_features, learn::kPlacementFeatures);
     std::map<std::string, double> speeds;
     if (!conf.node_speeds_file.empty() && !read_node_speeds(conf.node_speeds_file, &speeds, error)) {
@@ -466,7 +465,8 @@ PlacementAgent load_placement_agent(const std::string& path, const DuetConf& con
   return {};
 }
 
-const bool registered = (register_placement_model_loader(&load_placement_agent), true);
-
 }  // namespace
+
+void register_placement_agent() { register_placement_model_loader(&load_placement_agent); }
+
 }  // namespace duet::plugin

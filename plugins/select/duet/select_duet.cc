@@ -15,6 +15,7 @@
 
 #include "plugins/slurm/slurm_internal.h"
 #include "plugins/select/duet/gres_known.h"
+#include "plugins/select/duet/placement_model.h"
 #include "plugins/select/duet/steering.h"
 
 extern "C" {
@@ -135,7 +136,10 @@ extern "C" int init(void) {
     }
   }
   slurm_mutex_unlock(&g_context_lock);
-  if (rc == SLURM_SUCCESS && running_in_slurmctld()) duet::plugin::steering_init();
+  if (rc == SLURM_SUCCESS && running_in_slurmctld()) {
+    duet::plugin::register_placement_agent();  // Ranker=model (placement_model.h)
+    duet::plugin::steering_init();
+  }
   debug("%s loaded", plugin_name);
   return rc;
 }
