@@ -82,6 +82,14 @@ START_TEST(primary_and_backup_round_trip) {
   ck_assert_uint_eq(bb.checkpoint, 17);
   ck_assert_uint_eq(bb.undone, 2);
   ck_assert_uint_eq(bb.threads, 4);
+
+  RunStats l;
+  l.side = RunStats::Side::kLocal;
+  l.syscalls = 123456;
+  RunStats lb;
+  ck_assert(parse_run_stats(format_run_stats(l), &lb).ok());
+  ck_assert(lb.side == RunStats::Side::kLocal);
+  ck_assert_uint_eq(lb.syscalls, 123456);
 }
 END_TEST
 
@@ -108,6 +116,7 @@ START_TEST(forged_values_are_refused_whole) {
       {"format=vmha-run-stats/2\nside=primary\n", "line 1: format: expected vmha-run-stats/1"},
       {"format=vmha-run-stats/1\nside=both\n", "side: expected primary or backup"},
       {"format=vmha-run-stats/1\nside=backup\ntakeover=1\nthreads=2000000\n", "line 4: threads: expected an integer"},
+      {"format=vmha-run-stats/1\nside=local\nepochs=1\n", "line 3: unknown key 'epochs'"},
       {head + std::string(100, 'x') + "=1\n", "expected key=value"},
   };
   for (const auto& f : forged) {

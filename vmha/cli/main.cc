@@ -86,7 +86,7 @@ Runner setup_run(CLI::App* app, std::string* log_file) {
                   "(unprotected, once the backup confirmed it stands down)")
       ->capture_default_str();
   app->add_option("--stats-file", run->stats_file,
-                  "With --backup: keep replication statistics (checkpoints while it runs, epochs and pauses at the end) in this file, key=value lines (vmha(1))");
+                  "Keep statistics in this file, key=value lines (vmha(1)): with --backup the checkpoints while it runs, epochs and pauses at the end; without, the system calls");
   app->add_option(
       "--log", *log_file,
       "Write vmha's own diagnostics to this file instead of standard error (which then carries only the guest's)");

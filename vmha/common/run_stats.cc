@@ -15,6 +15,7 @@ constexpr std::string_view kFormat = "vmha-run-stats/1";
 std::string format_run_stats(const RunStats& s) {
   KeyValueWriter w;
   w.text("format", kFormat);
+  if (s.side == RunStats::Side::kLocal) return w.text("side", "local").count("syscalls", s.syscalls).str();
   if (s.side == RunStats::Side::kBackup) {
     w.text("side", "backup").flag("takeover", s.takeover).count("checkpoint", s.checkpoint);
     w.count("undone", s.undone).count("threads", s.threads);
@@ -43,7 +44,10 @@ Status parse_run_stats(std::string_view text, RunStats* out) {
     for (const Status& e : each)
       if (s.ok() && !e.ok()) s = e;
   };
-  if (side == "backup") {
+  if (side == "local") {
+    r.side = RunStats::Side::kLocal;
+    all({kv.count("syscalls", kMaxStatsSyscalls, &r.syscalls)});
+  } else if (side == "backup") {
     r.side = RunStats::Side::kBackup;
     all({kv.flag("takeover", &r.takeover), kv.count("checkpoint", kMaxStatsEpochs, &r.checkpoint),
          kv.count("undone", kMaxStatsEpochs, &r.undone), kv.count("threads", kMaxStatsThreads, &r.threads)});
@@ -60,7 +64,7 @@ Status parse_run_stats(std::string_view text, RunStats* out) {
          kv.count("guest_signal", kMaxStatsSignal, &sig)});
     r.guest_signal = static_cast<int>(sig);
   } else {
-    return Status::error("side: expected primary or backup, got '" + side + "'");
+    return Status::error("side: expected primary, backup or local, got '" + side + "'");
   }
   if (!s.ok()) return s;
   if (Status o = kv.no_others(); !o.ok()) return o;

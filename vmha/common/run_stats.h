@@ -4,7 +4,7 @@
 // those are for people, and may quote what a peer sent.
 //
 // The file is key=value lines (key_value.h), first format=vmha-run-stats/1
-// and side=primary or side=backup, then that side's keys:
+// and side=primary, side=backup or side=local, then that side's keys:
 //   primary, while the program runs: running=1, checkpoints=N (the last
 //     checkpoint the backup acknowledged); at the end running=0 and the
 //     totals: epochs, pause_ms_mean, pause_ms_max, pause_count,
@@ -15,6 +15,8 @@
 //     checkpoint (the one it resumed from), undone (file-system changes of
 //     the primary's after that checkpoint it undid), threads (the guest
 //     threads that checkpoint held; 0 when the program had finished)
+//   local (a run without a backup), at the end: syscalls (the guest's
+//     system calls, over a snapshot and restore too)
 // Written atomically (temp file + rename); read back strictly: a key of the
 // other side, an unknown or repeated key, or a value out of its bounds makes
 // the whole file an error, never a half-read one.
@@ -28,7 +30,7 @@
 namespace vmha {
 
 struct RunStats {
-  enum class Side { kPrimary, kBackup };
+  enum class Side { kPrimary, kBackup, kLocal };
   Side side = Side::kPrimary;
 
   // primary
@@ -46,6 +48,9 @@ struct RunStats {
   uint64_t checkpoint = 0;
   uint64_t undone = 0;
   uint64_t threads = 0;
+
+  // local
+  uint64_t syscalls = 0;
 };
 
 // Bounds a run can reach: an epoch every millisecond for thirty years, a
@@ -55,6 +60,7 @@ constexpr uint64_t kMaxStatsPages = 1ull << 40;
 constexpr double kMaxStatsPauseMs = 1e7;
 constexpr int kMaxStatsSignal = 64;
 constexpr uint64_t kMaxStatsThreads = 1u << 20;
+constexpr uint64_t kMaxStatsSyscalls = 1000000000000000ull;
 // A stats file is a few hundred bytes; anything larger is not vmha's.
 constexpr std::size_t kMaxRunStatsBytes = 4096;
 
