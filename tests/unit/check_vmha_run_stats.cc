@@ -114,7 +114,7 @@ START_TEST(forged_values_are_refused_whole) {
       {head + "Epochs=1\n", "line 3: expected key=value"},
       {"side=primary\nepochs=1\n", "no format= line"},
       {"format=vmha-run-stats/2\nside=primary\n", "line 1: format: expected vmha-run-stats/1"},
-      {"format=vmha-run-stats/1\nside=both\n", "side: expected primary or backup"},
+      {"format=vmha-run-stats/1\nside=both\n", "side: expected primary, backup or local"},
       {"format=vmha-run-stats/1\nside=backup\ntakeover=1\nthreads=2000000\n", "line 4: threads: expected an integer"},
       {"format=vmha-run-stats/1\nside=local\nepochs=1\n", "line 3: unknown key 'epochs'"},
       {head + std::string(100, 'x') + "=1\n", "expected key=value"},
