@@ -33,10 +33,12 @@ ha_wait_pids 60 "$jid" "^[^ ]*/vmha backup --listen" 2
 # backup then holds an acknowledged checkpoint it could take over from).
 ha_wait_task_steps 60 cancel.out 0 1
 ha_wait_task_steps 60 cancel.out 1 1
-# Keep copies of the backups' logs: the job epilog removes them.
+# Keep copies of the backups' logs and --stats-files (written only at a
+# takeover, vmha(1)): the job epilog removes them.
 ( while [ -d "$HA_DIR/state/job$jid" ]; do
-    for f in "$HA_DIR/state/job$jid"/*/{backup,primary,srun}.log; do
-      [ -f "$f" ] && cp "$f" "$(basename "$f" .log).$(basename "$(dirname "$f")").log" 2>/dev/null
+    for f in "$HA_DIR/state/job$jid"/*/{backup,primary,srun}.log "$HA_DIR/state/job$jid"/*/backup.stats; do
+      d=${f%/*} b=${f##*/}   # DIR/step0.task1/backup.log -> backup.step0.task1.log
+      [ -f "$f" ] && cp "$f" "${b%.*}.${d##*/}.${b##*.}" 2>/dev/null
     done
     sleep 0.05
   done ) &
@@ -56,7 +58,7 @@ done
 grep -q "step 1 of 100000" cancel.out || fail "scancel: the program never printed (it did not run)"
 logs=$(ls backup.step0.task*.log 2>/dev/null | wc -l)
 [ "$logs" = 2 ] || fail "scancel: expected the logs of 2 backups, got $logs"
-if grep -H "resuming from checkpoint" backup.step0.task*.log; then
+if grep -H '^takeover=1$' backup.step0.task*.stats 2>/dev/null; then
   tail -n 20 primary.step0.task*.log srun.step0.task*.log 2>/dev/null
   grep -h "vmha\|error" "$CLUSTER_DIR"/log/slurmd-node*.log 2>/dev/null | tail -n 20
   fail "scancel: a backup took over"

@@ -63,8 +63,8 @@ replicated() {
   fi
   wait $PRIMARY_PID 2>/dev/null; _prc=$?; PRIMARY_PID=
   wait_bounded "$BACKUP_PID" 300; _brc=$WAIT_RC; BACKUP_PID=
-  EPOCHS=$(sed -n 's/^epochs=//p' primary.stats 2>/dev/null)
-  if grep -q "resuming from checkpoint" "$T/backup.err"; then
+  EPOCHS=$(stats_value primary.stats epochs)
+  if backup_took_over; then
     TOOK=1; RRC=$_brc; cat "$T/backup.err" >> "$T/err.$1"
   else
     RRC=$_prc

@@ -54,7 +54,7 @@ for policy in stop continue; do
   wait_lines 20
   kill -9 "$BACKUP_PID"; wait "$BACKUP_PID" 2>/dev/null; BACKUP_PID=
   wait_bounded "$PRIMARY_PID" 60; prc=$WAIT_RC; PRIMARY_PID=
-  if [ "$prc" != 125 ] || ! grep -q "backup lost" primary.err || ! grep -q '^stopped=1$' primary.stats ||
+  if [ "$prc" != 125 ] || ! grep -q "backup lost" primary.err || [ "$(stats_value primary.stats stopped)" != 1 ] ||
     ! head -c "$(wc -c < out)" native_long.out | cmp -s - out; then
     echo "FAIL: after the backup died ($policy): primary exit $prc"; cat primary.err primary.stats
     diff native_long.out out | head -5; fail=1

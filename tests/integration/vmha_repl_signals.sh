@@ -50,12 +50,12 @@ start_backup "$PWD/out"
 PRIMARY_PID=$!
 wait_lines 5 || { echo "FAIL: the primary ended early"; cat primary.err; exit 1; }
 kill -9 "$PRIMARY_PID"; wait "$PRIMARY_PID" 2>/dev/null; PRIMARY_PID=
-for _ in $(seq 3000); do grep -q "resuming from checkpoint" "$T/backup.err" && break; sleep 0.01; done
+for _ in $(seq 3000); do backup_took_over && break; sleep 0.01; done
 taken=$(wc -l < out)
 for _ in $(seq 3000); do [ "$(wc -l < out)" -ge $((taken + 3)) ] && break; sleep 0.01; done
 kill -TERM "$BACKUP_PID"
 wait_bounded "$BACKUP_PID" 60; brc=$WAIT_RC; BACKUP_PID=
-if ! grep -q "resuming from checkpoint" "$T/backup.err" || [ "$brc" != 0 ] ||
+if ! backup_took_over || [ "$brc" != 0 ] ||
    ! check_ticks_then_final "SIGTERM after the failover"; then
   echo "FAIL: SIGTERM to the backup after a failover: backup exit $brc"; tail -3 out; cat "$T/backup.err"; fail=1
 else

@@ -218,13 +218,18 @@ START_TEST(test_results_and_comment) {
   // What the audit forged in the user-writable file: refused, or escaped.
   for (const char* forged : {"failovers=99\n", "failovers=2\n", "epochs=1e30\n", "epochs= 5\n", "epochs=0x10\n",
                              "epochs=99999999999999999999\n", "pause_ms_mean=nan\n", "pause_ms_mean=1e400\n",
-                             "exit=300\n", "node=node1\x1b[2J\n", "backup_node=a b\n"}) {
+                             "exit=300\n", "node=node1\x1b[2J\n", "backup_node=a b\n",
+                             // a second line for a key, a key no version writes, no format line
+                             "format=vmha-task-result/1\nfailovers=0\nfailovers=1\n",
+                             "format=vmha-task-result/1\nfailovers_total=9\n", "epochs=5\n"}) {
     TaskResult f;
     ck_assert_msg(!parse_result(forged, &f, &err), "accepted: %s", forged);
     ck_assert_msg(err.find('\x1b') == std::string::npos && err.find('\r') == std::string::npos, "%s", err.c_str());
   }
   TaskResult esc;
-  ck_assert(parse_result("takeover_cause=killed\x1b]0;title\x07\rvmha backup: forged\n", &esc, &err));
+  ck_assert_msg(parse_result("format=vmha-task-result/1\ntakeover_cause=killed\x1b]0;title\x07\rvmha backup: forged\n",
+                             &esc, &err),
+                "%s", err.c_str());
   ck_assert_str_eq(esc.takeover_cause.c_str(), "killed\\x1b]0;title\\x07\\x0dvmha backup: forged");
 
   char tmpl[] = "/tmp/check_vmha_spank.XXXXXX";

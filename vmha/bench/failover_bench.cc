@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "vmha/common/run_stats.h"
 #include "vmha/engine/backup_service.h"
 
 namespace vmha {
@@ -70,35 +71,19 @@ int wait_for(pid_t pid, std::chrono::milliseconds limit) {
   return st;
 }
 
-// From the backup's "resuming from checkpoint N (T guest threads)": T.
-int takeover_threads(const std::string& log) {
-  const std::string what = "resuming from checkpoint ";
-  size_t at = log.find(what);
-  if (at == std::string::npos) return 0;
-  at = log.find('(', at + what.size());
-  return at == std::string::npos ? 0 : std::atoi(log.c_str() + at + 1);
-}
-
 // The primary's --stats-file: the checkpoint of the running program the
-// backup last acknowledged (0 before the first); -1 once the program ended
-// (the final statistics replaced the running ones).
-long long acked_checkpoint(const std::string& stats) {
-  const std::string s = slurp(stats);
-  if (s.empty()) return 0;
-  if (s.find("running=1\n") == std::string::npos) return -1;
-  size_t at = s.find("checkpoints=");
-  return at == std::string::npos ? 0 : std::atoll(s.c_str() + at + 12);
+// backup last acknowledged (0 before the first); -1 once the program ended.
+long long acked_checkpoint(const std::string& path) {
+  RunStats s;
+  if (!read_run_stats(path, &s).ok()) return 0;  // not written yet
+  return s.running ? static_cast<long long>(s.checkpoints) : -1;
 }
 
-// A `key=N` line of a statistics file; 0 when absent.
-long long stats_value(const std::string& stats, const std::string& key) {
-  const std::string s = "\n" + slurp(stats);
-  size_t at = s.find("\n" + key + "=");
-  return at == std::string::npos ? 0 : std::atoll(s.c_str() + at + key.size() + 2);
-}
+// The backup's --stats-file once it took over (side=backup, takeover=1).
+bool took_over(const std::string& path, RunStats* s) { return read_run_stats(path, s).ok() && s->takeover; }
 
 // A backup and its primary on `program`, both appending the guest's output
-// to `out`; the primary writes its statistics to `stats`.
+// to `out`; each writes its statistics (common/run_stats.h) to stats.SIDE.
 struct Pair {
   pid_t backup = -1, primary = -1;
 };
@@ -106,9 +91,9 @@ struct Pair {
 bool start_pair(const std::vector<std::string>& program, const std::string& key, const std::string& dir, int epoch_ms,
                 const std::string& out, const std::string& log, const std::string& addr_file, const std::string& stats,
                 Pair* p) {
-  for (const auto& f : {out, log, addr_file, stats}) unlink(f.c_str());
+  for (const auto& f : {out, log, addr_file, stats + ".primary", stats + ".backup"}) unlink(f.c_str());
   p->backup = spawn({"/proc/self/exe", "backup", "--key", key, "--address-file", addr_file, "--accept-timeout", "20",
-                     "--stdout", out, "--log", log},
+                     "--stdout", out, "--log", log, "--stats-file", stats + ".backup"},
                     "", dir);
   std::string addr;
   for (int i = 0; i < 2000 && addr.empty(); ++i) {
@@ -122,7 +107,7 @@ bool start_pair(const std::vector<std::string>& program, const std::string& key,
   }
   std::vector<std::string> run = {
       "/proc/self/exe",         "run",      "--backup", addr,           "--key", key, "--epoch-ms",
-      std::to_string(epoch_ms), "--memory", "256",      "--stats-file", stats,   "--"};
+      std::to_string(epoch_ms), "--memory", "256",      "--stats-file", stats + ".primary", "--"};
   run.insert(run.end(), program.begin(), program.end());
   p->primary = spawn(run, out, dir);
   return true;
@@ -152,7 +137,10 @@ FailoverBench failover_bench(const std::vector<std::string>& program, const std:
     int pst = wait_for(p.primary, 120s), bst = wait_for(p.backup, 20s);
     if (pst != 0 || bst != 0 || slurp(out) != expected)
       return b.error = "without a kill, the replicated run did not end as the native one", b;
-    max_checkpoint = std::max(1LL, (stats_value(stats, "epochs") - 1) * 2 / 3);
+    RunStats ended;
+    if (Status s = read_run_stats(stats + ".primary", &ended); !s.ok())
+      return b.error = "the primary's --stats-file: " + s.message(), b;
+    max_checkpoint = std::max(1LL, (static_cast<long long>(ended.epochs) - 1) * 2 / 3);
   }
   // Late kills (the program had ended) are tried again; a checkpoint
   // trigger misses more often (async sort takes 2 to 40 checkpoints).
@@ -166,7 +154,7 @@ FailoverBench failover_bench(const std::vector<std::string>& program, const std:
     if (trigger == KillTrigger::kCheckpoint) {
       const long long k = std::uniform_int_distribution<long long>(1, max_checkpoint)(rng);
       long long c = 0;
-      while ((c = acked_checkpoint(stats)) >= 0 && c < k && (running = waitpid(primary, nullptr, WNOHANG) == 0))
+      while ((c = acked_checkpoint(stats + ".primary")) >= 0 && c < k && (running = waitpid(primary, nullptr, WNOHANG) == 0))
         std::this_thread::sleep_for(1ms);
       running = running && c >= 0;
     } else {
@@ -190,9 +178,10 @@ FailoverBench failover_bench(const std::vector<std::string>& program, const std:
     off_t at_kill = size_of(out);
     FailoverSample s;
     bool resumed = false, flowed = false;
+    RunStats taken;
     int st = 0;
     while (waitpid(backup, &st, WNOHANG) == 0 && ms(Clock::now() - killed) < 60000) {
-      if (!resumed && slurp(log).find("resuming from checkpoint") != std::string::npos) {
+      if (!resumed && took_over(stats + ".backup", &taken)) {
         s.takeover_ms = ms(Clock::now() - killed);
         resumed = true;
       }
@@ -203,9 +192,9 @@ FailoverBench failover_bench(const std::vector<std::string>& program, const std:
       std::this_thread::sleep_for(std::chrono::microseconds(500));
     }
     if (wait_for(backup, 1ms) == -1) return b.error = "vmha backup did not finish the program", b;
-    if (!resumed) resumed = slurp(log).find("resuming from checkpoint") != std::string::npos;
+    if (!resumed) resumed = took_over(stats + ".backup", &taken);
     if (!resumed) continue;  // the primary had finished: nothing was taken over
-    s.threads = takeover_threads(slurp(log));
+    s.threads = static_cast<int>(taken.threads);
     s.exact = slurp(out) == expected;
     // kCheckpoint: a takeover of a program that had ended is no failover of a running one
     if (trigger == KillTrigger::kCheckpoint && s.threads == 0 && s.exact) {
@@ -214,7 +203,7 @@ FailoverBench failover_bench(const std::vector<std::string>& program, const std:
     }
     b.samples.push_back(s);
   }
-  for (const auto& f : {native, out, log, addr_file, stats}) unlink(f.c_str());
+  for (const auto& f : {native, out, log, addr_file, stats + ".primary", stats + ".backup"}) unlink(f.c_str());
   if (b.samples.empty()) b.error = "no kill hit a running primary";
   return b;
 }

@@ -9,10 +9,10 @@
 namespace vmha {
 
 struct FailoverSample {
-  double takeover_ms = 0;  // kill -> the backup logged "resuming from checkpoint"
+  double takeover_ms = 0;  // kill -> the backup wrote takeover=1 (--stats-file), as it resumes
   double output_ms = 0;    // kill -> the first byte after the kill reached the output file
   bool exact = false;      // the output equals the native run's, every line once
-  int threads = 0;         // the guest threads the takeover resumed
+  int threads = 0;         // the guest threads the takeover resumed (its --stats-file)
 };
 
 struct FailoverBench {

@@ -86,7 +86,7 @@ Runner setup_run(CLI::App* app, std::string* log_file) {
                   "(unprotected, once the backup confirmed it stands down)")
       ->capture_default_str();
   app->add_option("--stats-file", run->stats_file,
-                  "With --backup: write replication statistics (epochs, pauses) to this file at the end");
+                  "Keep statistics in this file, key=value lines (vmha(1)): with --backup the checkpoints while it runs, epochs and pauses at the end; without, the system calls");
   app->add_option(
       "--log", *log_file,
       "Write vmha's own diagnostics to this file instead of standard error (which then carries only the guest's)");
@@ -168,7 +168,7 @@ Runner setup_backup(CLI::App* app, std::string* log_file) {
       "Append a resumed guest's stdout to this file (the primary's output file: its size tells what was released)");
   app->add_option("--stderr", backup->stderr_file, "Append a resumed guest's stderr to this file (likewise)");
   app->add_option("--stats-file", backup->stats_file,
-                  "At a takeover, write takeover=1, checkpoint=N and undone=N to this file");
+                  "At a takeover, write takeover=1, checkpoint=N, undone=N and threads=N to this file (vmha(1))");
   app->add_option("--accept-timeout", backup->accept_timeout_s, "Seconds to wait for the primary")
       ->capture_default_str();
   app->add_option("--log", *log_file,

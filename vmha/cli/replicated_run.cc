@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "vmha/common/run_stats.h"
 #include "vmha/engine/epoch_manager.h"
 #include "vmha/engine/guest_exit.h"
 #include "vmha/track/dirty_tracker.h"
@@ -17,57 +18,50 @@
 namespace vmha {
 namespace {
 
-// --stats-file: the run's replication statistics as key=value lines for the
-// SPANK plugin's accounting (epochs, pause_ms_mean, pause_ms_max, pause_count,
-// prefetched_pages, residual_pages, zero_pages, backup_lost, stopped: it lost the backup
-// and stopped the program, unprotected: it went on without a backup), written
-// atomically; and,
-// when the program was killed by a signal, guest_signal=N: vmha then ends by
+// --stats-file (common/run_stats.h): while the program runs, running=1 and
+// the last checkpoint the backup acknowledged; at the end the totals, and
+// guest_signal=N when the program was killed by a signal: vmha then ends by
 // the same signal, and its supervisor must tell that apart from vmha itself
-// being killed (which calls for the backup).
-bool write_stats_file(const std::string& path, const EngineStats& s, const RunResult& r) {
-  std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "w");
-  if (!f) return false;
-  double sum = std::accumulate(s.pause_ms.begin(), s.pause_ms.end(), 0.0);
-  double max = s.pause_ms.empty() ? 0.0 : *std::max_element(s.pause_ms.begin(), s.pause_ms.end());
-  double mean = s.pause_ms.empty() ? 0.0 : sum / static_cast<double>(s.pause_ms.size());
-  std::fprintf(f, "epochs=%llu\npause_ms_mean=%.4f\npause_ms_max=%.4f\npause_count=%zu\n",
-               static_cast<unsigned long long>(s.epochs), mean, max, s.pause_ms.size());
-  std::fprintf(f, "prefetched_pages=%llu\nresidual_pages=%llu\nzero_pages=%llu\nbackup_lost=%d\nstopped=%d\nunprotected=%d\n",
-               static_cast<unsigned long long>(s.prefetched_pages), static_cast<unsigned long long>(s.residual_pages),
-               static_cast<unsigned long long>(s.zero_pages), s.backup_lost ? 1 : 0, s.stopped ? 1 : 0, s.unprotected ? 1 : 0);
-  if (r.end == RunResult::End::kSignaled) std::fprintf(f, "guest_signal=%d\n", r.code);
-  bool ok = std::fclose(f) == 0;
-  return ok && std::rename(tmp.c_str(), path.c_str()) == 0;
-}
-
-// --stats-file while the program runs: running=1 and checkpoints=N, the
-// last checkpoint the backup acknowledged; running=0 once it acknowledged
-// the one of the program's end (vmha still says goodbye to the backup and
-// then writes the statistics). A supervisor or a test can wait on it until
-// the backup holds a checkpoint of the running program (one that prints
-// only at its end shows nothing else). Checkpoint 1 and the end are
-// written at once, others at most every kLiveEvery (the file may be on a
-// network file system). None of the final keys: a reader of those (the
-// SPANK plugin's accounting) sees no statistics before the end, as before.
-class LiveStatsFile {
+// being killed (which calls for the backup). A supervisor or a test waits
+// on it until the backup holds a checkpoint of the running program (one
+// that prints only at its end shows nothing else). Checkpoint 1 and the end
+// are written at once, others at most every kLiveEvery (the file may be on
+// a network file system).
+class StatsFile {
  public:
-  explicit LiveStatsFile(std::string path) : path_(std::move(path)) {}
+  explicit StatsFile(std::string path) : path_(std::move(path)) {}
   void acknowledged(uint64_t checkpoint, bool finished) {
     auto now = std::chrono::steady_clock::now();
+    acked_ = checkpoint;
     if (checkpoint > 1 && !finished && now - written_ < kLiveEvery) return;
     written_ = now;
-    std::string tmp = path_ + ".tmp";
-    std::FILE* f = std::fopen(tmp.c_str(), "w");
-    if (!f) return;  // the final write reports a path that cannot be written
-    std::fprintf(f, "running=%d\ncheckpoints=%llu\n", finished ? 0 : 1, static_cast<unsigned long long>(checkpoint));
-    if (std::fclose(f) == 0) std::rename(tmp.c_str(), path_.c_str());
+    RunStats live;
+    live.running = !finished;
+    live.checkpoints = checkpoint;
+    (void)write_run_stats(path_, live);  // the final write reports a path that cannot be written
+  }
+  Status finish(const EngineStats& s, const RunResult& r) const {
+    RunStats f;
+    f.checkpoints = acked_;
+    f.epochs = s.epochs;
+    const double sum = std::accumulate(s.pause_ms.begin(), s.pause_ms.end(), 0.0);
+    f.pause_count = s.pause_ms.size();
+    f.pause_ms_mean = s.pause_ms.empty() ? 0.0 : sum / static_cast<double>(s.pause_ms.size());
+    f.pause_ms_max = s.pause_ms.empty() ? 0.0 : *std::max_element(s.pause_ms.begin(), s.pause_ms.end());
+    f.prefetched_pages = s.prefetched_pages;
+    f.residual_pages = s.residual_pages;
+    f.zero_pages = s.zero_pages;
+    f.backup_lost = s.backup_lost;
+    f.stopped = s.stopped;
+    f.unprotected = s.unprotected;
+    if (r.end == RunResult::End::kSignaled) f.guest_signal = r.code;
+    return write_run_stats(path_, f);
   }
 
  private:
   static constexpr std::chrono::milliseconds kLiveEvery{50};
   std::string path_;
+  uint64_t acked_ = 0;
   std::chrono::steady_clock::time_point written_{};
 };
 
@@ -115,12 +109,13 @@ int run_replicated(const RunCommandOptions& o) {
   vo.vcpus = static_cast<int>(o.vcpus);
   vo.relay_host_signals = true;
   vo.run_id = new_run_id();  // its private /tmp and /dev/shm
-  LiveStatsFile live(o.stats_file);
+  StatsFile stats(o.stats_file);
   if (!o.stats_file.empty())
-    eo.on_acknowledged = [&live](uint64_t checkpoint, bool finished) { live.acknowledged(checkpoint, finished); };
+    eo.on_acknowledged = [&stats](uint64_t checkpoint, bool finished) { stats.acknowledged(checkpoint, finished); };
   ProtectedRun run = run_protected(eo, vo, o.argv);
-  if (!o.stats_file.empty() && !write_stats_file(o.stats_file, run.stats, run.result))
-    std::fprintf(stderr, "vmha: cannot write --stats-file %s\n", o.stats_file.c_str());
+  if (!o.stats_file.empty())
+    if (Status s = stats.finish(run.stats, run.result); !s.ok())
+      std::fprintf(stderr, "vmha: cannot write --stats-file: %s\n", s.message().c_str());
   if (o.stats) {
     std::fprintf(
         stderr, "vmha: %llu epochs, %llu pages prefetched, %llu residual, %llu zero%s\n",

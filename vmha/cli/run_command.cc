@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "vmha/cli/replicated_run.h"
+#include "vmha/common/run_stats.h"
 #include "vmha/engine/guest_exit.h"
 #include "vmha/vmm/exec_resolve.h"
 #include "vmha/vmm/vm.h"
@@ -124,6 +125,13 @@ int run_command(const RunCommandOptions& o) {
                  static_cast<unsigned long long>(syscalls));
   }
   if (o.stats) print_stats(*vm, t0, syscalls);
+  if (!o.stats_file.empty()) {
+    RunStats local;
+    local.side = RunStats::Side::kLocal;
+    local.syscalls = syscalls;
+    if (Status s = write_run_stats(o.stats_file, local); !s.ok())
+      std::fprintf(stderr, "vmha: cannot write --stats-file: %s\n", s.message().c_str());
+  }
   vm->process().root.remove_private();
   return exit_like_guest(r, "vmha");  // a shell sees the guest's status
 }

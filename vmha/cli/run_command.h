@@ -28,7 +28,7 @@ struct RunCommandOptions {
   int epoch_ms = kDefaultEpochMs;
   int lease_ms = kDefaultLeaseMs;  // the silence limits derive from it (settings.h)
   std::string on_backup_loss = "stop";  // stop | continue (vmha(1))
-  std::string stats_file;          // with backup: replication statistics here (key=value lines, vmha(1))
+  std::string stats_file;          // statistics here (common/run_stats.h, vmha(1))
 };
 
 // Returns the exit status vmha itself should exit with (or raises the

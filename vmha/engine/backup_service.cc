@@ -16,6 +16,7 @@
 #include "vmha/backup/image_store.h"
 #include "vmha/backup/lease.h"
 #include "vmha/checkpoint/checkpoint_receiver.h"
+#include "vmha/common/run_stats.h"
 #include "vmha/engine/epoch_state.h"
 #include "vmha/engine/guest_exit.h"
 #include "vmha/output/undo_log.h"
@@ -129,11 +130,14 @@ int take_over(const BackupOptions& o, ImageStore& store, const OutputFiles& file
                "undone\n",
                kWho, static_cast<unsigned long long>(epoch), threads, undone);
   if (!o.stats_file.empty()) {
-    const std::string tmp = o.stats_file + ".tmp";
-    if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
-      std::fprintf(f, "takeover=1\ncheckpoint=%llu\nundone=%zu\n", static_cast<unsigned long long>(epoch), undone);
-      if (std::fclose(f) == 0) std::rename(tmp.c_str(), o.stats_file.c_str());
-    }
+    RunStats taken;
+    taken.side = RunStats::Side::kBackup;
+    taken.takeover = true;
+    taken.checkpoint = epoch;
+    taken.undone = undone;
+    taken.threads = threads;
+    if (Status s = write_run_stats(o.stats_file, taken); !s.ok())
+      std::fprintf(stderr, "%s: --stats-file: %s\n", kWho, s.message().c_str());
   }
   if (st.flags & EpochState::kFinished) {
     // The primary died after the end, before it removed the run's own

@@ -28,9 +28,9 @@ struct BackupOptions {
   std::string stdout_file, stderr_file;
   int lease_ms = kDefaultLeaseMs;  // the takeover waits this long: most of a failover (vmha bench)
   int accept_timeout_s = 60;
-  // At a takeover: takeover=1, checkpoint=N and undone=U written here
-  // (atomically) before the guest resumes: what a supervisor reads, never
-  // the log, whose lines may quote a peer.
+  // At a takeover, before the guest resumes: RunStats (common/run_stats.h,
+  // side=backup, takeover=1) written here: what a supervisor or a bench
+  // reads, never the log, whose lines are for people and may quote a peer.
   std::string stats_file;
 };
 

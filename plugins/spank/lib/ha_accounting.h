@@ -1,5 +1,7 @@
-// What a protected task did (written by vmha-task as DIR/result, `key=value`
-// lines) and the job's total that goes into its AdminComment, e.g.
+// What a protected task did (written by vmha-task as DIR/result from the
+// primary's and the backup's RunStats, vmha/common/run_stats.h: a
+// format=vmha-task-result/1 line, then strict key=value lines,
+// vmha/common/key_value.h) and the job's total that goes into its AdminComment, e.g.
 //   vmha: tasks=2 epochs=312 pause_ms_mean=0.41 failovers=1
 // Fields: tasks (protected tasks finished), epochs (checkpoints committed),
 // pause_ms_mean (mean time the guest was paused per epoch, over the primaries

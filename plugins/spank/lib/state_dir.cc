@@ -241,38 +241,4 @@ AsFileUser::~AsFileUser() {
   ::setfsgid(old_gid_);
 }
 
-bool read_small_file_at(int dir_fd, const std::string& name, std::size_t max_bytes, std::string* out,
-                        std::string* error) {
-  Fd f(::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
-  if (!f) {
-    *error = errno == ELOOP ? "a symlink (not followed)" : errno_text(errno);
-    return false;
-  }
-  struct stat st;
-  if (::fstat(f.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    *error = "not a regular file";
-    return false;
-  }
-  if (static_cast<std::size_t>(st.st_size) > max_bytes) {
-    *error = "larger than " + std::to_string(max_bytes) + " bytes";
-    return false;
-  }
-  out->clear();
-  char buf[4096];
-  for (;;) {
-    ssize_t n = ::read(f.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      *error = errno_text(errno);
-      return false;
-    }
-    if (n == 0) return true;
-    out->append(buf, static_cast<std::size_t>(n));
-    if (out->size() > max_bytes) {
-      *error = "larger than " + std::to_string(max_bytes) + " bytes";
-      return false;
-    }
-  }
-}
-
 }  // namespace vmha_spank

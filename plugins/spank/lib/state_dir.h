@@ -68,10 +68,4 @@ class AsFileUser {
   gid_t old_gid_;
 };
 
-// Reads a small regular file `name` in directory `dir_fd` without following a
-// final symlink and without blocking on a FIFO or device. False with *error
-// if it is not a regular file or is larger than `max_bytes`.
-bool read_small_file_at(int dir_fd, const std::string& name, std::size_t max_bytes, std::string* out,
-                        std::string* error);
-
 }  // namespace vmha_spank

@@ -21,6 +21,8 @@
 #include "plugins/spank/task/batch_script.h"
 #include "plugins/spank/task/output_relay.h"
 #include "plugins/spank/task/spawn.h"
+#include "vmha/common/key_value.h"
+#include "vmha/common/run_stats.h"
 
 namespace vmha_task {
 
@@ -130,38 +132,37 @@ bool reaped(pid_t pid, int* status) {
   return r == pid;
 }
 
-// The task's result for the job's accounting.
+// A vmha's --stats-file (vmha/common/run_stats.h); empty statistics when it
+// wrote none (killed before its first checkpoint, or a backup that did not
+// take over). A malformed file is said on the task's stderr and ignored.
+vmha::RunStats run_stats(const TaskEnv& t, const char* name) {
+  vmha::RunStats s;
+  if (vmha::Status st = vmha::read_run_stats(t.file(name), &s); !st.ok()) {
+    if (!vmha::missing(st)) std::fprintf(stderr, "vmha-task: ignoring %s: %s\n", name, st.message().c_str());
+    return vmha::RunStats();
+  }
+  return s;
+}
+
+// The task's result for the job's accounting: the primary's statistics, and
+// a failover when the backup's own record says it took over.
 void write_result(const TaskEnv& t, const std::string& backup_node, int exit_code, const std::string& cause) {
+  const vmha::RunStats primary = run_stats(t, "primary.stats"), backup = run_stats(t, "backup.stats");
   vmha_spank::TaskResult r;
   r.takeover_cause = cause;
   r.node = t.node;
   r.backup_node = backup_node;
   r.exit_code = exit_code;
-  std::istringstream stats(read_file(t.file("primary.stats")));
-  std::string line;
-  while (std::getline(stats, line)) {
-    auto eq = line.find('=');
-    if (eq == std::string::npos) continue;
-    std::string k = line.substr(0, eq), v = line.substr(eq + 1);
-    if (k == "epochs") r.epochs = std::strtoull(v.c_str(), nullptr, 10);
-    if (k == "pause_ms_mean") r.pause_ms_mean = std::strtod(v.c_str(), nullptr);
-    if (k == "pause_count") r.pause_count = std::strtoull(v.c_str(), nullptr, 10);
-    if (k == "unprotected") r.unprotected = v == "1" ? 1 : 0;
+  r.epochs = primary.epochs;
+  r.pause_ms_mean = primary.pause_ms_mean;
+  r.pause_count = primary.pause_count;
+  r.unprotected = primary.unprotected ? 1 : 0;
+  if (backup.side == vmha::RunStats::Side::kBackup && backup.takeover) {
+    r.failovers = 1;
+    if (r.epochs == 0) r.epochs = backup.checkpoint;  // the primary was killed before its totals
   }
-  // The backup's own record of a takeover (vmha backup --stats-file), not
-  // its log: a log line may quote what a peer sent.
-  std::istringstream taken(read_file(t.file("backup.stats")));
-  while (std::getline(taken, line)) {
-    if (line == "takeover=1") r.failovers = 1;
-    if (line.rfind("checkpoint=", 0) == 0 && r.epochs == 0) {
-      const std::string v = line.substr(11);
-      if (!v.empty() && v.size() < 19 && v.find_first_not_of("0123456789") == std::string::npos)
-        r.epochs = std::strtoull(v.c_str(), nullptr, 10);
-    }
-  }
-  std::string tmp = t.file("result.tmp");
-  std::ofstream(tmp) << vmha_spank::format_result(r);
-  std::rename(tmp.c_str(), t.file("result").c_str());
+  if (vmha::Status s = vmha::write_file_atomically(t.file("result"), vmha_spank::format_result(r)); !s.ok())
+    std::fprintf(stderr, "vmha-task: cannot write the task's result: %s\n", s.message().c_str());
 }
 
 // Ends by `sig` as the program did, for srun and sacct to see. Without a
@@ -248,25 +249,17 @@ struct Ending {
 // file. The program's end, whoever sent the signal (the step's scancel, the
 // program itself): nothing for the backup to take over, and no waiting to
 // see whether the signal came to the whole step.
+bool program_killed(const vmha::RunStats& primary, int status) {
+  return WIFSIGNALED(status) && primary.side == vmha::RunStats::Side::kPrimary && !primary.running &&
+         primary.guest_signal == WTERMSIG(status);
+}
+
 // Whether the primary lost its backup and stopped the program (vmha(1)
 // --on-backup-loss stop; its stats file says stopped=1): the backup, if it
 // lives, resumes it from its last checkpoint.
-bool stopped_for_backup(const TaskEnv& t, int status) {
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 125) return false;
-  std::istringstream stats(read_file(t.file("primary.stats")));
-  std::string line;
-  while (std::getline(stats, line))
-    if (line == "stopped=1") return true;
-  return false;
-}
-
-bool program_killed(const TaskEnv& t, int status) {
-  if (!WIFSIGNALED(status)) return false;
-  std::istringstream stats(read_file(t.file("primary.stats")));
-  std::string line;
-  while (std::getline(stats, line))
-    if (line == "guest_signal=" + std::to_string(WTERMSIG(status))) return true;
-  return false;
+bool stopped_for_backup(const vmha::RunStats& primary, int status) {
+  return WIFEXITED(status) && WEXITSTATUS(status) == 125 && primary.side == vmha::RunStats::Side::kPrimary &&
+         primary.stopped;
 }
 
 // Whether the primary ended by a signal that was meant for the step (we got
@@ -308,16 +301,17 @@ Ending watch(const TaskEnv& t, pid_t primary, const BackupStep& backup) {
     if (!primary_done && reaped(primary, &e.primary_status)) {
       primary_done = true;
       primary_end = Clock::now();
+      const vmha::RunStats stats = run_stats(t, "primary.stats");
       // Exited (the program's status, or 125 when vmha itself failed, e.g. a
       // refused executable): nothing to take over. Killed by a signal of the
       // step's (the program's default action): the program ended, the backup
       // goes too. Killed otherwise: the backup resumes.
-      if (stopped_for_backup(t, e.primary_status) && !e.cancelled && !g_ending) {
+      if (stopped_for_backup(stats, e.primary_status) && !e.cancelled && !g_ending) {
         e.failover = true;
         e.takeover_cause = "the primary vmha on " + t.node + " lost its backup and stopped the program";
         touch(t.file("primary.gone"));  // the backup's fencing command waits for this
       } else if (!WIFEXITED(e.primary_status) && !e.cancelled) {
-        if (program_killed(t, e.primary_status) || killed_by_step_signal(e.primary_status)) {
+        if (program_killed(stats, e.primary_status) || killed_by_step_signal(e.primary_status)) {
           end_backup();
         } else if (!g_ending) {
           e.failover = true;
