@@ -4,8 +4,8 @@
 //
 // Features are policy/learn/agents/features.h's, computed from the same views the
 // simulator builds: the plugin's JobInfo/ClusterInfo are turned into
-// JobView/ClusterView here (user = uid, vc = account, job type from the job's
-// "duet:...;type=" comment), and finished jobs feed the run-time history as in
+// JobView/ClusterView by the seam (policy_views.h, as for the placement
+// agent), and finished jobs feed the run-time history as in
 // training. With Preemption=requeue a preemptive model is given the running
 // jobs too (JobInfo::running and their service so far), as the simulator
 // gives them. No Slurm and no LibTorch header here: OrderingAgent hides
@@ -24,6 +24,7 @@
 #include "plugins/channel/agent_channel.h"
 #include "plugins/seam/job_hints.h"
 #include "plugins/seam/order_scorer.h"
+#include "plugins/seam/policy_views.h"
 #include "policy/learn/agents/features.h"
 #include "policy/learn/agents/order_prior.h"
 #include "policy/learn/agents/ordering_agent.h"
@@ -31,75 +32,6 @@
 
 namespace duet::plugin {
 namespace {
-
-// Owns the strings the JobView/ClusterView string_views point into.
-struct PolicyViews {
-  std::vector<std::string> gpu_types, node_names, users, types;
-  std::vector<MachineView> machines;
-  std::vector<JobView> jobs;
-  ClusterView cluster;
-};
-
-int type_index(std::vector<std::string>& types, const std::string& t) {
-  auto it = std::find(types.begin(), types.end(), t);
-  if (it != types.end()) return static_cast<int>(it - types.begin());
-  types.push_back(t);
-  return static_cast<int>(types.size() - 1);
-}
-
-JobView job_view(const JobInfo& j, const std::vector<std::string>& gpu_types, std::string& user, std::string& type) {
-  JobView v;
-  v.id = j.job_id;
-  v.gpus = static_cast<int>(j.gpus);
-  if (!j.gpu_type.empty()) {
-    auto it = std::find(gpu_types.begin(), gpu_types.end(), j.gpu_type);
-    // A type no node has: no machine may host it (bit 63 matches none here).
-    v.type_mask =
-        it != gpu_types.end() ? uint64_t{1} << std::min<size_t>(63, it - gpu_types.begin()) : uint64_t{1} << 63;
-  }
-  v.submit_s = static_cast<double>(j.submit_time);
-  v.wait_s = j.wait_s;
-  user = std::to_string(j.user_id);
-  type = parse_job_hints(j.comment).type;
-  v.user = user;
-  v.vc = j.account;
-  v.job_type = type;
-  if (j.time_limit_s > 0) v.time_limit_s = j.time_limit_s;
-  v.running = j.running;
-  v.run_s = j.run_s;
-  v.attained_gpu_s = j.attained_gpu_s;
-  return v;
-}
-
-void build_views(std::span<const JobInfo> jobs, const ClusterInfo& c, PolicyViews& out) {
-  out.gpu_types.clear();
-  out.node_names.clear();
-  out.machines.clear();
-  for (const NodeInfo& n : c.nodes)
-    if (n.gpus_total > 0 && n.usable) out.node_names.push_back(n.name);
-  size_t k = 0;
-  out.cluster = ClusterView{};
-  for (const NodeInfo& n : c.nodes) {
-    if (n.gpus_total == 0 || !n.usable) continue;
-    MachineView m;
-    m.name = out.node_names[k++];
-    m.gpu_type = type_index(out.gpu_types, n.gpu_type.empty() ? "?" : n.gpu_type);
-    m.total_gpus = static_cast<int>(n.gpus_total);
-    m.free_gpus = static_cast<int>(n.gpus_total - std::min(n.gpus_alloc, n.gpus_total));
-    m.jobs = static_cast<int>(n.jobs_running);
-    out.cluster.total_gpus += m.total_gpus;
-    out.cluster.free_gpus += m.free_gpus;
-    out.machines.push_back(m);
-  }
-  out.users.assign(jobs.size(), {});
-  out.types.assign(jobs.size(), {});
-  out.jobs.clear();
-  for (size_t i = 0; i < jobs.size(); ++i)
-    out.jobs.push_back(job_view(jobs[i], out.gpu_types, out.users[i], out.types[i]));
-  out.cluster.now_s = static_cast<double>(c.now);
-  out.cluster.gpu_types = out.gpu_types;
-  out.cluster.machines = out.machines;
-}
 
 class LearnedOrderScorer final : public OrderScorer {
  public:

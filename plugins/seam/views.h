@@ -1,14 +1,16 @@
 // What the plugins show a policy: plain, Slurm-free copies of pending jobs and
-// nodes, built under slurmctld's locks and valid only during the call.
+// nodes, built under slurmctld's locks and valid only during the call. The
+// Slurm adapters fill these (plugins/slurm/slurm_views.h); a policy sees them
+// as policy/core's JobView/MachineView, made in one place (policy_views.h).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace duet::plugin {
+#include "policy/core/policy.h"  // kUnknown, the one "not known" of both vocabularies
 
-inline constexpr double kNoLimit = -1.0;
+namespace duet::plugin {
 
 // One pending (or about-to-start) GPU job; for a preemptive model also a
 // running one.
@@ -25,7 +27,7 @@ struct JobInfo {
   std::string gpu_type;     // "" = any type
   uint32_t min_nodes = 1;
   uint32_t cpus = 1;
-  double time_limit_s = kNoLimit;
+  double time_limit_s = kUnknown;  // seconds
   // Service so far, over all runs (a job requeued by a preemption keeps what
   // it had): only with Preemption=requeue and a preemptive model, else 0.
   bool running = false;

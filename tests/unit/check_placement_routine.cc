@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "plugins/seam/placement_agent.h"
+#include "plugins/select/duet/placement_model.h"
 #include "policy/learn/agents/duet_policy.h"
 #include "policy/learn/agents/placement_routine.h"
 #include "policy/learn/gp/performance_gp.h"
@@ -281,6 +282,7 @@ END_TEST
 }  // namespace
 
 int main() {
+  duet::plugin::register_placement_agent();  // as select/duet's init() does
   Suite* s = suite_create("placement_routine");
   TCase* tc = tcase_create("core");
   tcase_set_timeout(tc, 60);

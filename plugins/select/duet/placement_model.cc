@@ -34,6 +34,7 @@
 #include "plugins/channel/agent_channel.h"
 #include "plugins/seam/job_hints.h"
 #include "plugins/seam/placement_agent.h"
+#include "plugins/seam/policy_views.h"
 #include "plugins/seam/run_history.h"
 #include "plugins/seam/speed_estimates.h"
 #include "policy/learn/agents/machine_set.h"
@@ -206,13 +207,8 @@ class LearnedPlacement {
   // GPU counts capped as MachineState holds them); no GPU type or rack index.
   void node_views(const ClusterInfo& cluster, std::vector<MachineView>& views) const {
     views.clear();
-    for (const NodeInfo& n : cluster.nodes) {
-      const uint32_t free = n.gpus_total - std::min(n.gpus_alloc, n.gpus_total);
-      views.push_back(MachineView{n.name, 0, static_cast<int>(std::min<uint32_t>(n.gpus_total, 65535)),
-                                  static_cast<int>(std::min<uint32_t>(free, 65535)), 0,
-                                  static_cast<float>(known_speed(n.name)),
-                                  static_cast<int>(std::min<uint32_t>(n.jobs_running, 65535))});
-    }
+    for (const NodeInfo& n : cluster.nodes)
+      views.push_back(machine_view(n, static_cast<float>(known_speed(n.name))));  // policy_views.h
   }
 
   void connect(AgentChannel* channel) {
