@@ -1,11 +1,13 @@
-// Helpers for the vmha Check suites: is KVM here, where the build put vmha
-// and the workloads, and running a command with its output captured.
+// Helpers for the vmha Check suites: is KVM here (and may a test skip),
+// where the build put vmha and the workloads, and running a command with its
+// output captured.
 #pragma once
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -16,21 +18,60 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/skip.h"
+
 namespace vmha_test {
 
-// Exits 77 (Automake SKIP) with a reason when /dev/kvm cannot be opened.
-inline void require_kvm() {
+// KVM for a vmha test. A host without /dev/kvm skips the vmha tests; on a
+// host with /dev/kvm a vmha test that skips is a failure, so a CI machine
+// whose KVM broke (permissions, a module gone) does not pass by skipping.
+enum class Kvm { kUsable, kAbsent, kBroken };
+inline Kvm kvm_here(std::string* why) {
+  if (access("/dev/kvm", F_OK) != 0) {
+    *why = "no /dev/kvm on this host; vmha needs KVM";
+    return Kvm::kAbsent;
+  }
+  if (test_support::pretend_missing("kvm")) {
+    *why = "DUET_TEST_WITHOUT names kvm, but /dev/kvm is here: a vmha test does not skip on a host with KVM";
+    return Kvm::kBroken;
+  }
   int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
   if (fd < 0) {
-    std::printf("SKIP: /dev/kvm is not usable here (%s); vmha needs KVM\n", std::strerror(errno));
-    std::exit(77);
+    *why = std::string("/dev/kvm is here but cannot be opened (") + std::strerror(errno) +
+           "): run as root or in group kvm; a vmha test does not skip on a host with KVM";
+    return Kvm::kBroken;
   }
   close(fd);
+  return Kvm::kUsable;
+}
+
+// For a suite's main(): returns with KVM usable, exits 77 (Automake SKIP)
+// without /dev/kvm, 99 (Automake ERROR, a failure) when it is here but broken.
+inline void require_kvm() {
+  std::string why;
+  switch (kvm_here(&why)) {
+    case Kvm::kUsable: return;
+    case Kvm::kAbsent: std::printf("SKIP: %s\n", why.c_str()); std::exit(77);
+    case Kvm::kBroken: std::printf("FAIL: %s\n", why.c_str()); std::exit(99);
+  }
+}
+
+// For one test of a suite that also runs without KVM: true when usable,
+// false without /dev/kvm (SKIP_UNLESS skips the test); when /dev/kvm is here
+// but broken the test exits 99, which Check counts as an error.
+inline bool kvm_for_test() {
+  std::string why;
+  Kvm k = kvm_here(&why);
+  if (k == Kvm::kBroken) {
+    std::fprintf(stderr, "FAIL: %s\n", why.c_str());
+    std::exit(99);
+  }
+  return k == Kvm::kUsable;
 }
 
 // Exits 77 when the busybox-static applets the suite runs are missing.
 inline void require_busybox() {
-  if (access("/bin/busybox", X_OK) != 0) {
+  if (!test_support::have_program("/bin/busybox")) {
     std::printf("SKIP: /bin/busybox is missing (Debian: apt-get install busybox-static)\n");
     std::exit(77);
   }
