@@ -221,18 +221,21 @@ static int alarms(const char *how) {
   int p = pause();
   int pause_eintr = p < 0 && errno == EINTR;
   long pause_ms = ms_since(&t0);
-  /* A sleep is never restarted: EINTR with the time left. */
+  /* A sleep is never restarted: EINTR with the time left. sleep_ms counts
+     from before the timer is armed (it cannot fire sooner than 100 ms after
+     that), slept_ms from the call: the time left is at least 5 s less that. */
   struct itimerval short_one = {{0, 0}, {0, 100000}};
-  setitimer(ITIMER_REAL, &short_one, NULL);
-  struct timespec req = {5, 0}, rem = {0, 0};
+  struct timespec req = {5, 0}, rem = {0, 0}, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
+  setitimer(ITIMER_REAL, &short_one, NULL);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
   int s = nanosleep(&req, &rem);
   int sleep_eintr = s < 0 && errno == EINTR;
-  long sleep_ms = ms_since(&t0);
+  long sleep_ms = ms_since(&t0), slept_ms = ms_since(&t1);
   long rem_ms = rem.tv_sec * 1000 + rem.tv_nsec / 1000000;
   printf("read=%ld errno=%d read_ms=%ld pause_eintr=%d pause_ms=%ld alarm_hits=%d sleep_eintr=%d sleep_ms=%ld "
-         "rem_ms=%ld\n",
-         r, err, read_ms, pause_eintr, pause_ms, (int)hits, sleep_eintr, sleep_ms, rem_ms);
+         "slept_ms=%ld rem_ms=%ld\n",
+         r, err, read_ms, pause_eintr, pause_ms, (int)hits, sleep_eintr, sleep_ms, slept_ms, rem_ms);
   return 0;
 }
 
@@ -253,8 +256,15 @@ static int timer(void) {
   struct itimerspec its = {{0, 50000000}, {0, 50000000}};
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
+  /* SIGUSR2 blocked but while waiting: the count is read with no fourth
+     expiry landing after the third, however late the process runs. */
+  sigset_t usr2, waiting;
+  sigemptyset(&usr2);
+  sigaddset(&usr2, SIGUSR2);
+  sigprocmask(SIG_BLOCK, &usr2, &waiting);
+  sigdelset(&waiting, SIGUSR2);
   timer_settime(t, 0, &its, NULL);
-  while (hits < 3) pause();
+  while (hits < 3) sigsuspend(&waiting);
   long ms = ms_since(&t0);
   struct itimerspec left;
   timer_gettime(t, &left);

@@ -145,15 +145,41 @@ inline void remove_temp_dirs() {
   t.dirs.clear();
 }
 
+inline std::string tmp_parent() {
+  const char* t = std::getenv("TMPDIR");
+  return t ? t : "/tmp";
+}
+
+// The suite's own process: its pid names every directory its tests make,
+// and it removes them all when it exits, also those of a test that failed or
+// timed out (Check ends such a child with _exit, which skips remove_temp_dirs):
+// failed runs left them in /tmp run after run.
+struct SuiteDirs {
+  pid_t suite = getpid();
+  std::string prefix() const { return "vmha-test-" + std::to_string(suite) + "-"; }
+  ~SuiteDirs() {
+    if (getpid() != suite || std::getenv("VMHA_TEST_KEEP")) return;
+    std::error_code ec;
+    for (const std::string& parent : {tmp_parent(), builddir() + "/tests"})
+      for (auto it = std::filesystem::directory_iterator(parent, ec); !ec && it != std::filesystem::directory_iterator();
+           it.increment(ec))
+        if (it->path().filename().string().rfind(prefix(), 0) == 0) {
+          std::error_code rm;
+          std::filesystem::remove_all(it->path(), rm);
+        }
+  }
+};
+inline SuiteDirs suite_dirs;
+
 // A fresh directory under $TMPDIR (or /tmp) for one test; removed with
-// everything in it when the process that asked for it exits (kept, for a
-// look after a failure, when VMHA_TEST_KEEP is set).
+// everything in it when the process that asked for it exits, and in any case
+// when the suite ends (kept, for a look after a failure, when VMHA_TEST_KEEP
+// is set).
 // `parent` "": $TMPDIR or /tmp. A guest sees its own private /tmp, so a
 // test whose files outside the working directory must be the host's (what
 // confinement refuses) makes them in the build tree (outside_tmp_dir()).
 inline std::string make_temp_dir(const std::string& parent = "") {
-  const char* t = std::getenv("TMPDIR");
-  std::string tmpl = (parent.empty() ? std::string(t ? t : "/tmp") : parent) + "/vmha-test-XXXXXX";
+  std::string tmpl = (parent.empty() ? tmp_parent() : parent) + "/" + suite_dirs.prefix() + "XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   if (!mkdtemp(buf.data())) {
