@@ -8,7 +8,7 @@
                 other processes fails
      mask       a blocked SIGUSR1 stays pending (sigpending) and runs on
                 unblocking; sigsuspend and sigtimedwait take blocked ones
-     wait SIG   prints "ready", then pause()s until SIG (from outside) runs
+     wait SIG   prints "ready", then waits in sigsuspend until SIG (from outside) runs
                 its handler
      term MODE  a SIGTERM handler writes "final line" and exits 0; prints
                 "ready" and then spins (MODE spin) or sleeps (MODE sleep)
@@ -24,7 +24,7 @@
                 milliseconds up to N, then "done" (the replication tests
                 kill and signal it on the way)
      armed      a SIGUSR2 handler and a 300 ms timer_create timer; prints
-                "armed" and pause()s until the handler ran (save/restore) */
+                "armed" and waits in sigsuspend until the handler ran (save/restore) */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fenv.h>
@@ -172,13 +172,27 @@ static int mask(void) {
   return 0;
 }
 
+/* Blocks `sig`; *waiting is the mask to wait with. A check of `hits` and
+   then pause() is the lost-wakeup race: a signal handled between the two
+   leaves pause() waiting for ever (the host SIGUSR1 test hung under load).
+   Blocked but inside sigsuspend, the signal waits for the wait. */
+static void hold(int sig, sigset_t *waiting) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  sigprocmask(SIG_BLOCK, &set, waiting);
+  sigdelset(waiting, sig);
+}
+
 static int wait_for(int sig) {
   on(sig, counting, 0);
+  sigset_t waiting;
+  hold(sig, &waiting);
   printf("ready\n");
   fflush(stdout);
   int eintr = 0;
   while (!hits)
-    if (pause() < 0 && errno == EINTR) ++eintr;
+    if (sigsuspend(&waiting) < 0 && errno == EINTR) ++eintr;
   printf("got signal %d eintr=%d code=%d\n", sig, eintr, (int)code_seen);
   return 0;
 }
@@ -258,11 +272,8 @@ static int timer(void) {
   clock_gettime(CLOCK_MONOTONIC, &t0);
   /* SIGUSR2 blocked but while waiting: the count is read with no fourth
      expiry landing after the third, however late the process runs. */
-  sigset_t usr2, waiting;
-  sigemptyset(&usr2);
-  sigaddset(&usr2, SIGUSR2);
-  sigprocmask(SIG_BLOCK, &usr2, &waiting);
-  sigdelset(&waiting, SIGUSR2);
+  sigset_t waiting;
+  hold(SIGUSR2, &waiting);
   timer_settime(t, 0, &its, NULL);
   while (hits < 3) sigsuspend(&waiting);
   long ms = ms_since(&t0);
@@ -278,10 +289,12 @@ static int armed(void) {
   timer_t t;
   if (usr2_timer(7, &t) != 0) return 2;
   struct itimerspec its = {{0, 0}, {0, 300000000}};
+  sigset_t waiting;
+  hold(SIGUSR2, &waiting);
   timer_settime(t, 0, &its, NULL);
   printf("armed\n");
   fflush(stdout);
-  while (!hits) pause();
+  while (!hits) sigsuspend(&waiting);
   printf("fired value=%d code=%d\n", (int)value_seen, (int)code_seen);
   return 0;
 }
