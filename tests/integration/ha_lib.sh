@@ -11,9 +11,8 @@ ha_require() {
   [ -f "$HA_SO" ] && [ -x "$HA_TASK" ] && [ -x "$HA_VMHA" ] || fail "vmha.so, vmha-task or vmha not built in $top_builddir"
 }
 
-ha_require_kvm() {
-  if [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then skip "/dev/kvm is not usable here (vmha needs KVM)"; fi
-}
+. "$top_srcdir/tests/integration/require_kvm.sh"
+ha_require_kvm() { require_kvm; }
 
 # ha_cluster_up [PLUGSTACK_ARG...] [-- TESTCLUSTER_ARG...]: sets HA_DIR (work
 # files: plugstack.conf, state/, work/), starts a 2-node cluster.

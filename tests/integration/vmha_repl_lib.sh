@@ -2,11 +2,10 @@
 VMHA="$top_builddir/vmha/vmha"
 WL="$top_builddir/vmha/workloads"
 . "$top_srcdir/tests/integration/steps_size.sh"
+. "$top_srcdir/tests/integration/require_kvm.sh"
 
 vmha_repl_require() {
-  if [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then
-    echo "SKIP: /dev/kvm is not usable here (vmha needs KVM)"; exit 77
-  fi
+  require_kvm
   [ -x "$VMHA" ] || { echo "FAIL: $VMHA not built"; exit 1; }
 }
 

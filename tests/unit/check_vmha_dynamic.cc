@@ -62,21 +62,16 @@ void same_as_native(const std::vector<std::string>& argv, const std::vector<std:
   ck_assert_msg(!contains(c.err, "unsupported system call"), "%s: %s", argv[0].c_str(), c.err.c_str());
 }
 
-bool have(const std::string& path) {
-  if (access(path.c_str(), X_OK) == 0) return true;
-  std::printf("note: %s is missing here; not run\n", path.c_str());
-  return false;
-}
-
 START_TEST(debian_tools_match_native) {
-  for (const std::vector<std::string>& argv :
-       std::vector<std::vector<std::string>>{{"/usr/bin/sort", "data.txt"},
-                                             {"/usr/bin/sort", "-n", "-r", "-k2", "data.txt"},
-                                             {"/usr/bin/md5sum", "data.txt", "a.txt"},
-                                             {"/usr/bin/gzip", "-c", "-6", "data.txt"},
-                                             {"/bin/ls"},
-                                             {"/bin/ls", "-1", "-F", g_dir}})
-    if (have(argv[0])) same_as_native(argv);
+  const std::vector<std::vector<std::string>> runs = {{"/usr/bin/sort", "data.txt"},
+                                                      {"/usr/bin/sort", "-n", "-r", "-k2", "data.txt"},
+                                                      {"/usr/bin/md5sum", "data.txt", "a.txt"},
+                                                      {"/usr/bin/gzip", "-c", "-6", "data.txt"},
+                                                      {"/bin/ls"},
+                                                      {"/bin/ls", "-1", "-F", g_dir}};
+  for (const std::vector<std::string>& argv : runs)
+    SKIP_UNLESS(test_support::have_program(argv[0]), argv[0] + " is missing");
+  for (const std::vector<std::string>& argv : runs) same_as_native(argv);
 }
 END_TEST
 
@@ -89,7 +84,7 @@ START_TEST(dynamic_c_program_matches_native) {
 END_TEST
 
 START_TEST(python_runs) {
-  if (!have("/usr/bin/python3")) return;
+  SKIP_UNLESS(test_support::have_program("/usr/bin/python3"), "/usr/bin/python3 is missing");
   same_as_native({"/usr/bin/python3", "-c", "print(sum(range(10**6)))"});
   same_as_native({"/usr/bin/python3", "-c",
                   "import json, hashlib, zlib\n"

@@ -93,7 +93,8 @@ END_TEST
 
 // End to end in the VM (needs KVM and busybox-static).
 START_TEST(script_and_path_search_run_in_the_vm) {
-  if (access("/dev/kvm", R_OK | W_OK) != 0 || access("/bin/busybox", X_OK) != 0) return;
+  SKIP_UNLESS(vmha_test::kvm_for_test(), "no /dev/kvm on this host");
+  SKIP_UNLESS(test_support::have_program("/bin/busybox"), "/bin/busybox is missing (Debian: busybox-static)");
   std::string script = write_script("hello.sh", "#!/bin/busybox sh\necho \"hello $1\"\n");
   auto c = vmha_test::run_capture({vmha_test::vmha_bin(), "run", "--", script, "world"}, g_dir);
   ck_assert_msg(c.exit_code() == 0 && c.out == "hello world\n", "exit %d, out '%s', err '%s'", c.exit_code(),

@@ -62,17 +62,14 @@ START_TEST(probe_reads_itself_as_natively) {
 END_TEST
 
 START_TEST(exe_names_the_program_after_execve) {
-  if (access("/usr/bin/readlink", X_OK) != 0) return;
+  SKIP_UNLESS(test_support::have_program("/usr/bin/readlink"), "/usr/bin/readlink is missing");
   const std::string out = same_as_native({probe(), "exec"}), want = canonical("/usr/bin/readlink") + "\n";
   ck_assert_str_eq(out.c_str(), want.c_str());
 }
 END_TEST
 
 START_TEST(python_lists_its_descriptors) {
-  if (access("/usr/bin/python3", X_OK) != 0) {
-    std::printf("note: /usr/bin/python3 is missing here; not run\n");
-    return;
-  }
+  SKIP_UNLESS(test_support::have_program("/usr/bin/python3"), "/usr/bin/python3 is missing");
   const std::string out = same_as_native(
       {"/usr/bin/python3", "-c",
        "import os, sys\n"

@@ -18,6 +18,7 @@
 #include "vmha/protocol/frame.h"
 #include "vmha/protocol/messages.h"
 #include "vmha/transport/auth.h"
+#include "tests/unit/skip.h"
 
 // Check defines macros (fail, ...) that clash with C++ headers: include it last.
 #include <check.h>
@@ -262,12 +263,11 @@ START_TEST(key_file_rules) {
 END_TEST
 
 // MUNGE credentials against a private munged (own key and socket), when the
-// munged binary exists and we are root; otherwise the case says why and passes.
+// munged binary exists and we are root; otherwise the case is skipped.
 START_TEST(munge_credentials_bind_the_transcript) {
-  if (::geteuid() != 0 || std::system("command -v munged >/dev/null 2>&1") != 0) {
-    std::fprintf(stderr, "munge_credentials: skipped (needs root and munged)\n");
-    return;
-  }
+  SKIP_UNLESS(test_support::is_root(), "needs root to start munged");
+  SKIP_UNLESS(!test_support::pretend_missing("munged") && std::system("command -v munged >/dev/null 2>&1") == 0,
+              "munged is not installed");
   char dir[] = "/tmp/vmha-munge-XXXXXX";
   ck_assert(mkdtemp(dir) != nullptr);
   std::string d = dir;

@@ -28,11 +28,12 @@ namespace {
 
 std::string probe() { return vmha_test::builddir() + "/tests/vmha/sleep_probe"; }
 
-// Runs sleep_probe N MS [io] in a VM while another thread pauses and resumes
-// it until it ends; returns its output line and the number of pauses. With
-// io, stdin is a pipe that gets one byte once the probe's polls are over and
-// 20 more pauses have hit its blocking read.
-std::string run_paused(int n, int ms, bool io, int* pauses) {
+// Runs sleep_probe N MS until|io in a VM while another thread pauses and
+// resumes it until it ends; returns its output line and the number of
+// pauses (and in *sleeps_cut those that cut a sleep). With io, stdin is a
+// pipe that gets one byte once the probe's polls are over and 20 more pauses
+// have hit its blocking read.
+std::string run_paused(int n, int ms, bool io, int* pauses, int* sleeps_cut = nullptr) {
   std::string dir = vmha_test::make_temp_dir();
   int out = open((dir + "/out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   int in[2];
@@ -46,8 +47,7 @@ std::string run_paused(int n, int ms, bool io, int* pauses) {
   o.std_fds[1] = out;
   std::unique_ptr<Vm> vm;
   ck_assert(Vm::create(o, &vm).ok());
-  std::vector<std::string> argv = {probe(), std::to_string(n), std::to_string(ms)};
-  if (io) argv.push_back("io");
+  std::vector<std::string> argv = {probe(), std::to_string(n), std::to_string(ms), io ? "io" : "until"};
   ck_assert(vm->load(img, probe(), argv, {}).ok());
   std::atomic<int> polls{0};
   vm->set_syscall_hook([&](Vm&, uint64_t nr, uint64_t) {
@@ -61,12 +61,23 @@ std::string run_paused(int n, int ms, bool io, int* pauses) {
     done = true;
   });
   *pauses = 0;
-  int after_polls = 0;
+  int after_polls = 0, kind = 0, cuts = 0;
   bool written = false;
   // Pause about every 2 ms: nearly every sleep, poll or read is cut many times.
+  // Sleeps: a pause that parks the guest inside one leaves the deadline it
+  // goes on to (call_deadline); once more than n have cut sleeps of a kind,
+  // stop.K ends that kind (sleep_probe ... until), however slow the host.
   while (!done.load()) {
     vm->request_pause();
     vm->wait_paused();
+    if (!io && kind < 3 && !done.load() && vm->process().call_deadline && ++cuts > n) {
+      const std::string stop = dir + "/stop." + std::to_string(kind++);
+      const int fd = open(stop.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+      ck_assert_int_ge(fd, 0);
+      close(fd);
+      cuts = 0;
+      if (sleeps_cut) *sleeps_cut += n + 1;
+    }
     vm->resume();
     ++*pauses;
     if (io && !written && polls.load() >= n && ++after_polls >= 20) {
@@ -85,17 +96,19 @@ std::string run_paused(int n, int ms, bool io, int* pauses) {
 
 START_TEST(sleeps_restart_after_pauses) {
   const int n = 3, ms = 100;
-  int pauses = 0;
-  std::string line = run_paused(n, ms, false, &pauses);
+  int pauses = 0, cut = 0, sleeps = 0;
+  std::string line = run_paused(n, ms, false, &pauses, &cut);
   int e0 = -1, e1 = -1, e2 = -1;
   long elapsed = 0;
-  ck_assert_msg(std::sscanf(line.c_str(), "nanosleep_eintr=%d clock_nanosleep_eintr=%d abstime_eintr=%d elapsed_ms=%ld",
-                            &e0, &e1, &e2, &elapsed) == 4,
+  ck_assert_msg(std::sscanf(line.c_str(),
+                            "nanosleep_eintr=%d clock_nanosleep_eintr=%d abstime_eintr=%d elapsed_ms=%ld sleeps=%d", &e0,
+                            &e1, &e2, &elapsed, &sleeps) == 5,
                 "probe printed: %s", line.c_str());
-  ck_assert_msg(pauses >= 3 * n, "only %d pauses during the sleeps", pauses);
+  // Each kind of sleep went on until more than n pauses had cut it.
+  ck_assert_msg(cut == 3 * (n + 1), "%d pauses cut sleeps (of %d pauses)", cut, pauses);
   ck_assert_msg(e0 == 0 && e1 == 0 && e2 == 0, "EINTR returned to the guest: %s (%d pauses)", line.c_str(), pauses);
   // Whatever the host's speed, the sleeps cannot take less than asked.
-  ck_assert_msg(elapsed >= 3L * n * ms, "sleeps ended early: %s", line.c_str());
+  ck_assert_msg(sleeps >= 3 * n && elapsed >= sleeps * ms, "sleeps ended early: %s", line.c_str());
 }
 END_TEST
 

@@ -56,12 +56,6 @@ std::string canonical(const std::string& path) {
 std::string probe() { return canonical(vmha_test::builddir() + "/tests/vmha/socket_probe"); }
 std::string probe_dir() { return probe().substr(0, probe().rfind('/')); }
 
-bool have_python() {
-  if (access("/usr/bin/python3", X_OK) == 0) return true;
-  std::printf("note: /usr/bin/python3 is missing here; not run\n");
-  return false;
-}
-
 vmha_test::Captured under_vmha(const std::vector<std::string>& argv, const std::string& dir = "") {
   std::vector<std::string> vm = {vmha_test::vmha_bin(), "run", "--ro", probe_dir(), "--"};
   vm.insert(vm.end(), argv.begin(), argv.end());
@@ -126,7 +120,7 @@ START_TEST(tcp_on_localhost_as_natively_and_after_a_restore) {
 END_TEST
 
 START_TEST(python_http_server_on_localhost) {
-  if (!have_python()) return;
+  SKIP_UNLESS(test_support::have_program("/usr/bin/python3"), "/usr/bin/python3 is missing");
   vmha_test::Captured c = same_as_native(
       {"/usr/bin/python3", "-c",
        "import http.server, threading, urllib.request\n"
@@ -147,7 +141,7 @@ START_TEST(python_http_server_on_localhost) {
 END_TEST
 
 START_TEST(python_asyncio_serves_through_a_name) {
-  if (!have_python()) return;
+  SKIP_UNLESS(test_support::have_program("/usr/bin/python3"), "/usr/bin/python3 is missing");
   vmha_test::Captured c = same_as_native({"/usr/bin/python3", "-c",
                                           "import asyncio\n"
                                           "async def main():\n"
@@ -193,7 +187,7 @@ START_TEST(corrupted_socket_records_are_refused_or_restored) {
 END_TEST
 
 START_TEST(python_listener_and_client_talk) {
-  if (!have_python()) return;
+  SKIP_UNLESS(test_support::have_program("/usr/bin/python3"), "/usr/bin/python3 is missing");
   vmha_test::Captured c = same_as_native({"/usr/bin/python3", "-c",
                                           "import os\n"
                                           "from multiprocessing.connection import Listener, Client\n"
@@ -215,10 +209,7 @@ END_TEST
 
 START_TEST(user_lookup_without_home_says_nothing) {
   for (const char* p : {"/usr/bin/env", "/usr/bin/bash", "/usr/bin/id"})
-    if (access(p, X_OK) != 0) {
-      std::printf("note: %s is missing here; not run\n", p);
-      return;
-    }
+    SKIP_UNLESS(test_support::have_program(p), std::string(p) + " is missing");
   const std::vector<std::string> argv = {"/usr/bin/env", "-u", "HOME", "/usr/bin/bash", "-c", "echo ~; id -un"};
   vmha_test::Captured native = vmha_test::run_capture(argv, vmha_test::make_temp_dir());
   vmha_test::Captured c = under_vmha(argv);

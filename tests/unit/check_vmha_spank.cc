@@ -23,6 +23,7 @@
 
 #include <check.h>  // last: it defines a fail() macro
 #include "tests/unit/run_suite.h"
+#include "tests/unit/skip.h"
 
 using namespace vmha_spank;
 
@@ -299,7 +300,7 @@ uid_t owner_of(const std::string& p) {
 // The state directory is created root-owned 0711; one that others can write
 // (an earlier vmha made it 1777) or that is a symlink is refused.
 START_TEST(test_state_dir_trusted) {
-  if (geteuid() != 0) return;  // ownership checks need root (as in slurmstepd)
+  SKIP_UNLESS(test_support::is_root(), "ownership checks need root (as in slurmstepd)");
   std::string base = temp_dir();
   std::string err;
   Fd fd = open_state_dir(base + "/state", &err);
@@ -331,7 +332,7 @@ END_TEST
 // A planted statedir/job<J> (symlink, file, another user's directory) is
 // refused and its target left alone; a fresh one goes to the job's owner.
 START_TEST(test_job_dir_planted) {
-  if (geteuid() != 0) return;
+  SKIP_UNLESS(test_support::is_root(), "needs root (as in slurmstepd)");
   std::string base = temp_dir();
   std::string err;
   Fd state = open_state_dir(base + "/state", &err);
@@ -361,7 +362,7 @@ END_TEST
 // The epilog's removal unlinks symlinks inside the user's tree instead of
 // following them, and removes as the owner.
 START_TEST(test_job_dir_removal) {
-  if (geteuid() != 0) return;
+  SKIP_UNLESS(test_support::is_root(), "needs root (as in slurmstepd)");
   std::string base = temp_dir();
   std::string err;
   Fd state = open_state_dir(base + "/state", &err);

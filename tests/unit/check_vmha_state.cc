@@ -27,13 +27,6 @@ namespace {
 
 bool contains(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
 
-bool have_kvm() {
-  int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-  if (fd < 0) return false;
-  close(fd);
-  return true;
-}
-
 START_TEST(reader_reports_offset_and_expectation) {
   std::vector<uint8_t> bytes = {1, 2, 3};
   ByteReader r(bytes);
@@ -78,10 +71,7 @@ std::vector<uint8_t> saved_state(const std::string& dir) {
 }
 
 START_TEST(round_trip_is_identical) {
-  if (!have_kvm()) {
-    std::printf("(no /dev/kvm: round trip not run)\n");
-    return;
-  }
+  SKIP_UNLESS(vmha_test::kvm_for_test(), "no /dev/kvm on this host");
   std::string dir = vmha_test::make_temp_dir();
   std::vector<uint8_t> a = saved_state(dir);
   VmOptions o;
@@ -97,7 +87,7 @@ START_TEST(round_trip_is_identical) {
 END_TEST
 
 START_TEST(truncated_state_is_refused) {
-  if (!have_kvm()) return;
+  SKIP_UNLESS(vmha_test::kvm_for_test(), "no /dev/kvm on this host");
   std::string dir = vmha_test::make_temp_dir();
   std::vector<uint8_t> a = saved_state(dir);
   VmOptions o;
@@ -123,7 +113,7 @@ END_TEST
 // left to software that save() now zeroes, zeroed too). It restores, and
 // saves back to the same bytes, section for section, on any host.
 START_TEST(version_1_state_restores_and_saves_unchanged) {
-  if (!have_kvm()) return;
+  SKIP_UNLESS(vmha_test::kvm_for_test(), "no /dev/kvm on this host");
   std::string fixture = vmha_test::slurp(vmha_test::srcdir() + "/tests/unit/data/vm_state_v1.bin");
   ck_assert_msg(fixture.size() > 1000, "tests/unit/data/vm_state_v1.bin missing or short");
   std::vector<uint8_t> v1(fixture.begin(), fixture.end());
@@ -150,7 +140,7 @@ END_TEST
 // Every section checks its own bounds: the version-1 state cut anywhere, in
 // any section, is refused with the offset and what was expected there.
 START_TEST(version_1_state_cut_in_any_section_is_refused) {
-  if (!have_kvm()) return;
+  SKIP_UNLESS(vmha_test::kvm_for_test(), "no /dev/kvm on this host");
   std::string fixture = vmha_test::slurp(vmha_test::srcdir() + "/tests/unit/data/vm_state_v1.bin");
   std::vector<uint8_t> v1(fixture.begin(), fixture.end());
   ck_assert(v1.size() > 1000);
@@ -175,7 +165,7 @@ START_TEST(pause_save_resume_from_another_thread) {
   // The replication seam: another thread pauses the running vCPU, saves the
   // VM, resumes it; the guest finishes as if nothing happened, and the saved
   // bytes restore into a VM that finishes the same way.
-  if (!have_kvm()) return;
+  SKIP_UNLESS(vmha_test::kvm_for_test(), "no /dev/kvm on this host");
   std::string dir = vmha_test::make_temp_dir();
   std::vector<std::string> argv = {vmha_test::workload("stream"), "500000", "40"};
   vmha_test::Captured native = vmha_test::run_capture(argv, dir);
@@ -248,10 +238,7 @@ END_TEST
 // restoring VMM's policy: with the same read-only paths the guest goes on
 // reading it; without them the restore is refused.
 START_TEST(read_only_descriptor_is_reopened_through_the_policy) {
-  if (!have_kvm()) {
-    std::printf("(no /dev/kvm: read-only restore not run)\n");
-    return;
-  }
+  SKIP_UNLESS(vmha_test::kvm_for_test(), "no /dev/kvm on this host");
   std::string dir = vmha_test::make_temp_dir();
   std::string prog = vmha_test::builddir() + "/tests/vmha/ro_probe";
   ElfImage img;
@@ -309,10 +296,7 @@ END_TEST
 // program finishes as it would have: the descriptor reaches the held file
 // (vmha/sys/removed_files.h).
 START_TEST(unlinked_open_file_restores_where_the_run_went_on) {
-  if (!have_kvm()) {
-    std::printf("(no /dev/kvm: unlink restore not run)\n");
-    return;
-  }
+  SKIP_UNLESS(vmha_test::kvm_for_test(), "no /dev/kvm on this host");
   std::string dir = vmha_test::make_temp_dir();
   std::string prog = vmha_test::builddir() + "/tests/vmha/unlink_probe";
   ElfImage img;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "tests/vmha_repl/harness.h"
+#include "tests/unit/skip.h"
 
 // Check defines macros (fail, ...) that clash with C++ headers: include it last.
 #include <check.h>
@@ -108,7 +109,7 @@ START_TEST(wrong_key_refused_between_namespaces) {
 END_TEST
 
 int main() {
-  if (::geteuid() != 0) {
+  if (!test_support::is_root()) {
     std::printf("SKIP: creating network namespaces needs root\n");
     return 77;
   }

@@ -8,14 +8,14 @@
                 other processes fails
      mask       a blocked SIGUSR1 stays pending (sigpending) and runs on
                 unblocking; sigsuspend and sigtimedwait take blocked ones
-     wait SIG   prints "ready", then pause()s until SIG (from outside) runs
+     wait SIG   prints "ready", then waits in sigsuspend until SIG (from outside) runs
                 its handler
      term MODE  a SIGTERM handler writes "final line" and exits 0; prints
                 "ready" and then spins (MODE spin) or sleeps (MODE sleep)
      idle       prints "ready" and sleeps for ever (default actions)
      alarm R    setitimer(ITIMER_REAL) cuts a pipe read: R=restart (SA_RESTART:
                 the read goes on and gets the byte the handler wrote) or
-                R=eintr (EINTR); then alarm(1) + pause and a nanosleep cut by
+                R=eintr (EINTR); then alarm(1) + sigsuspend and a nanosleep cut by
                 a timer (EINTR, with the time left)
      timer      timer_create (SIGEV_SIGNAL, CLOCK_MONOTONIC) every 50 ms:
                 three expiries with si_code SI_TIMER and its sigev_value
@@ -24,7 +24,7 @@
                 milliseconds up to N, then "done" (the replication tests
                 kill and signal it on the way)
      armed      a SIGUSR2 handler and a 300 ms timer_create timer; prints
-                "armed" and pause()s until the handler ran (save/restore) */
+                "armed" and waits in sigsuspend until the handler ran (save/restore) */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fenv.h>
@@ -93,14 +93,6 @@ static void usr1_line(int sig, siginfo_t *si, void *uc) {
   (void)uc;
   static const char line[] = "usr1\n";
   write(1, line, sizeof line - 1);
-}
-
-static void alarm_writes(int sig, siginfo_t *si, void *uc) {
-  (void)sig;
-  (void)si;
-  (void)uc;
-  ++hits;
-  write(pipe_fds[1], "x", 1);
 }
 
 static int self(void) {
@@ -172,13 +164,27 @@ static int mask(void) {
   return 0;
 }
 
+/* Blocks `sig`; *waiting is the mask to wait with. A check of `hits` and
+   then pause() is the lost-wakeup race: a signal handled between the two
+   leaves pause() waiting for ever (the host SIGUSR1 test hung under load).
+   Blocked but inside sigsuspend, the signal waits for the wait. */
+static void hold(int sig, sigset_t *waiting) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  sigprocmask(SIG_BLOCK, &set, waiting);
+  sigdelset(waiting, sig);
+}
+
 static int wait_for(int sig) {
   on(sig, counting, 0);
+  sigset_t waiting;
+  hold(sig, &waiting);
   printf("ready\n");
   fflush(stdout);
   int eintr = 0;
   while (!hits)
-    if (pause() < 0 && errno == EINTR) ++eintr;
+    if (sigsuspend(&waiting) < 0 && errno == EINTR) ++eintr;
   printf("got signal %d eintr=%d code=%d\n", sig, eintr, (int)code_seen);
   return 0;
 }
@@ -201,38 +207,86 @@ static int idle(void) {
   return 0;
 }
 
+/* Each timer below must fire while the call it cuts waits. A guest slowed
+   past the timer between arming it and the call (a loaded host, an epoch
+   pause every 2 ms) got the signal before the call: the read then found the
+   handler's byte (read=1 where EINTR was due) or pause() waited for ever.
+   `waiting` is set just before each call; a handler that finds it clear came
+   early, and that try is made again (`early` of them, not counted as hits). */
+static volatile sig_atomic_t waiting_now, came_early;
+
+static void alarm_writes(int sig, siginfo_t *si, void *uc) {
+  (void)sig;
+  (void)si;
+  (void)uc;
+  ++hits;
+  if (!waiting_now) came_early = 1;
+  write(pipe_fds[1], "x", 1);
+}
+
+static void alarm_counts(int sig, siginfo_t *si, void *uc) {
+  if (!waiting_now) came_early = 1;
+  counting(sig, si, uc);
+}
+
 static int alarms(const char *how) {
   int restart = strcmp(how, "restart") == 0;
   if (pipe(pipe_fds) != 0) return 2;
   on(SIGALRM, alarm_writes, restart ? SA_RESTART : 0);
   struct itimerval it = {{0, 0}, {0, 200000}};
   struct timespec t0;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  setitimer(ITIMER_REAL, &it, NULL);
-  char c;
-  long r = read(pipe_fds[0], &c, 1);
-  int err = r < 0 ? errno : 0;
-  long read_ms = ms_since(&t0);
-  /* alarm(1) and pause: EINTR after a second. */
-  on(SIGALRM, counting, restart ? SA_RESTART : 0);
+  long r, read_ms;
+  int err, early = 0;
+  do { /* an early alarm's byte is what the read got: nothing left over */
+    came_early = 0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    setitimer(ITIMER_REAL, &it, NULL);
+    char c;
+    waiting_now = 1;
+    r = read(pipe_fds[0], &c, 1);
+    err = r < 0 ? errno : 0;
+    waiting_now = 0;
+    read_ms = ms_since(&t0);
+  } while (came_early && ++early);
+  /* alarm(1) and a wait: EINTR after a second. SIGALRM is blocked but in
+     sigsuspend, so it cannot come before the wait. */
+  on(SIGALRM, alarm_counts, restart ? SA_RESTART : 0);
   hits = 0;
+  sigset_t during;
+  hold(SIGALRM, &during);
   clock_gettime(CLOCK_MONOTONIC, &t0);
   alarm(1);
-  int p = pause();
+  int p = sigsuspend(&during);
   int pause_eintr = p < 0 && errno == EINTR;
   long pause_ms = ms_since(&t0);
-  /* A sleep is never restarted: EINTR with the time left. */
+  sigset_t alrm;
+  sigemptyset(&alrm);
+  sigaddset(&alrm, SIGALRM);
+  sigprocmask(SIG_UNBLOCK, &alrm, NULL);
+  /* A sleep is never restarted: EINTR with the time left. sleep_ms counts
+     from before the timer is armed (it cannot fire sooner than 100 ms after
+     that), slept_ms from the call: the time left is at least 5 s less that. */
   struct itimerval short_one = {{0, 0}, {0, 100000}};
-  setitimer(ITIMER_REAL, &short_one, NULL);
-  struct timespec req = {5, 0}, rem = {0, 0};
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  int s = nanosleep(&req, &rem);
+  struct timespec req = {5, 0}, rem = {0, 0}, t1;
+  int s, late_hits = 0;
+  long sleep_ms, slept_ms;
+  do {
+    came_early = 0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    setitimer(ITIMER_REAL, &short_one, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    waiting_now = 1;
+    s = nanosleep(&req, &rem);
+    waiting_now = 0;
+    sleep_ms = ms_since(&t0);
+    slept_ms = ms_since(&t1);
+  } while (came_early && ++late_hits);
   int sleep_eintr = s < 0 && errno == EINTR;
-  long sleep_ms = ms_since(&t0);
   long rem_ms = rem.tv_sec * 1000 + rem.tv_nsec / 1000000;
   printf("read=%ld errno=%d read_ms=%ld pause_eintr=%d pause_ms=%ld alarm_hits=%d sleep_eintr=%d sleep_ms=%ld "
-         "rem_ms=%ld\n",
-         r, err, read_ms, pause_eintr, pause_ms, (int)hits, sleep_eintr, sleep_ms, rem_ms);
+         "slept_ms=%ld rem_ms=%ld early=%d\n",
+         r, err, read_ms, pause_eintr, pause_ms, (int)hits - late_hits, sleep_eintr, sleep_ms, slept_ms, rem_ms,
+         early + late_hits);
   return 0;
 }
 
@@ -253,8 +307,12 @@ static int timer(void) {
   struct itimerspec its = {{0, 50000000}, {0, 50000000}};
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
+  /* SIGUSR2 blocked but while waiting: the count is read with no fourth
+     expiry landing after the third, however late the process runs. */
+  sigset_t waiting;
+  hold(SIGUSR2, &waiting);
   timer_settime(t, 0, &its, NULL);
-  while (hits < 3) pause();
+  while (hits < 3) sigsuspend(&waiting);
   long ms = ms_since(&t0);
   struct itimerspec left;
   timer_gettime(t, &left);
@@ -268,10 +326,12 @@ static int armed(void) {
   timer_t t;
   if (usr2_timer(7, &t) != 0) return 2;
   struct itimerspec its = {{0, 0}, {0, 300000000}};
+  sigset_t waiting;
+  hold(SIGUSR2, &waiting);
   timer_settime(t, 0, &its, NULL);
   printf("armed\n");
   fflush(stdout);
-  while (!hits) pause();
+  while (!hits) sigsuspend(&waiting);
   printf("fired value=%d code=%d\n", (int)value_seen, (int)code_seen);
   return 0;
 }

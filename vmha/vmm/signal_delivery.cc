@@ -91,6 +91,9 @@ Status Vm::start_signals() {
   return kick_.start(&run_->immediate_exit);
 }
 
+// A signal held at the syscall stub: the kick that cuts the call if it blocks.
+constexpr int64_t kKickLaterNs = 2000000;
+
 Status Vm::deliver_signals(RunResult* end) {
   SignalState& s = proc_->signals;
   if (proc_ == &tree_->root())
@@ -106,6 +109,22 @@ Status Vm::deliver_signals(RunResult* end) {
   for (int n = 0; n < kMaxSignal && !proc_->exit.requested; ++n) {
     uint64_t ready = s.deliverable(proc_->sigmask, proc_->sigactions);
     if (!ready) break;
+    if (n == 0) {
+      // A kick or a pause can cut KVM_RUN between the guest's `syscall` and
+      // the stub's OUT: the guest is inside the call, where no handler may
+      // run (one built there returned into the stub, and the call then ran
+      // as if the signal had come before it: a read got the handler's byte
+      // instead of EINTR, a sleep ran its full time). The call is served
+      // first: a kick one period later cuts it if it blocks (one now would
+      // cut KVM_RUN again before the OUT), and the signal then ends it with
+      // EINTR or restarts it, as SA_RESTART says.
+      kvm_regs r;
+      if (Status st = get_regs(&r); !st.ok()) return st;
+      if (r.rip == kSyscallStubVa) {
+        kick_.aim(kKickLaterNs);
+        break;
+      }
+    }
     GuestSiginfo info;
     int sig = s.take(ready, &info);
     if (Status st = deliver_one(sig, info, end); !st.ok()) return st;
