@@ -45,7 +45,7 @@ print(count[0], sorted(digests.items()))
 EOF
   check_replicated "python3 threading (4 workers)" /usr/bin/python3 workers.py
 else
-  echo "skip: no /usr/bin/python3"
+  echo "skip: no /usr/bin/python3"; partial="${partial:-}; no /usr/bin/python3"
 fi
 cat > omp.c <<'EOF'
 #include <omp.h>
@@ -75,7 +75,7 @@ if ${CC:-cc} -O2 -fopenmp -o omp omp.c 2>/dev/null; then
   done
   unset OMP_NUM_THREADS
 else
-  echo "skip: no compiler with -fopenmp"
+  echo "skip: no compiler with -fopenmp"; partial="${partial:-}; no compiler with -fopenmp"
 fi
 
 # kill -9 of the primary once 1-15 of the 20 round lines are out.
@@ -113,4 +113,6 @@ EOF
   PYKILLS=${VMHA_THREAD_PY_KILLS:-2}
   kill_loop "python3 threads" "$PYKILLS" $((PYKILLS * 3)) 8 native.out /usr/bin/python3 stages.py
 fi
+# a part that could not run makes the test a skip, not a pass (if the rest passed)
+if [ "$fail" = 0 ] && [ -n "${partial:-}" ]; then echo "SKIP: parts not run${partial}"; exit 77; fi
 exit $fail
