@@ -297,8 +297,8 @@ class Checker {
 
  public:
   std::string summary() const {
-    return conf_summary_ + ": " + ordering_summary_ + "; " + placement_summary_ + "; " + in_.slurm_conf + pending_note_ + ": " +
-           slurm_summary_ + "; files trusted for root and SlurmUser " + slurm_user_ + " (uid " +
+    return conf_summary_ + ": " + ordering_summary_ + "; " + placement_summary_ + "; " + in_.slurm_conf +
+           pending_note_ + ": " + slurm_summary_ + "; files trusted for root and SlurmUser " + slurm_user_ + " (uid " +
            std::to_string(slurm_uid_) + ")";
   }
 

@@ -61,8 +61,8 @@ void setup_check_config(CLI::App* app) {
   app->add_option("--conf", a->conf, "duet.conf to check (default: next to the slurm.conf checked)");
   app->add_option("--slurm-conf", a->slurm_conf, "slurm.conf to check (default: $SLURM_CONF or /etc/slurm/slurm.conf)");
   auto* pending = app->add_flag("--pending", a->pending,
-                                 "before the switch: check slurm.conf with the lines duet-admin enable will write in "
-                                 "place of its PriorityType, PrioritySiteFactor* and SelectType lines");
+                                "before the switch: check slurm.conf with the lines duet-admin enable will write in "
+                                "place of its PriorityType, PrioritySiteFactor* and SelectType lines");
   app->add_option("--mode", a->mode,
                   "with --pending: the duet-admin enable --mode, site-factor (site_factor/duet under multifactor) or "
                   "priority (priority/duet)")
