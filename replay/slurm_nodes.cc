@@ -185,6 +185,32 @@ std::vector<SlurmNode> parse_scontrol_nodes(std::istream& in, const std::string&
   return nodes;
 }
 
+namespace {
+
+// The slowest of the node's GPU types as opt knows them; false (the
+// unknown ones added to `unknown`) when one is not known.
+bool type_speed(const SlurmNode& n, const SlurmNodesOptions& opt, double& out, std::vector<std::string>& unknown) {
+  double slowest = 0;
+  bool known = true;
+  for (const auto& [type, count] : n.gpus_by_type) {
+    const std::string t = upper(type);
+    auto given = opt.type_speeds.find(t);
+    auto mean = opt.type_mean_speeds.find(t);
+    if (given == opt.type_speeds.end() && mean == opt.type_mean_speeds.end()) {
+      known = false;
+      if (std::find(unknown.begin(), unknown.end(), t) == unknown.end()) unknown.push_back(t);
+      continue;
+    }
+    const double v = given != opt.type_speeds.end() ? given->second : mean->second;
+    slowest = slowest == 0 ? v : std::min(slowest, v);
+  }
+  if (!known) return false;
+  out = slowest;
+  return true;
+}
+
+}  // namespace
+
 SlurmNodesResult cluster_from_slurm_nodes(const std::vector<SlurmNode>& nodes, const std::string& name,
                                           const SlurmNodesOptions& opt) {
   SlurmNodesResult r;
@@ -206,6 +232,8 @@ SlurmNodesResult cluster_from_slurm_nodes(const std::vector<SlurmNode>& nodes, c
       ++r.speeds_given;
     } else if (feature_speed(*n, name, speed)) {
       ++r.speeds_from_features;
+    } else if (type_speed(*n, opt, speed, r.unknown_types)) {
+      ++r.speeds_from_types;
     }
     const bool split = n->gpus_by_type.size() > 1;
     SlurmNodesResult::NodeSpeed row{n->name, "", 0, speed};

@@ -33,21 +33,28 @@ std::vector<SlurmNode> parse_scontrol_nodes(std::istream& in, const std::string&
 struct SlurmNodesOptions {
   NodeSpeeds speeds;                          // known speeds (node -> factor)
   std::map<std::string, double> type_speeds;  // cluster `speed` per GPU type (upper case)
+  // What is known of each GPU type (upper case) relative to a V100, for a
+  // node no speeds file or feature gives: Gavel's table's mean
+  // (gpu_type_mean_speed), or type_speeds where given.
+  std::map<std::string, double> type_mean_speeds;
 };
 
 struct SlurmNodesResult {
   ClusterSpec cluster;
   // node,gpu_type,num_gpus,speed rows (contrib/testcluster's nodes.csv), one
   // per node with GPUs (gpu_type "A100|T4" for a node with two types); speed
-  // from the known speeds, else a feature speed_X, else 1 (the speed of the
-  // reference).
+  // from the known speeds, else a feature speed_X, else its GPU type's (the
+  // slowest of a node's types, as a job's run time is normalised by its
+  // slowest node), else 1 (the speed of the reference), with the node's
+  // types in `unknown_types`.
   struct NodeSpeed {
     std::string node, gpu_type;
     int gpus = 0;
     double speed = 1;
   };
   std::vector<NodeSpeed> speeds;
-  int cpu_only = 0, speeds_given = 0, speeds_from_features = 0;
+  int cpu_only = 0, speeds_given = 0, speeds_from_features = 0, speeds_from_types = 0;
+  std::vector<std::string> unknown_types;  // of nodes left at 1, each once
   int64_t cpus = 0, memory_mb = 0;  // over the nodes kept
 };
 

@@ -59,9 +59,23 @@ class Checker {
       slurm_summary_ = "slurm.conf unreadable";
       return;
     }
+    if (in_.pending) lay_enable_lines(*in_.pending);
     check_slurm_user();
     check_ordering_lines();
     check_select_lines();
+  }
+
+  // duet-admin edits slurm.conf only: a key it owns set in an Included
+  // file stops it (check_includes there).
+  void lay_enable_lines(EnableMode mode) {
+    for (const char* key : {"PriorityType", "PrioritySiteFactorPlugin", "PrioritySiteFactorParameters", "SelectType"}) {
+      const SlurmConfSetting* s = slurm_.find(key);
+      if (s && s->file != in_.slurm_conf)
+        problem(*s, std::string(key) + " is set here, Included by " + printable(in_.slurm_conf) +
+                        ": duet-admin edits " + printable(in_.slurm_conf) + " only; move it there");
+    }
+    apply_enable_lines(mode, &slurm_);
+    pending_note_ = std::string(" (as duet-admin enable --mode ") + enable_mode_name(mode) + " will write it)";
   }
 
   void check_slurm_user() {
@@ -283,8 +297,8 @@ class Checker {
 
  public:
   std::string summary() const {
-    return conf_summary_ + ": " + ordering_summary_ + "; " + placement_summary_ + "; " + in_.slurm_conf + ": " +
-           slurm_summary_ + "; files trusted for root and SlurmUser " + slurm_user_ + " (uid " +
+    return conf_summary_ + ": " + ordering_summary_ + "; " + placement_summary_ + "; " + in_.slurm_conf +
+           pending_note_ + ": " + slurm_summary_ + "; files trusted for root and SlurmUser " + slurm_user_ + " (uid " +
            std::to_string(slurm_uid_) + ")";
   }
 
@@ -298,6 +312,7 @@ class Checker {
   std::string slurm_user_ = "root";
   std::set<std::string> trust_checked_, trusted_;
   std::string conf_summary_, ordering_summary_, placement_summary_, slurm_summary_;
+  std::string pending_note_;  // said of slurm.conf in the summary with `pending`
 };
 
 }  // namespace

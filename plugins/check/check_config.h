@@ -8,7 +8,8 @@
 //   NodeSpeedsFile, JobTypeSpeedsFile  readable and well formed;
 //   trust       duet.conf, the models and the speeds files as file_trust.h
 //               requires for root and slurm.conf's SlurmUser;
-//   slurm.conf  the lines duet needs (etc/slurm.conf.d/duet.conf);
+//   slurm.conf  the lines duet needs (etc/slurm.conf.d/duet.conf), or with
+//               `pending`, those duet-admin enable will write (enable_lines.h);
 //   preemption  Preemption=requeue with a model that is not preemptive, or
 //               next to Slurm's own PreemptType: warnings (the plugins run,
 //               they only preempt nothing, or two mechanisms preempt).
@@ -18,8 +19,11 @@
 // cannot load.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "plugins/check/enable_lines.h"
 
 namespace duet::plugin {
 
@@ -36,6 +40,9 @@ struct CheckInput {
   // A missing duet.conf means all defaults to the plugins; when the admin
   // named it, it is a problem.
   bool duet_conf_required = false;
+  // Before the switch: slurm.conf as `duet-admin enable --mode` will leave
+  // it (its lines for the keys it owns in place of the file's).
+  std::optional<EnableMode> pending;
 };
 
 struct CheckResult {

@@ -43,14 +43,7 @@ ClusterModel build_cluster(const ClusterSpec& spec, const ThroughputTable& table
       }
       if (c.gpu_types.size() >= kMaxGpuTypes)
         throw InputError(spec.source, ms.line, 0, fmt::format("more than {} GPU types in one cluster", kMaxGpuTypes));
-      if (g.table_gpu >= 0) {
-        double lg = 0;
-        for (int jt = 0; jt < table.job_types(); ++jt)
-          lg += std::log(std::max(1e-6, table.speed_ratio(jt, g.table_gpu)));
-        g.mean_speed = table.job_types() ? std::exp(lg / table.job_types()) : 1.0;
-      } else {
-        g.mean_speed = g.flat_speed;
-      }
+      g.mean_speed = g.table_gpu >= 0 ? gpu_type_mean_speed(table, g.table_gpu) : g.flat_speed;
       t = static_cast<int>(c.gpu_types.size());
       c.gpu_types.push_back(g);
       type_line.push_back(ms.line);

@@ -81,16 +81,20 @@ double ThroughputTable::spread_factor(int jt, int s, int gpu) const {
   return 1.0;  // not measured at this scale: no penalty known
 }
 
+double gpu_type_mean_speed(const ThroughputTable& table, int gpu) {
+  const int n = table.job_types();
+  if (n == 0) return 1.0;
+  double lg = 0;
+  for (int jt = 0; jt < n; ++jt) lg += std::log(std::max(1e-6, table.speed_ratio(jt, gpu)));
+  return std::exp(lg / n);
+}
+
 JobTypeSpeeds job_type_speeds(const ThroughputTable& table) {
   JobTypeSpeeds s;
   s.gpu_types = table.gpu_types();
   const int n = table.job_types();
   std::vector<double> mean(s.gpu_types.size(), 1.0);
-  for (std::size_t g = 0; g < mean.size() && n > 0; ++g) {
-    double lg = 0;
-    for (int jt = 0; jt < n; ++jt) lg += std::log(std::max(1e-6, table.speed_ratio(jt, static_cast<int>(g))));
-    mean[g] = std::exp(lg / n);
-  }
+  for (std::size_t g = 0; g < mean.size(); ++g) mean[g] = gpu_type_mean_speed(table, static_cast<int>(g));
   for (int jt = 0; jt < n; ++jt) {
     std::vector<double>& a = s.affinity[table.job_type_name(jt)];
     for (std::size_t g = 0; g < mean.size(); ++g)

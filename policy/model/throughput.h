@@ -56,6 +56,10 @@ class ThroughputTable {
   void grow();
 };
 
+// What a scheduler may know of GPU type `gpu` (a table index): the
+// geometric mean over job types of its speed relative to the reference.
+double gpu_type_mean_speed(const ThroughputTable& table, int gpu);
+
 // Each job type's speed on each of the table's GPU types over the type's
 // geometric mean across job types (the mean a machine's known speed carries,
 // cluster_model.h).

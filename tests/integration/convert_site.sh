@@ -47,6 +47,14 @@ scontrol show nodes --oneliner | "$DUET" convert slurm-nodes --node-speeds "$wor
 note "$(cat "$work/nodes.err")"
 want_cluster=$'machine,gpu_type,num_gpus,rack,speed\nnode1,V100,4,,\nnode2,V100,4,,\nnode3,K80,4,,'
 [ "$(cat "$work/cluster.csv")" = "$want_cluster" ] || fail "cluster: $(cat "$work/cluster.csv")"
+# without measured speeds, each node gets its GPU type's from Gavel's table
+# (V100 1, K80 below): none is left at 1 unread ("3 typical (1)" before)
+scontrol show nodes --oneliner | "$DUET" convert slurm-nodes --speeds-out "$work/typed.csv" \
+  -o "$work/typed-cluster.csv" 2> "$work/typed.err" || fail "duet convert slurm-nodes: $(cat "$work/typed.err")"
+grep -qF 'speeds: 0 from --node-speeds, 0 from speed_X features, 3 from GPU types, 0 typical (1)' "$work/typed.err" \
+  || fail "node speeds not from the GPU types: $(cat "$work/typed.err")"
+awk -F, 'NR > 1 { s[$1] = $4 } END { exit !(s["node1"] == 1 && s["node2"] == 1 && s["node3"] > 0 && s["node3"] < 1) }' \
+  "$work/typed.csv" || fail "speeds by GPU type: $(cat "$work/typed.csv")"
 # the speeds it writes give the same trace again
 "$DUET" convert sacct - --node-speeds "$work/speeds.csv" -o "$work/trace2.csv" < "$work/sacct.txt" 2>/dev/null \
   || fail "duet convert sacct from stdin failed"

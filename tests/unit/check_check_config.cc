@@ -237,6 +237,49 @@ std::string warnings(const CheckResult& r) {
 // model that is not preemptive (`duet model init`) or a builtin scorer it
 // runs but preempts nothing: a warning, not a problem; Slurm's own
 // PreemptType beside it: a warning naming its line; a bad value is a problem.
+// Before the switch: Slurm's defaults fail the live check and pass as
+// duet-admin enable will leave them, in either mode; a key it owns in an
+// Included file, or a weight it keeps that is wrong, is a problem.
+START_TEST(test_pending_checks_the_lines_enable_writes) {
+  const std::string defaults = "ClusterName=t\nSlurmUser=" + me() +
+                               "\nPriorityType=priority/multifactor\nSelectType=select/cons_tres\n"
+                               "SelectTypeParameters=CR_Core\nGresTypes=gpu\nNodeName=n1 Gres=gpu:v100:4 CPUs=8\n";
+  write("defaults.conf", defaults);
+  CheckInput in{g_dir + "/duet.conf", g_dir + "/defaults.conf", true};
+  CheckResult live = check_duet_setup(in);
+  CK_HAS(live, "expected SelectType=select/duet, got select/cons_tres");
+  in.pending = EnableMode::site_factor;
+  CheckResult r = check_duet_setup(in);
+  ck_assert_msg(r.problems.empty(), "%s", all(r).c_str());
+  ck_assert_msg(r.summary.find("defaults.conf (as duet-admin enable --mode site-factor will write it): "
+                               "priority/multifactor + site_factor/duet, select/duet") != std::string::npos,
+                "%s", r.summary.c_str());
+  in.pending = EnableMode::priority;
+  r = check_duet_setup(in);
+  ck_assert_msg(r.problems.empty(), "%s", all(r).c_str());
+  ck_assert_msg(r.summary.find("will write it): priority/duet, select/duet") != std::string::npos, "%s",
+                r.summary.c_str());
+
+  // a weight kept as it is: checked
+  write("weight.conf", defaults + "PrioritySiteFactorParameters=weight=lots\n");
+  in.slurm_conf = g_dir + "/weight.conf";
+  in.pending = EnableMode::site_factor;
+  r = check_duet_setup(in);
+  CK_HAS(r, g_dir + "/weight.conf:8: PrioritySiteFactorParameters");
+
+  // a key enable would have to edit in an Included file
+  write("sel.conf", "SelectType=select/cons_tres\n");
+  write("inc.conf", "ClusterName=t\nSlurmUser=" + me() +
+                        "\nPriorityType=priority/multifactor\nInclude sel.conf\nSelectTypeParameters=CR_Core\n"
+                        "GresTypes=gpu\n");
+  in.slurm_conf = g_dir + "/inc.conf";
+  r = check_duet_setup(in);
+  ck_assert_int_eq(r.problems.size(), 1);
+  CK_HAS(r, g_dir + "/sel.conf:1: SelectType is set here, Included by " + g_dir + "/inc.conf: duet-admin edits " +
+                g_dir + "/inc.conf only");
+}
+END_TEST
+
 START_TEST(test_preemption_warnings) {
   write("p.conf", std::string(kGoodConf) + "Preemption=requeue\nPreemptMinRunTime=60\n");
   CheckResult r = check("p.conf", "slurm.conf");
@@ -307,6 +350,7 @@ int main() {
   tcase_add_test(tc, test_slurm_conf_wrong_lines);
   tcase_add_test(tc, test_slurm_conf_priority_duet_and_include);
   tcase_add_test(tc, test_preemption_warnings);
+  tcase_add_test(tc, test_pending_checks_the_lines_enable_writes);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);
 }

@@ -306,9 +306,7 @@ START_TEST(rollout_past_its_byte_limit_stops_with_a_clear_error) {
   std::string what;
   try {
     train(tiny_trace(), cluster, table, nullptr, o);
-  } catch (const std::runtime_error& e) {
-    what = e.what();
-  }
+  } catch (const std::runtime_error& e) { what = e.what(); }
   ck_assert_msg(what.find("too congested to train on in memory") != std::string::npos, "got '%s'", what.c_str());
   ck_assert_msg(what.find("--window") != std::string::npos, "got '%s'", what.c_str());
   o.rollout_byte_limit = std::size_t{1} << 30;
@@ -342,6 +340,44 @@ START_TEST(period_reaches_the_rollouts) {
 }
 END_TEST
 
+// preemption = false (duet train --no-preemption, duet.conf Preemption=off):
+// a preemptive model's rollouts preempt nothing, as the plugins run it;
+// with preemption on, the same run preempts. Each episode reports itself.
+START_TEST(preemption_off_preempts_nothing) {
+  const ThroughputTable& table = gavel_table();
+  const ClusterModel cluster = tiny_cluster();
+  const auto dir = std::filesystem::temp_directory_path() / ("duet-train-nopre-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  auto run = [&](bool preemption, const char* name, std::int64_t* preemptions, int* reports) {
+    TrainOptions o = one_episode(dir / name, 4);
+    o.episodes = 2;
+    o.preemptive = true;
+    o.preemption = preemption;
+    o.on_episode = [&](const TrainProgress& p) {
+      *preemptions += p.preemptions;
+      ++*reports;
+      ck_assert_int_eq(p.done, *reports);
+      ck_assert_int_eq(p.total, 2);
+      ck_assert(p.evaluated && p.eval_jct_s > 0 && p.initial_jct_s > 0 && p.reward < 0);
+    };
+    train(tiny_trace(), cluster, table, nullptr, o);
+    return load_model(o.out);
+  };
+  std::int64_t on = 0, off = 0;
+  int on_reports = 0, off_reports = 0;
+  const Model a = run(true, "on.duet", &on, &on_reports);
+  const Model b = run(false, "off.duet", &off, &off_reports);
+  ck_assert_int_eq(on_reports, 2);
+  ck_assert_int_eq(off_reports, 2);
+  ck_assert_msg(on > 0, "the preemptive model preempted nothing with preemption on");
+  ck_assert_int_eq(off, 0);
+  ck_assert_uint_eq(b.nets.ordering.preemptive, 1);  // the model stays preemptive
+  ck_assert(b.provenance.find("--no-preemption") != std::string::npos);
+  ck_assert(a.provenance.find("--no-preemption") == std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+END_TEST
+
 int main() {
   Suite* s = suite_create("learn_train");
   TCase* tc = tcase_create("core");
@@ -350,6 +386,7 @@ int main() {
   tcase_add_test(tc, one_agent_trains_the_other_stays_fixed);
   tcase_add_test(tc, init_starts_from_the_given_model);
   tcase_add_test(tc, preemptive_model_trains_its_gate);
+  tcase_add_test(tc, preemption_off_preempts_nothing);
   tcase_add_test(tc, learned_spread_sets_train_the_first_machine);
   tcase_add_test(tc, rollout_past_its_byte_limit_stops_with_a_clear_error);
   tcase_add_test(tc, period_reaches_the_rollouts);

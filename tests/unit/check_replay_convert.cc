@@ -168,6 +168,25 @@ START_TEST(nodes_to_cluster) {
   const std::string text = out.str();
   ck_assert_str_eq(text.c_str(),
                    "node,gpu_type,num_gpus,speed\nnode2,P100,2,0.5\nnode1,V100,4,0.9\nnode3,K80|V100,6,1\n");
+  // node3 left at 1: its V100 is known to no table here
+  ck_assert_int_eq(r.speeds_from_types, 0);
+  ck_assert_int_eq(r.unknown_types.size(), 1);
+  ck_assert_str_eq(r.unknown_types[0].c_str(), "V100");
+
+  // with what a table knows of each type: node3 gets its slowest type's
+  // speed (--type-speed's K80 over the table's), node1 its type's
+  opt.speeds.clear();
+  opt.type_mean_speeds = {{"V100", 1.0}, {"K80", 0.25}, {"P100", 0.6}};
+  r = cluster_from_slurm_nodes(nodes, "scontrol_nodes.txt", opt);
+  ck_assert_int_eq(r.speeds_given, 0);
+  ck_assert_int_eq(r.speeds_from_features, 1);
+  ck_assert_int_eq(r.speeds_from_types, 2);
+  ck_assert(r.unknown_types.empty());
+  std::ostringstream typed;
+  write_node_speeds(typed, r);
+  const std::string typed_text = typed.str();
+  ck_assert_str_eq(typed_text.c_str(),
+                   "node,gpu_type,num_gpus,speed\nnode2,P100,2,0.5\nnode1,V100,4,1\nnode3,K80|V100,6,0.3\n");
 }
 END_TEST
 

@@ -1,5 +1,7 @@
-// duet check-config [--conf FILE] [--slurm-conf FILE]: checks a site's duet
-// setup before slurmctld runs it (plugins/check/check_config.h), printing
+// duet check-config [--conf FILE] [--slurm-conf FILE] [--pending [--mode M]]:
+// checks a site's duet setup before slurmctld runs it
+// (plugins/check/check_config.h); with --pending, slurm.conf as
+// `duet-admin enable` will leave it (before the switch). Prints
 // each problem on one line; exit 1 if there is any. Warnings (a setup that
 // runs, but not as its keys suggest) are printed as "warning: ..." and do
 // not change the exit status.
@@ -24,6 +26,8 @@ namespace {
 
 struct CheckArgs {
   std::string conf, slurm_conf;
+  bool pending = false;
+  std::string mode = "site-factor";
 };
 
 // As slurmctld finds them: slurm.conf from $SLURM_CONF, duet.conf next to it.
@@ -40,6 +44,11 @@ void check_config(const CheckArgs& a) {
   in.slurm_conf = a.slurm_conf.empty() ? default_slurm_conf() : a.slurm_conf;
   in.duet_conf = a.conf.empty() ? plugin::duet_conf_path_for(in.slurm_conf) : a.conf;
   in.duet_conf_required = !a.conf.empty();
+  if (a.pending) {
+    plugin::EnableMode m;
+    if (!plugin::parse_enable_mode(a.mode, &m)) throw std::invalid_argument("--mode: site-factor or priority");
+    in.pending = m;
+  }
   plugin::CheckResult r = plugin::check_duet_setup(in);
   for (const plugin::CheckProblem& p : r.problems) std::cout << p.text() << "\n";
   for (const plugin::CheckProblem& w : r.warnings) std::cout << "warning: " << w.text() << "\n";
@@ -56,6 +65,15 @@ void setup_check_config(CLI::App* app) {
   auto a = std::make_shared<CheckArgs>();
   app->add_option("--conf", a->conf, "duet.conf to check (default: next to the slurm.conf checked)");
   app->add_option("--slurm-conf", a->slurm_conf, "slurm.conf to check (default: $SLURM_CONF or /etc/slurm/slurm.conf)");
+  auto* pending = app->add_flag("--pending", a->pending,
+                                "before the switch: check slurm.conf with the lines duet-admin enable will write in "
+                                "place of its PriorityType, PrioritySiteFactor* and SelectType lines");
+  app->add_option("--mode", a->mode,
+                  "with --pending: the duet-admin enable --mode, site-factor (site_factor/duet under multifactor) or "
+                  "priority (priority/duet)")
+      ->check(CLI::IsMember({"site-factor", "priority"}))
+      ->needs(pending)
+      ->capture_default_str();
   app->callback([a] { check_config(*a); });
 }
 

@@ -11,7 +11,10 @@
 #include "tools/duet/convert.h"
 #include "policy/io/cluster.h"
 #include "policy/io/csv.h"
+#include "policy/io/data_files.h"
 #include "policy/io/trace.h"
+#include "policy/model/gavel.h"
+#include "policy/model/throughput.h"
 #include "replay/sacct_trace.h"
 #include "replay/slurm_nodes.h"
 
@@ -37,7 +40,7 @@ struct SacctArgs {
 };
 
 struct NodesArgs {
-  std::string in = "-", out, speeds, speeds_out;
+  std::string in = "-", out, speeds, speeds_out, throughputs;
   std::vector<std::string> type_speeds;
 };
 
@@ -53,6 +56,25 @@ std::map<std::string, double> parse_type_speeds(const std::vector<std::string>& 
     std::string t = s.substr(0, eq);
     for (char& c : t) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     out[t] = v;
+  }
+  return out;
+}
+
+// Each GPU type of Gavel's table (upper case) -> what is known of it
+// relative to a V100; empty, with a note, when the table is not found.
+std::map<std::string, double> gavel_type_speeds(const std::string& given) {
+  const std::string path = given.empty() ? find_data("data/gavel/simulation_throughputs.json") : given;
+  if (path.empty()) {
+    std::cerr << "duet convert slurm-nodes: Gavel's table not found (--throughputs, DUET_DATA_DIR): node speeds "
+                 "from GPU types left out\n";
+    return {};
+  }
+  const ThroughputTable table = read_gavel(path);
+  std::map<std::string, double> out;
+  for (int g = 0; g < static_cast<int>(table.gpu_types().size()); ++g) {
+    std::string t = table.gpu_types()[static_cast<size_t>(g)];
+    for (char& c : t) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    out[t] = gpu_type_mean_speed(table, g);
   }
   return out;
 }
@@ -107,20 +129,33 @@ void setup_convert_slurm(CLI::App* app) {
                    "the cluster's speed column for a GPU type, relative to a V100 (TYPE=SPEED, comma list; "
                    "required for types Gavel's table lacks)")
       ->delimiter(',');
+  nodes->add_option("--throughputs", na->throughputs,
+                    "Gavel throughput JSON for the speeds of nodes no --node-speeds or speed_X feature gives: their "
+                    "GPU type's mean over job types (default: the installed data/gavel copy)");
   nodes->callback([na] {
     replay::SlurmNodesOptions opt;
     if (!na->speeds.empty()) opt.speeds = replay::read_node_speeds(na->speeds);
     opt.type_speeds = parse_type_speeds(na->type_speeds);
+    opt.type_mean_speeds = gavel_type_speeds(na->throughputs);
     Input in(na->in);
     auto parsed = replay::parse_scontrol_nodes(*in.in, in.name);
     replay::SlurmNodesResult r = replay::cluster_from_slurm_nodes(parsed, in.name, opt);
     write_to(na->out, [&](std::ostream& o) { write_cluster(o, r.cluster); });
     if (!na->speeds_out.empty()) write_to(na->speeds_out, [&](std::ostream& o) { replay::write_node_speeds(o, r); });
+    const size_t typical = r.speeds.size() - r.speeds_given - r.speeds_from_features - r.speeds_from_types;
     std::cerr << fmt::format(
         "duet convert slurm-nodes: {} GPU machines, {} GPUs ({} CPUs, {} GiB memory); {} CPU-only nodes left out; "
-        "speeds: {} from --node-speeds, {} from speed_X features, {} typical (1)\n",
+        "speeds: {} from --node-speeds, {} from speed_X features, {} from GPU types, {} typical (1)\n",
         r.cluster.machines.size(), r.cluster.total_gpus(), r.cpus, r.memory_mb / 1024, r.cpu_only, r.speeds_given,
-        r.speeds_from_features, r.speeds.size() - r.speeds_given - r.speeds_from_features);
+        r.speeds_from_features, r.speeds_from_types, typical);
+    // what an admin adds for the nodes left at 1
+    if (typical > 0) {
+      std::string types;
+      for (const std::string& t : r.unknown_types) types += (types.empty() ? "" : ", ") + t;
+      std::cerr << "duet convert slurm-nodes: " << typical << " node(s) at speed 1: GPU type(s) " << types
+                << " not in Gavel's table; give --type-speed TYPE=SPEED (relative to a V100), a speed_X node "
+                   "feature, or their rows in --node-speeds\n";
+    }
   });
 }
 

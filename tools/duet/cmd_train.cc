@@ -7,8 +7,10 @@
 
 #include <fmt/format.h>
 
+#include "plugins/seam/duet_conf.h"
 #include "tools/duet/commands.h"
 #include "tools/duet/common.h"
+#include "tools/duet/train_progress.h"
 #include "tools/duet/train_workers.h"
 #include "policy/learn/agents/order_prior.h"
 #include "policy/learn/train/trainer.h"
@@ -24,7 +26,27 @@ struct TrainArgs {
   WorkerOptions workers;
   bool preemptive = false;
   std::string prior = "las";
+  std::string duet_conf;  // --duet-conf: the site's Preemption and limits
 };
+
+// --duet-conf: train for the mode the plugins will run the model in, with
+// duet.conf's Preemption and its limits (the simulator's --no-preemption and
+// --preempt-* options, which it excludes). Throws naming the file's problems.
+void take_duet_conf(const std::string& path, Inputs& in) {
+  plugin::ConfResult r = plugin::load_duet_conf(path);
+  if (!r.file_found) throw std::runtime_error("--duet-conf " + path + ": not found");
+  if (!r.errors.empty()) {
+    std::string what = "--duet-conf:";
+    for (const plugin::ConfError& e : r.errors) what += (r.errors.size() > 1 ? "\n" : " ") + e.text();
+    throw std::runtime_error(what);
+  }
+  const plugin::DuetConf& c = r.conf;
+  in.preemption = c.preemption == "requeue";
+  in.preempt_limits.min_run_s = c.preempt_min_run_time_s;
+  in.preempt_limits.job_interval_s = c.preempt_job_interval_s;
+  in.preempt_limits.max_restarts = c.preempt_max_restarts;
+  in.preempt_limits.max_per_pass = c.preempt_max_per_rescore;
+}
 
 // learning curve PNG with gnuplot (skipped, with a note, when absent)
 void plot_curve(const std::string& csv, const std::string& png) {
@@ -120,7 +142,15 @@ void setup_train(CLI::App* app) {
                   "seconds the workers wait for each other (joining, each gradient exchange) before the run fails")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  auto* conf = app->add_option("--duet-conf", a->duet_conf,
+                               "train for the site's mode: duet.conf's Preemption (off: the model never preempts in "
+                               "rollouts and evaluations, as priority/duet and site_factor/duet run it) and its "
+                               "PreemptMinRunTime, PreemptJobInterval, PreemptMaxRestarts, PreemptMaxPerRescore");
+  for (const char* o : {"--no-preemption", "--preempt-min-run-time", "--preempt-job-interval", "--preempt-max-restarts",
+                        "--preempt-max-per-pass"})
+    conf->excludes(app->get_option(o));
   app->callback([a, app] {
+    if (!a->duet_conf.empty()) take_duet_conf(a->duet_conf, a->in);
     a->t.agents = learn::parse_train_agents(a->agents);
     // a fine-tuned model is already past imitating the heuristic
     if (!a->t.init.empty() && app->get_option("--bc-episodes")->count() == 0) a->t.bc_episodes = 0;
@@ -132,8 +162,9 @@ void setup_train(CLI::App* app) {
     a->t.period_s = a->in.period;
     a->t.restart_overhead_s = a->in.restart_overhead;
     a->t.preempt_limits = a->in.preempt_limits;
-    a->t.messages = a->in.messages;  // --no-messages (Inputs)
-    policy_context(a->in);           // a --model that does not load fails here, as in sim and eval
+    a->t.preemption = a->in.preemption;  // --no-preemption (Inputs) or --duet-conf
+    a->t.messages = a->in.messages;      // --no-messages (Inputs)
+    policy_context(a->in);               // a --model that does not load fails here, as in sim and eval
     auto l = load(a->in);
     a->workers.workers_given = app->get_option("--workers")->count() > 0;
     TrainWorkers w = start_workers(a->workers, [](const char* n) { return std::getenv(n); });
@@ -142,15 +173,13 @@ void setup_train(CLI::App* app) {
       // the other workers: their share of the updates, quiet unless they fail
       try {
         learn::train(l->trace, l->cluster, l->table, &l->prices, a->t);
-      } catch (const std::exception& e) {
-        throw std::runtime_error(w.role() + ": " + e.what());
-      }
+      } catch (const std::exception& e) { throw std::runtime_error(w.role() + ": " + e.what()); }
       return;
     }
-    a->t.progress = progress_bar("duet train");
+    // lines, not a bar: a training run's output is often a file
+    a->t.on_episode = TrainProgressLines(stderr, a->t.hours);
     learn::TrainReport r = learn::train(l->trace, l->cluster, l->table, &l->prices, a->t);
     w.finish();
-    progress_done();
     const std::string csv = a->t.curve_csv.empty() ? a->t.out + ".csv" : a->t.curve_csv;
     const std::string png = a->png.empty() ? a->t.out + ".png" : a->png;
     plot_curve(csv, png);

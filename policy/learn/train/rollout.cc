@@ -259,6 +259,7 @@ Episode rollout(Nets& nets, const Model& base, const Trace& t, const ClusterMode
   e.steps = std::move(r.steps);
   e.jct = res.avg_jct_s;
   e.fees = res.fees_usd;
+  e.preemptions = res.preemptions;
   return e;
 }
 

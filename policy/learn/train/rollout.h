@@ -57,6 +57,7 @@ struct Episode {
   std::vector<Pass> passes;
   std::vector<PlaceStep> steps;
   double jct = 0, fees = 0;
+  std::int64_t preemptions = 0;  // the simulator's, in this episode
 };
 
 // Shared state of both actors during one rollout.
@@ -94,8 +95,9 @@ class TrainOrdering : public OrderingPolicy {
   std::string name() const override { return "duet-train"; }
   void rank(std::span<const JobView> jobs, const ClusterView& c, std::vector<size_t>& order) override;
   void on_finish(const JobView& job, double run_s) override { r_.history.on_finish(job, run_s); }
-  // As the deployed agent (DuetOrdering): what the model says.
-  bool preemptive() const override { return r_.base->nets.ordering.preemptive != 0; }
+  // As the deployed agent (DuetOrdering): what the model says, unless told
+  // not to preempt (duet.conf Preemption=off).
+  bool preemptive() const override { return r_.popt.preemption && r_.base->nets.ordering.preemptive != 0; }
 
  private:
   Rollout& r_;

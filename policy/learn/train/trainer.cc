@@ -81,12 +81,20 @@ std::uint64_t worker_seed(std::uint64_t seed, int rank) {
   return seed + static_cast<std::uint64_t>(rank) * 0x9E3779B97F4A7C15ULL;
 }
 
+// The --preempt-* limits that are set, as options (none without preemption).
+std::string preempt_limit_flags(const SimOptions::PreemptLimits& l) {
+  return (l.min_run_s > 0 ? fmt::format(" --preempt-min-run-time {:g}", l.min_run_s) : "") +
+         (l.job_interval_s > 0 ? fmt::format(" --preempt-job-interval {:g}", l.job_interval_s) : "") +
+         (l.max_restarts > 0 ? fmt::format(" --preempt-max-restarts {}", l.max_restarts) : "") +
+         (l.max_per_pass > 0 ? fmt::format(" --preempt-max-per-pass {}", l.max_per_pass) : "");
+}
+
 std::string provenance(const TrainOptions& o) {
   return "duet train --seed " + std::to_string(o.seed) + " --episodes " + std::to_string(o.episodes) +
          (workers(o) > 1 ? " --workers " + std::to_string(workers(o)) : "") + " --bc-episodes " +
          std::to_string(o.bc_episodes) +
          (o.agents == TrainAgents::both ? "" : std::string(" --agents ") + train_agents_name(o.agents)) +
-         (o.messages ? "" : " --no-messages") +
+         (o.messages ? "" : " --no-messages") + (o.preemption ? "" : " --no-preemption") +
          (!o.spread || (*o.spread == SpreadSets::fastest && o.init.empty())
               ? ""
               : std::string(" --spread-sets ") + spread_sets_name(*o.spread)) +
@@ -94,16 +102,8 @@ std::string provenance(const TrainOptions& o) {
          (o.restart_overhead_s == TrainOptions{}.restart_overhead_s
               ? ""
               : fmt::format(" --restart-overhead {:g}", o.restart_overhead_s)) +
-         (o.preempt_limits.min_run_s > 0 ? fmt::format(" --preempt-min-run-time {:g}", o.preempt_limits.min_run_s)
-                                         : "") +
-         (o.preempt_limits.job_interval_s > 0
-              ? fmt::format(" --preempt-job-interval {:g}", o.preempt_limits.job_interval_s)
-              : "") +
-         (o.preempt_limits.max_restarts > 0 ? fmt::format(" --preempt-max-restarts {}", o.preempt_limits.max_restarts)
-                                            : "") +
-         (o.preempt_limits.max_per_pass > 0 ? fmt::format(" --preempt-max-per-pass {}", o.preempt_limits.max_per_pass)
-                                            : "") +
-         (o.init.empty() ? "" : " --init " + o.init) + (o.init.empty() ? preemptive_flags(o.preemptive) : "") +
+         (o.preemption ? preempt_limit_flags(o.preempt_limits) : "") + (o.init.empty() ? "" : " --init " + o.init) +
+         (o.init.empty() ? preemptive_flags(o.preemptive) : "") +
          (o.max_update_passes >= 0 ? " --update-passes " + std::to_string(o.max_update_passes) : "") +
          (o.anchor > 0 ? fmt::format(" --anchor {:g}", o.anchor) : "");
 }
@@ -132,6 +132,7 @@ SimOptions sim_options(const TrainOptions& o) {
 DuetPolicyOptions agent_options(const TrainOptions& o, const Model& start, const ThroughputTable& table) {
   DuetPolicyOptions po;
   po.messages = o.messages;
+  po.preemption = o.preemption;
   po.spread = start.spread;
   po.job_speeds = std::make_shared<const JobTypeSpeeds>(job_type_speeds(table));
   return po;
@@ -140,7 +141,7 @@ DuetPolicyOptions agent_options(const TrainOptions& o, const Model& start, const
 // --update-passes, -1 resolved for the start model (0: every pass).
 int update_passes(const TrainOptions& o, const Model& start) {
   if (o.max_update_passes >= 0) return o.max_update_passes;
-  return start.nets.ordering.preemptive ? kPreemptiveUpdatePasses : 0;
+  return start.nets.ordering.preemptive && o.preemption ? kPreemptiveUpdatePasses : 0;
 }
 
 // One training run: the networks, the optimiser, the curve and the state
@@ -219,10 +220,11 @@ class TrainRun {
       Trace w = pick_window();
       Episode e = rollout(nets_, base_, w, cluster_, table_, prices_, worker_seed(o_.seed + 1000 + b, rank_), sim_,
                           true, agents_, byte_limit_);
+      const double reward = total_reward(e);  // (before the update uses the episode)
       const double loss = bc_update(nets_, opt_, e, base_.nets, o_, update_passes_,
                                     worker_seed(mix_seed(o_.seed, 0xbc, static_cast<std::uint64_t>(b)), rank_));
       checkpoint("bc", b, e.jct, loss);
-      episode_done();
+      episode_done("bc", b + 1, o_.bc_episodes, reward, e, true);
     }
   }
 
@@ -234,11 +236,13 @@ class TrainRun {
       Episode e =
           rollout(nets_, base_, w, cluster_, table_, prices_,
                   worker_seed(o_.seed + 17 * static_cast<std::uint64_t>(ep), rank_), sim_, true, agents_, byte_limit_);
+      const double reward = total_reward(e);
       const double loss = ppo_update(nets_, opt_, e, base_.nets, o_, update_passes_, ret_scale,
                                      worker_seed(mix_seed(o_.seed, 0x990, static_cast<std::uint64_t>(ep)), rank_));
       st_.episodes = ep + 1;
-      if ((ep + 1) % std::max(1, o_.eval_every) == 0 || ep + 1 == end) checkpoint("ppo", ep, e.jct, loss);
-      episode_done();
+      const bool eval = (ep + 1) % std::max(1, o_.eval_every) == 0 || ep + 1 == end;
+      if (eval) checkpoint("ppo", ep, e.jct, loss);
+      episode_done("ppo", ep + 1, end, reward, e, eval);
     }
   }
 
@@ -257,6 +261,7 @@ class TrainRun {
     const double jct = greedy_jct(m, eval_, cluster_, table_, o_.seed, sim_, agents_);
     curve_ << phase << "," << episode << "," << elapsed() << "," << rollout_jct << "," << jct << "," << loss << "\n";
     curve_.flush();
+    last_eval_ = jct;
     if (jct < st_.best || o_.keep_last) save_model(m, o_.out);
     st_.best = std::min(st_.best, jct);
     write_state(state_path_, st_);
@@ -267,8 +272,29 @@ class TrainRun {
     std::uniform_int_distribution<size_t> u(0, trace_.jobs.size() - o_.window_jobs);
     return window(trace_, u(rng_), o_.window_jobs);
   }
-  void episode_done() {
-    if (o_.progress) o_.progress(static_cast<double>(++done_) / total_);
+  static double total_reward(const Episode& e) {
+    double r = 0;
+    for (const Pass& p : e.passes) r += p.reward;
+    return r;
+  }
+  void episode_done(const char* phase, int episode, int phase_total, double reward, const Episode& e, bool evaluated) {
+    ++done_;
+    if (o_.progress) o_.progress(static_cast<double>(done_) / total_);
+    if (!o_.on_episode || !lead()) return;
+    TrainProgress p;
+    p.phase = phase;
+    p.done = done_;
+    p.total = total_;
+    p.episode = episode;
+    p.phase_total = phase_total;
+    p.reward = reward;
+    p.rollout_jct_s = e.jct;
+    p.preemptions = e.preemptions;
+    p.eval_jct_s = last_eval_ > 0 ? last_eval_ : st_.initial;
+    p.initial_jct_s = st_.initial;
+    p.evaluated = evaluated;
+    p.elapsed_s = elapsed();
+    o_.on_episode(p);
   }
   double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
   // With workers, worker 0's clock decides for all (they must stop together).
@@ -299,6 +325,7 @@ class TrainRun {
   std::ofstream curve_;
   std::mt19937_64 rng_;
   int total_ = 0, done_ = 0;
+  double last_eval_ = 0;  // the latest greedy evaluation of this run (0: none yet)
   const int rank_;
 };
 

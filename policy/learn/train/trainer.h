@@ -39,6 +39,21 @@ const char* train_agents_name(TrainAgents a);
 
 inline constexpr int kPreemptiveUpdatePasses = 1024;
 
+// What the run has done, after each episode (TrainOptions::on_episode).
+struct TrainProgress {
+  const char* phase = "";            // "bc" (behaviour cloning) or "ppo"
+  int done = 0, total = 0;           // episodes of this run, both phases
+  int episode = 0, phase_total = 0;  // of the phase, from 1 (ppo: with a --resume's earlier ones)
+  double reward = 0;                 // the episode's total reward, -(job-hours in the system)
+  double rollout_jct_s = 0;
+  std::int64_t preemptions = 0;  // in the episode's rollout
+  // The latest greedy evaluation on the validation window, and the
+  // untrained start's (their ratio: how far training has come).
+  double eval_jct_s = 0, initial_jct_s = 0;
+  bool evaluated = false;  // this episode ended with an evaluation
+  double elapsed_s = 0;
+};
+
 struct TrainOptions {
   std::string out;        // model file (checkpoints overwrite it)
   std::string curve_csv;  // learning curve; "" = out + ".csv"
@@ -64,8 +79,8 @@ struct TrainOptions {
   // term. A softmax ignores a constant shift, so a residual with no variance
   // acts exactly as the prior does. 0: none.
   double anchor = 0.0;
-  int eval_every = 5;       // episodes between greedy evaluations/checkpoints
-  bool resume = false;      // continue from `out` and its .state file
+  int eval_every = 5;   // episodes between greedy evaluations/checkpoints
+  bool resume = false;  // continue from `out` and its .state file
   // Fine-tuning: start from this model file (e.g. the shipped model, on a
   // site's own history) instead of the seeded initial weights; "" = none.
   std::string init;
@@ -83,6 +98,9 @@ struct TrainOptions {
   double period_s = 300;
   double restart_overhead_s = 30;
   SimOptions::PreemptLimits preempt_limits;
+  // false: a preemptive model's ordering ranks pending jobs only and never
+  // preempts, in rollouts and evaluations, as with duet.conf Preemption=off.
+  bool preemption = true;
   // The agents exchange their messages (duet-model(5), MESSAGES) in rollouts,
   // updates and evaluations; false: zeros both ways (an ablation).
   bool messages = true;
@@ -101,7 +119,8 @@ struct TrainOptions {
   // worker 0 evaluates and writes the model, the curve and the state. Every
   // worker is given the same options. nullptr: alone, as with one worker.
   WorkerGroup* workers = nullptr;
-  std::function<void(double)> progress;  // fraction of the run done
+  std::function<void(double)> progress;                  // fraction of the run done
+  std::function<void(const TrainProgress&)> on_episode;  // worker 0 only
 };
 
 struct TrainReport {
