@@ -25,7 +25,13 @@ cmp -s "$T/a.duet" "$T/b.duet" || fail "two runs of --workers 2 with seed 4 wrot
 "$DUET" model info "$T/t.duet" | grep -qx 'format       3' || fail "a tight model is not format 3"
 "$DUET" model info "$T/a.duet" | grep -qx 'spread sets  fastest' || fail "a model trained without --spread-sets is not fastest"
 [ "$(grep -c '^model ' "$T/a.out")" = 1 ] || fail "expected one report (worker 0's), got: $(cat "$T/a.out")"
-[ ! -s "$T/a.err" ] || fail "a worker wrote to stderr: $(cat "$T/a.err")"
+# stderr holds worker 0's progress lines only ("duet train: PHASE I/N (run R/M): ..."),
+# each once: the other workers are quiet unless they fail
+other=$(grep -v '^duet train: [a-z]* [0-9]*/[0-9]* (run [0-9]*/[0-9]*): ' "$T/a.err" || true)
+[ -z "$other" ] || fail "a worker wrote to stderr: $other"
+twice=$(sed 's/): .*//' "$T/a.err" | sort | uniq -d)
+[ -z "$twice" ] || fail "more than one worker reported progress: $twice"
+grep -q '^duet train: ' "$T/a.err" || fail "no progress lines from worker 0 on stderr"
 note "two runs of --workers 2: the same $(stat -c %s "$T/a.duet")-byte model"
 
 # a worker killed mid-run: the run fails within the watcher's poll, naming it
