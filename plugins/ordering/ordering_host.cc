@@ -351,7 +351,18 @@ int OrderingHost::plugin_init(const char* plugin_name, Apply apply, const Prepar
 
 int OrderingHost::plugin_fini() {
   try {
+    const bool store = running_in_slurmctld() && explain();
     stop();
+    // slurmctld shuts down (fini comes only then), perhaps to run without
+    // duet: the ranked pending jobs keep their text in accounting
+    // (explanation_store.h); its connection to slurmdbd is still open here
+    if (store) {
+      slurmctld_lock_t read_lock = {NO_LOCK, READ_LOCK, NO_LOCK, NO_LOCK, NO_LOCK};
+      lock_slurmctld(read_lock);
+      const size_t n = ExplanationStore::store_pending(std::chrono::seconds(5));
+      unlock_slurmctld(read_lock);
+      if (n) info("%s: stored the explanations of %zu pending jobs in accounting", plugin_type_, n);
+    }
   } catch (...) { error("%s: fini failed", plugin_type_); }
   return SLURM_SUCCESS;
 }
