@@ -5,7 +5,7 @@
 # defaults and they start and end under select/cons_tres. Their explanation
 # stays in slurmctld's job record, reaches accounting (sacct's
 # SystemComment) and `duet explain JOB` shows it, from slurmctld and from
-# accounting (--sacct), saying another plugin placed the job.
+# accounting (--sacct), saying another select plugin placed the job.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/plugin_lib.sh"
 require_duet_plugins
@@ -60,10 +60,12 @@ wait_jobs_done 60 "$full" "$p1" "$p2"
 for j in "$p1" "$p2"; do
   want=$before1; [ "$j" = "$p2" ] && want=$before2
   got=$(sacct_comment "$j")
-  [[ "$got" == "$want"* ]] || fail "job $j: sacct SystemComment '$got', expected '$want'"
+  [ "$got" = "$want" ] || fail "job $j: sacct SystemComment '$got', expected '$want'"
   for src in "" --sacct; do
     out=$("$top_builddir/duet" explain $src "$j" 2>&1) || fail "duet explain $src $j: $out"
-    grep -qxF "$want" <<<"$out" || grep -qF "$want;" <<<"$out" || fail "duet explain $src $j shows no ranking: $out"
+    grep -qxF "$want" <<<"$out" || fail "duet explain $src $j shows no ranking: $out"
+    grep -qx 'placement: not by select/duet (another select plugin gave the job its nodes)' <<<"$out" \
+      || fail "duet explain $src $j does not say another plugin placed the job: $out"
   done
 done
 "$top_builddir/duet" explain --sacct "$p1" | sed 's/^/# /'
