@@ -20,14 +20,28 @@ bool rankable(const job_record_t* job) {
   return IS_JOB_PENDING(job) && job->priority != 0 && !job->direct_set_prio && job_gpu_request(job, &gpus, &type);
 }
 
-void explain_job(job_record_t* job, size_t rank, size_t count, double score, const std::string& scorer_name) {
+void explain_job(job_record_t* job, size_t rank, size_t count, double score, const std::string& scorer_name,
+                 const std::string& waiting) {
   if (!explain_owned(job->system_comment)) return;
   // a preemption stays in the explanation through later re-scores
-  std::string text =
-      explain_bounded(explain_rank(rank, count, score, scorer_name) + explain_preemption_part(job->system_comment));
+  std::string text = explain_bounded(explain_rank(rank, count, score, scorer_name) + waiting +
+                                     explain_preemption_part(job->system_comment));
   if (!job->system_comment || text != job->system_comment) {
     xfree(job->system_comment);
     job->system_comment = xstrdup(text.c_str());
+  }
+}
+
+void explain_ranking(const QueueSnapshot& s, const std::vector<double>& scores, const std::vector<uint32_t>& values,
+                     const std::string& scorer_name) {
+  std::vector<uint32_t> ids;
+  ids.reserve(s.jobs.size());
+  for (const JobInfo& j : s.jobs) ids.push_back(j.job_id);
+  const std::vector<size_t> ranks = distinct_ranks(values, ids);
+  for (size_t i = 0; i < s.jobs.size() && i < scores.size(); ++i) {
+    job_record_t* job = find_job_record(s.jobs[i].job_id);
+    if (!job || !rankable(job)) continue;
+    explain_job(job, ranks[i], s.jobs.size(), scores[i], scorer_name, explain_waiting(i, s.jobs, ranks, s.cluster));
   }
 }
 

@@ -38,8 +38,9 @@ namespace duet::plugin {
 bool rankable(const job_record_t* job);
 
 // Sets the job's explanation (explain.h; rank 0: at submit) when duet owns
-// its SystemComment.
-void explain_job(job_record_t* job, size_t rank, size_t count, double score, const std::string& scorer_name);
+// its SystemComment; `waiting`: explain_waiting's part, "" at submit.
+void explain_job(job_record_t* job, size_t rank, size_t count, double score, const std::string& scorer_name,
+                 const std::string& waiting = "");
 
 // What one re-score read from slurmctld: the rankable jobs (by submit time,
 // then job id; with preemption, their service in earlier runs), the GPU jobs
@@ -54,6 +55,12 @@ struct QueueSnapshot {
   std::vector<Finished> finished;
   ClusterInfo cluster;
 };
+
+// Under the job write lock, after a re-score: each ranked job's explanation
+// (rank among `values`, distinct_ranks; what it waits for). Jobs that are
+// no longer rankable are left alone.
+void explain_ranking(const QueueSnapshot& s, const std::vector<double>& scores, const std::vector<uint32_t>& values,
+                     const std::string& scorer_name);
 
 // The agent's scores for a snapshot's jobs, with what applying them needs
 // from duet.conf (copied: the host's mutex is not held then).
