@@ -52,6 +52,7 @@ run_case() {
   [[ "$eg" == "duet: rank 3/3 score "*" by small-first$why" ]] || fail "$ORDER_PLUGIN: explanation of pending $gone: '$eg'"
   out=$("$DUET" explain "$gone") || fail "duet explain $gone (pending) failed"
   grep -qxF -- "$eg" <<<"$out" || fail "$ORDER_PLUGIN: duet explain of pending $gone: $out"
+  note "$ORDER_PLUGIN: duet explain $gone: $out"
   timeout 10 scancel "$gone" || fail "scancel $gone"
   timeout 10 scancel "$blocker" || fail "scancel $blocker"
   wait_state 30 RUNNING "$one" "$two"
