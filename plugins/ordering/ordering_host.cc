@@ -32,16 +32,18 @@ void explain_job(job_record_t* job, size_t rank, size_t count, double score, con
   }
 }
 
-void explain_ranking(const QueueSnapshot& s, const std::vector<double>& scores, const std::vector<uint32_t>& values,
-                     const std::string& scorer_name) {
+void explain_ranking(const QueueSnapshot& s, const QueueRanking& r, const std::vector<uint32_t>& values) {
   std::vector<uint32_t> ids;
   ids.reserve(s.jobs.size());
   for (const JobInfo& j : s.jobs) ids.push_back(j.job_id);
   const std::vector<size_t> ranks = distinct_ranks(values, ids);
-  for (size_t i = 0; i < s.jobs.size() && i < scores.size(); ++i) {
+  const bool learned = r.learned.size() == s.jobs.size();
+  for (size_t i = 0; i < s.jobs.size() && i < r.scores.size(); ++i) {
     job_record_t* job = find_job_record(s.jobs[i].job_id);
     if (!job || !rankable(job)) continue;
-    explain_job(job, ranks[i], s.jobs.size(), scores[i], scorer_name, explain_waiting(i, s.jobs, ranks, s.cluster));
+    explain_job(job, ranks[i], s.jobs.size(), r.scores[i], r.scorer_name,
+                (learned ? explain_learned(r.learned[i]) : std::string()) +
+                    explain_waiting(i, s.jobs, ranks, s.cluster));
   }
 }
 
@@ -243,6 +245,12 @@ void OrderingHost::rescore() {
       ranking.scores = rank_with_running_locked(snapshot, running, limits, &plan, &kept_why);
     else
       ranking.scores = score_locked(snapshot.jobs, snapshot.cluster, true);
+    // the shares of the last scoring, when the model scored (not the
+    // fallback); with running jobs ranked too, the pending ones come last
+    ranking.learned = scorer_->learned_shares();
+    if (ranking.learned.size() >= ranking.scores.size())
+      ranking.learned.erase(ranking.learned.begin(),
+                            ranking.learned.end() - static_cast<std::ptrdiff_t>(ranking.scores.size()));
     ranking.scorer_name = with_message(scorer_->name());
     ranking.explain = conf_.explain;
     ranking.level = conf_.log_level;

@@ -56,20 +56,20 @@ struct QueueSnapshot {
   ClusterInfo cluster;
 };
 
-// Under the job write lock, after a re-score: each ranked job's explanation
-// (rank among `values`, distinct_ranks; what it waits for). Jobs that are
-// no longer rankable are left alone.
-void explain_ranking(const QueueSnapshot& s, const std::vector<double>& scores, const std::vector<uint32_t>& values,
-                     const std::string& scorer_name);
-
 // The agent's scores for a snapshot's jobs, with what applying them needs
 // from duet.conf (copied: the host's mutex is not held then).
 struct QueueRanking {
   std::vector<double> scores;  // one per snapshot job
+  std::vector<double> learned;  // per snapshot job, the learned part's share of its score; empty: none
   std::string scorer_name;     // for explanations
   bool explain = false;
   LogLevel level = LogLevel::kInfo;
 };
+
+// Under the job write lock, after a re-score: each ranked job's explanation
+// (rank among `values`, distinct_ranks; the learned part's share; what it
+// waits for). Jobs that are no longer rankable are left alone.
+void explain_ranking(const QueueSnapshot& s, const QueueRanking& r, const std::vector<uint32_t>& values);
 
 class OrderingHost {
  public:

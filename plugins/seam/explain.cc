@@ -1,6 +1,7 @@
 #include "plugins/seam/explain.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 
@@ -104,6 +105,16 @@ std::string explain_waiting(size_t i, const std::vector<JobInfo>& jobs, const st
            gpus_text(jobs[ahead[k]].gpus, jobs[ahead[k]].gpu_type) + ")";
   if (ahead.size() > kExplainMaxAhead) out += " +" + std::to_string(ahead.size() - kExplainMaxAhead) + " more";
   return out;
+}
+
+double learned_share(double network, double with_prior) {
+  const double n = std::fabs(network), p = std::fabs(with_prior - network);
+  return std::isfinite(n + p) && n + p > 0 ? n / (n + p) : 0.0;
+}
+
+std::string explain_learned(double share) {
+  const int pct = static_cast<int>(std::lround(std::clamp(share, 0.0, 1.0) * 100));
+  return "; learned part " + std::to_string(pct) + "% of the score, prior " + std::to_string(100 - pct) + "%";
 }
 
 std::string explain_without_waiting(const char* current) {

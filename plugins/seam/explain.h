@@ -91,6 +91,15 @@ std::string explain_waiting(size_t i, const std::vector<JobInfo>& jobs, const st
 // `current` without its waiting part (explain_waiting): once the job is placed.
 std::string explain_without_waiting(const char* current);
 
+// The learned network's share of a score the agent made as network +
+// prior (learn::add_model_order_prior): |network| / (|network| + |prior|),
+// `network` the score before the prior was added, `with_prior` after; 0
+// when both parts are 0 or not finite.
+double learned_share(double network, double with_prior);
+
+// "; learned part 62% of the score, prior 38%" (share in [0, 1]).
+std::string explain_learned(double share);
+
 // `text` made safe to store: printable ASCII only (control characters and
 // other bytes become ' '; '|', sacct -P's separator, and backslashes become
 // '_'), at most kExplainMaxBytes, cut with "...".

@@ -2,6 +2,7 @@
 // priority, site factor scale and its parameters, builtin scorers,
 // prefer-fast ranker, node-stats observer, explanation text, the seams.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -388,6 +389,19 @@ START_TEST(test_explain_waiting) {
   CK_STR_EQ(explain_placement(preempted.c_str(), {"node2"}, "r"),
             "duet: rank 6/6 score 0.5 by m; preempted 1x, last: requeued after 700 s; nodes node2: r");
   CK_STR_EQ(explain_preemption_part(preempted.c_str()), "; preempted 1x, last: requeued after 700 s");
+
+  // the learned part's share: |network| / (|network| + |prior|)
+  ck_assert_double_eq_tol(learned_share(3, 4), 0.75, 1e-12);    // prior +1
+  ck_assert_double_eq_tol(learned_share(-3, -2), 0.75, 1e-12);  // prior +1 on a negative network part
+  ck_assert_double_eq(learned_share(0, 2), 0);
+  ck_assert_double_eq(learned_share(0, 0), 0);
+  ck_assert_double_eq(learned_share(NAN, 1), 0);
+  CK_STR_EQ(explain_learned(0.625), "; learned part 63% of the score, prior 37%");
+  CK_STR_EQ(explain_learned(1.5), "; learned part 100% of the score, prior 0%");
+  // it stays once placed: it is part of the ranking decision
+  const std::string ranked = explain_rank(1, 1, 2, "m") + explain_learned(0.5) + explain_waiting(1, jobs, ranks, c);
+  CK_STR_EQ(explain_placement(ranked.c_str(), {"node2"}, "r"),
+            "duet: rank 1/1 score 2 by m; learned part 50% of the score, prior 50%; nodes node2: r");
 }
 END_TEST
 

@@ -85,7 +85,7 @@ size_t apply_priorities(const QueueSnapshot& s, const QueueRanking& r) {
     }
     DUET_DEBUG(r.level, "%s: %pJ gpus=%u score=%g priority=%u", plugin_type, job, s.jobs[i].gpus, r.scores[i], prio);
   }
-  if (r.explain) duet::plugin::explain_ranking(s, r.scores, priorities, r.scorer_name);
+  if (r.explain) duet::plugin::explain_ranking(s, r, priorities);
   std::lock_guard<std::mutex> lk(g_ladder_mu);
   g_ladder = std::move(ladder);
   return changed;

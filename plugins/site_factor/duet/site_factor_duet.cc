@@ -100,7 +100,7 @@ size_t apply_site_factors(const QueueSnapshot& s, const QueueRanking& r) {
     g_factors.by_job.clear();
     for (size_t i = 0; i < s.jobs.size(); ++i) g_factors.by_job[s.jobs[i].job_id] = factors[i];
   }
-  if (r.explain) duet::plugin::explain_ranking(s, r.scores, factors, r.scorer_name);
+  if (r.explain) duet::plugin::explain_ranking(s, r, factors);
   size_t changed = 0;
   for (size_t i = 0; i < s.jobs.size(); ++i) {
     job_record_t* job = find_job_record(s.jobs[i].job_id);
