@@ -190,8 +190,8 @@ std::string placement_reason(const std::string& ranker_reason, std::vector<Ranke
   for (const RankedNode& r : ranked) {
     if (r.preference <= worst) break;
     if (is_chosen(r.name)) continue;
-    passed += (passed.empty() ? "" : ", ") + r.name + " " +
-              (r.not_taken.empty() ? std::string("cons_tres chose otherwise") : r.not_taken);
+    passed += (passed.empty() ? "" : ", ") + r.name + " (" +
+              (r.not_taken.empty() ? std::string("cons_tres chose otherwise") : r.not_taken) + ")";
   }
   if (!passed.empty()) out += "; not taken: " + passed;
   return out;

@@ -6,7 +6,7 @@
 //   "duet: score S at submit by SCORER"           at submit,
 //   "duet: rank R/N score S by SCORER; waits for ...; ahead: ..."
 //                                                  at each re-score while pending,
-//   "...; nodes LIST: REASON; ranking A=P B=P; not taken: A full (0 of 4 GPUs free)"
+//   "...; nodes LIST: REASON; ranking A=P B=P; not taken: A (needs 4 GPUs, 0 free)"
 // once started, and after a preemption (duet.conf(5), Preemption=requeue)
 //   "duet: rank R/N score S by SCORER; preempted Kx, last: WHAT"
 // where the preemption part stays through later re-scores and placements.
@@ -57,10 +57,10 @@ std::string explain_placement(const char* current, const std::vector<std::string
 struct RankedNode {
   std::string name;
   double preference = 0;  // higher = better
-  std::string not_taken;  // "full (0 of 4 GPUs free)", "down", "drained", ...
+  std::string not_taken;  // "needs 4 GPUs, 0 free", "down", "drained", ...
 };
 
-// "RANKER_REASON; ranking A=P B=P ...; not taken: A WHY, B WHY": the ranking
+// "RANKER_REASON; ranking A=P B=P ...; not taken: A (WHY), B (WHY)": the ranking
 // best first (ties in the given order); "not taken" names each node ranked
 // above the worst chosen node that was not chosen, with its not_taken (or
 // "cons_tres chose otherwise" when it was free).

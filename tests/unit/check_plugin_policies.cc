@@ -312,13 +312,13 @@ START_TEST(test_explain_placement_reason) {
       {"node1", 0.9, "needs 4 GPUs, 0 free"}, {"node2", 0.5, ""}, {"node3", 0.7, "drained"}, {"node4", 0.1, ""}};
   CK_STR_EQ(placement_reason("prefer-fast: fastest free nodes first", ranked, {"node2"}),
             "prefer-fast: fastest free nodes first; ranking node1=0.9 node3=0.7 node2=0.5 node4=0.1; "
-            "not taken: node1 needs 4 GPUs, 0 free, node3 drained");
+            "not taken: node1 (needs 4 GPUs, 0 free), node3 (drained)");
   // the best node taken: nothing passed over; a free node above a chosen one
   CK_STR_EQ(placement_reason("r", ranked, {"node1"}), "r; ranking node1=0.9 node3=0.7 node2=0.5 node4=0.1");
   ranked[2].not_taken.clear();
   CK_STR_EQ(placement_reason("r", ranked, {"node2", "node4"}),
-            "r; ranking node1=0.9 node3=0.7 node2=0.5 node4=0.1; not taken: node1 needs 4 GPUs, 0 free, node3 "
-            "cons_tres chose otherwise");
+            "r; ranking node1=0.9 node3=0.7 node2=0.5 node4=0.1; not taken: node1 (needs 4 GPUs, 0 free), node3 "
+            "(cons_tres chose otherwise)");
   // placed on a node outside the ranking; no node the job may use
   CK_STR_EQ(placement_reason("r", ranked, {"other"}), "r; ranking node1=0.9 node3=0.7 node2=0.5 node4=0.1");
   CK_STR_EQ(placement_reason("r", {}, {"node1"}), "r; ranking (no node the job may use)");
