@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 
 namespace duet::plugin {
 namespace {
@@ -74,7 +75,14 @@ std::string explain_waiting(size_t i, const std::vector<JobInfo>& jobs, const st
     if (!best || free > best->gpus_total - std::min(best->gpus_alloc, best->gpus_total)) best = &n;
   }
   std::string out;
-  if (!best) {
+  if (job.begin_time > 0 && cluster.now > 0 && job.begin_time > cluster.now) {
+    // slurmctld's own reason is BeginTime; the time in its zone, as squeue shows it
+    const time_t t = static_cast<time_t>(job.begin_time);
+    struct tm tm {};
+    char when[32] = "?";
+    if (localtime_r(&t, &tm)) std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+    out = std::string(kWaitsPart) + "its begin time " + when + " (sbatch --begin)";
+  } else if (!best) {
     out = std::string(kWaitsPart) + gpus_text(job.gpus, job.gpu_type) + ": no usable node has " +
           (job.gpu_type.empty() ? "GPUs" : job.gpu_type + " GPUs") + " (down or drained)";
   } else if (fit.size() >= nodes_wanted) {

@@ -82,7 +82,8 @@ std::vector<size_t> distinct_ranks(const std::vector<uint32_t>& values, const st
 // distinct_ranks) that want GPUs it could use (same type, or either untyped),
 // best first, at most kExplainMaxAhead named. When enough nodes have its
 // GPUs free: "; free now: 4 GPUs (node3), waits for slurmctld's next
-// scheduling pass or for CPUs or memory". Only ids and counts: nothing
+// scheduling pass or for CPUs or memory"; one not eligible yet: "; waits for
+// its begin time 2026-12-08T02:00:00 (sbatch --begin)" (local time). Only ids and counts: nothing
 // the job's user wrote.
 inline constexpr size_t kExplainMaxAhead = 3;
 std::string explain_waiting(size_t i, const std::vector<JobInfo>& jobs, const std::vector<size_t>& ranks,

@@ -4,7 +4,8 @@
 # select/cons_tres on an accounting cluster. Two GPU jobs pend behind a
 # blocker and are ranked (small-first: the 1-GPU job first); a 4-GPU job
 # ranked behind them says why it waits (rank, GPUs, jobs ahead) in
-# SystemComment and `duet explain`; once they have
+# SystemComment and `duet explain`, as does a job waiting for its --begin
+# time; once they have
 # run, `sacct -o SystemComment` shows the ordering decision each had when it
 # started (rank, score, scorer), a job cancelled while pending keeps its last
 # rank, and once slurmctld has purged the jobs (MinJobAge) `duet explain`
@@ -61,6 +62,15 @@ run_case() {
   note "$ORDER_PLUGIN: $one: $e1; $two: $e2; cancelled $gone: $eg"
   [[ "$e1" == "duet: rank 1/"*" score "*" by small-first; "* ]] || fail "$ORDER_PLUGIN: explanation of $one: '$e1'"
   [[ "$e2" == "duet: rank 2/"*" score "*" by small-first; "* ]] || fail "$ORDER_PLUGIN: explanation of $two: '$e2'"
+  # a job not eligible before its --begin time says so
+  local later el
+  later=$(sbatch --parsable -o /dev/null --begin=now+3600 --gres=gpu:1 --wrap true) || fail "sbatch --begin"
+  for i in $(seq 75); do [[ "$(explanation "$later")" == *"; waits for its begin time "* ]] && break; sleep 0.2; done
+  el=$(explanation "$later")
+  note "$ORDER_PLUGIN: --begin job $later: $el"
+  [[ "$el" == "duet: rank 1/1 score "*"; waits for its begin time "????-??-??T??:??:??" (sbatch --begin); no job ahead wants these GPUs" ]] \
+    || fail "$ORDER_PLUGIN: explanation of --begin job $later: '$el'"
+  timeout 10 scancel "$later" || fail "scancel $later"
 
   touch "$release"
   wait_acct "$one" "COMPLETED|$e1"

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -381,6 +382,16 @@ START_TEST(test_explain_waiting) {
   jobs.push_back(job(17, 1, "a100"));
   CK_STR_EQ(explain_waiting(6, jobs, {6, 1, 2, 3, 4, 5, 7}, c),
             "; waits for 1 a100 GPU: no usable node has a100 GPUs (down or drained); ahead: 12 (1 GPU)");
+
+  // not eligible before its --begin time (local time, as squeue shows it)
+  setenv("TZ", "UTC", 1);
+  tzset();
+  c.now = 1796774400;  // 2026-12-09T00:00:00Z
+  jobs[1].begin_time = c.now + 3600;
+  CK_STR_EQ(explain_waiting(1, jobs, ranks, c),
+            "; waits for its begin time 2026-12-09T01:00:00 (sbatch --begin); no job ahead wants these GPUs");
+  jobs[1].begin_time = c.now;  // eligible now
+  ck_assert(explain_waiting(1, jobs, ranks, c).rfind("; free now: ", 0) == 0);
 
   // the whole pending text; once placed, the wait part goes, a preemption stays
   const std::string pending = explain_rank(6, 6, 0.5, "m") + explain_waiting(1, jobs, ranks, c);
