@@ -49,4 +49,19 @@ size_t ExplanationStore::sweep(bool placed_too) noexcept {
   return sent;
 }
 
+size_t ExplanationStore::store_pending(std::chrono::steady_clock::duration budget) noexcept {
+  if (!slurm_with_slurmdbd()) return 0;
+  const auto end = std::chrono::steady_clock::now() + budget;
+  size_t sent = 0;
+  ListIterator it = list_iterator_create(job_list);
+  while (auto* job = static_cast<job_record_t*>(list_next(it))) {
+    const char* c = job->system_comment;
+    if (!IS_JOB_PENDING(job) || !c || !*c || !explain_owned(c) || !job_recorded(job)) continue;
+    if (std::chrono::steady_clock::now() >= end) break;
+    if (store_system_comment(job)) ++sent;
+  }
+  list_iterator_destroy(it);
+  return sent;
+}
+
 }  // namespace duet::plugin

@@ -20,14 +20,30 @@ bool rankable(const job_record_t* job) {
   return IS_JOB_PENDING(job) && job->priority != 0 && !job->direct_set_prio && job_gpu_request(job, &gpus, &type);
 }
 
-void explain_job(job_record_t* job, size_t rank, size_t count, double score, const std::string& scorer_name) {
+void explain_job(job_record_t* job, size_t rank, size_t count, double score, const std::string& scorer_name,
+                 const std::string& waiting) {
   if (!explain_owned(job->system_comment)) return;
   // a preemption stays in the explanation through later re-scores
-  std::string text =
-      explain_bounded(explain_rank(rank, count, score, scorer_name) + explain_preemption_part(job->system_comment));
+  std::string text = explain_bounded(explain_rank(rank, count, score, scorer_name) + waiting +
+                                     explain_preemption_part(job->system_comment));
   if (!job->system_comment || text != job->system_comment) {
     xfree(job->system_comment);
     job->system_comment = xstrdup(text.c_str());
+  }
+}
+
+void explain_ranking(const QueueSnapshot& s, const QueueRanking& r, const std::vector<uint32_t>& values) {
+  std::vector<uint32_t> ids;
+  ids.reserve(s.jobs.size());
+  for (const JobInfo& j : s.jobs) ids.push_back(j.job_id);
+  const std::vector<size_t> ranks = distinct_ranks(values, ids);
+  const bool learned = r.learned.size() == s.jobs.size();
+  for (size_t i = 0; i < s.jobs.size() && i < r.scores.size(); ++i) {
+    job_record_t* job = find_job_record(s.jobs[i].job_id);
+    if (!job || !rankable(job)) continue;
+    explain_job(job, ranks[i], s.jobs.size(), r.scores[i], r.scorer_name,
+                (learned ? explain_learned(r.learned[i]) : std::string()) +
+                    explain_waiting(i, s.jobs, ranks, s.cluster));
   }
 }
 
@@ -229,6 +245,12 @@ void OrderingHost::rescore() {
       ranking.scores = rank_with_running_locked(snapshot, running, limits, &plan, &kept_why);
     else
       ranking.scores = score_locked(snapshot.jobs, snapshot.cluster, true);
+    // the shares of the last scoring, when the model scored (not the
+    // fallback); with running jobs ranked too, the pending ones come last
+    ranking.learned = scorer_->learned_shares();
+    if (ranking.learned.size() >= ranking.scores.size())
+      ranking.learned.erase(ranking.learned.begin(),
+                            ranking.learned.end() - static_cast<std::ptrdiff_t>(ranking.scores.size()));
     ranking.scorer_name = with_message(scorer_->name());
     ranking.explain = conf_.explain;
     ranking.level = conf_.log_level;
@@ -351,7 +373,18 @@ int OrderingHost::plugin_init(const char* plugin_name, Apply apply, const Prepar
 
 int OrderingHost::plugin_fini() {
   try {
+    const bool store = running_in_slurmctld() && explain();
     stop();
+    // slurmctld shuts down (fini comes only then), perhaps to run without
+    // duet: the ranked pending jobs keep their text in accounting
+    // (explanation_store.h); its connection to slurmdbd is still open here
+    if (store) {
+      slurmctld_lock_t read_lock = {NO_LOCK, READ_LOCK, NO_LOCK, NO_LOCK, NO_LOCK};
+      lock_slurmctld(read_lock);
+      const size_t n = ExplanationStore::store_pending(std::chrono::seconds(5));
+      unlock_slurmctld(read_lock);
+      if (n) info("%s: stored the explanations of %zu pending jobs in accounting", plugin_type_, n);
+    }
   } catch (...) { error("%s: fini failed", plugin_type_); }
   return SLURM_SUCCESS;
 }

@@ -38,8 +38,9 @@ namespace duet::plugin {
 bool rankable(const job_record_t* job);
 
 // Sets the job's explanation (explain.h; rank 0: at submit) when duet owns
-// its SystemComment.
-void explain_job(job_record_t* job, size_t rank, size_t count, double score, const std::string& scorer_name);
+// its SystemComment; `waiting`: explain_waiting's part, "" at submit.
+void explain_job(job_record_t* job, size_t rank, size_t count, double score, const std::string& scorer_name,
+                 const std::string& waiting = "");
 
 // What one re-score read from slurmctld: the rankable jobs (by submit time,
 // then job id; with preemption, their service in earlier runs), the GPU jobs
@@ -59,10 +60,16 @@ struct QueueSnapshot {
 // from duet.conf (copied: the host's mutex is not held then).
 struct QueueRanking {
   std::vector<double> scores;  // one per snapshot job
+  std::vector<double> learned;  // per snapshot job, the learned part's share of its score; empty: none
   std::string scorer_name;     // for explanations
   bool explain = false;
   LogLevel level = LogLevel::kInfo;
 };
+
+// Under the job write lock, after a re-score: each ranked job's explanation
+// (rank among `values`, distinct_ranks; the learned part's share; what it
+// waits for). Jobs that are no longer rankable are left alone.
+void explain_ranking(const QueueSnapshot& s, const QueueRanking& r, const std::vector<uint32_t>& values);
 
 class OrderingHost {
  public:

@@ -22,6 +22,7 @@
 
 #include "plugins/ordering/ordering_model.h"
 #include "plugins/channel/agent_channel.h"
+#include "plugins/seam/explain.h"
 #include "plugins/seam/job_hints.h"
 #include "plugins/seam/order_scorer.h"
 #include "plugins/seam/policy_views.h"
@@ -53,6 +54,7 @@ class LearnedOrderScorer final : public OrderScorer {
   void connect(AgentChannel* channel) override { channel_ = channel; }
   bool used_placement_message() const override { return used_pmsg_; }
   bool preemptive() const override { return agent_.config().ordering.preemptive != 0; }
+  std::vector<double> learned_shares() const override { return shares_; }
 
   void on_finish(const JobInfo& job, double run_s) override {
     try {
@@ -70,6 +72,7 @@ class LearnedOrderScorer final : public OrderScorer {
            std::string* error) {
     try {
       used_pmsg_ = false;
+      shares_.clear();
       if (jobs.empty()) {
         if (publish && channel_) channel_->clear_order_messages();
         return true;
@@ -88,8 +91,11 @@ class LearnedOrderScorer final : public OrderScorer {
         *error = "ordering agent returned " + std::to_string(out_.size()) + " scores";
         return false;
       }
+      net_.assign(out_.begin(), out_.end());
       learn::add_model_order_prior(agent_.config(), rows_, out_, learn::kOrderPriorWeight, gate);  // as duet_policy.cc
       std::copy(out_.begin(), out_.end(), scores.begin());
+      shares_.resize(out_.size());
+      for (size_t i = 0; i < out_.size(); ++i) shares_[i] = learned_share(net_[i], out_[i]);
       if (publish && channel_) {
         ids_.clear();
         for (const JobInfo& j : jobs) ids_.push_back(j.job_id);
@@ -107,7 +113,8 @@ class LearnedOrderScorer final : public OrderScorer {
   std::string name_;
   learn::JobHistory history_;
   PolicyViews views_;
-  std::vector<float> rows_, cl_, out_, pmsg_, msgs_;
+  std::vector<float> rows_, cl_, out_, pmsg_, msgs_, net_;
+  std::vector<double> shares_;
   std::vector<uint32_t> ids_;
   AgentChannel* channel_ = nullptr;
   bool used_pmsg_ = false;

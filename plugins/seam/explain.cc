@@ -1,8 +1,10 @@
 #include "plugins/seam/explain.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 
 namespace duet::plugin {
 namespace {
@@ -31,7 +33,108 @@ std::string explain_rank(size_t rank, size_t count, double score, const std::str
 namespace {
 constexpr std::string_view kPreemptedPart = "; preempted ";
 constexpr std::string_view kNodesPart = "; nodes ";
+constexpr std::string_view kWaitsPart = "; waits for ";
+constexpr std::string_view kFreePart = "; free now: ";
+
+std::string gpus_text(uint64_t n, const std::string& type) {
+  return std::to_string(n) + (type.empty() ? "" : " " + type) + (n == 1 ? " GPU" : " GPUs");
+}
+
+bool same_gpus(const std::string& a, const std::string& b) { return a.empty() || b.empty() || a == b; }
 }  // namespace
+
+std::string explain_gpus_short(uint64_t needed, uint64_t free, const std::string& type) {
+  return "needs " + gpus_text(needed, type) + ", " + std::to_string(free) + " free";
+}
+
+std::vector<size_t> distinct_ranks(const std::vector<uint32_t>& values, const std::vector<uint32_t>& job_ids) {
+  std::vector<size_t> order(values.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (values[a] != values[b]) return values[a] > values[b];
+    const uint32_t ia = a < job_ids.size() ? job_ids[a] : 0, ib = b < job_ids.size() ? job_ids[b] : 0;
+    return ia != ib ? ia < ib : a < b;
+  });
+  std::vector<size_t> rank(values.size());
+  for (size_t r = 0; r < order.size(); ++r) rank[order[r]] = r + 1;
+  return rank;
+}
+
+std::string explain_waiting(size_t i, const std::vector<JobInfo>& jobs, const std::vector<size_t>& ranks,
+                            const ClusterInfo& cluster) {
+  if (i >= jobs.size()) return "";
+  const JobInfo& job = jobs[i];
+  const uint32_t nodes_wanted = std::max<uint32_t>(job.min_nodes, 1);
+  const uint64_t per_node = (static_cast<uint64_t>(job.gpus) + nodes_wanted - 1) / nodes_wanted;
+  const NodeInfo* best = nullptr;
+  std::vector<std::string> fit;
+  for (const NodeInfo& n : cluster.nodes) {
+    if (!n.usable || n.gpus_total == 0 || !same_gpus(job.gpu_type, n.gpu_type)) continue;
+    const uint32_t free = n.gpus_total - std::min(n.gpus_alloc, n.gpus_total);
+    if (free >= per_node) fit.push_back(n.name);
+    if (!best || free > best->gpus_total - std::min(best->gpus_alloc, best->gpus_total)) best = &n;
+  }
+  std::string out;
+  if (job.begin_time > 0 && cluster.now > 0 && job.begin_time > cluster.now) {
+    // slurmctld's own reason is BeginTime; the time in its zone, as squeue shows it
+    const time_t t = static_cast<time_t>(job.begin_time);
+    struct tm tm {};
+    char when[32] = "?";
+    if (localtime_r(&t, &tm)) std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+    out = std::string(kWaitsPart) + "its begin time " + when + " (sbatch --begin)";
+  } else if (!best) {
+    out = std::string(kWaitsPart) + gpus_text(job.gpus, job.gpu_type) + ": no usable node has " +
+          (job.gpu_type.empty() ? "GPUs" : job.gpu_type + " GPUs") + " (down or drained)";
+  } else if (fit.size() >= nodes_wanted) {
+    out = std::string(kFreePart) + gpus_text(job.gpus, job.gpu_type) + " (";
+    for (size_t k = 0; k < fit.size() && k < nodes_wanted; ++k) out += (k ? "," : "") + fit[k];
+    out += "), waits for slurmctld's next scheduling pass or for CPUs or memory";
+  } else {
+    const uint32_t best_free = best->gpus_total - std::min(best->gpus_alloc, best->gpus_total);
+    out = std::string(kWaitsPart) + gpus_text(job.gpus, job.gpu_type);
+    if (nodes_wanted == 1)
+      out += " on one node: " + best->name + " has the most free, " + std::to_string(best_free) + " of " +
+             std::to_string(best->gpus_total);
+    else
+      out += ", " + std::to_string(per_node) + " on each of " + std::to_string(nodes_wanted) + " nodes: " +
+             std::to_string(fit.size()) + (fit.size() == 1 ? " node has" : " nodes have") + " them free";
+  }
+  // the jobs ahead of it that want GPUs it could use, best first
+  std::vector<size_t> ahead;
+  for (size_t k = 0; k < jobs.size() && k < ranks.size(); ++k)
+    if (k != i && i < ranks.size() && ranks[k] < ranks[i] && jobs[k].gpus > 0 &&
+        same_gpus(jobs[k].gpu_type, job.gpu_type))
+      ahead.push_back(k);
+  std::sort(ahead.begin(), ahead.end(), [&](size_t a, size_t b) { return ranks[a] < ranks[b]; });
+  if (ahead.empty()) return out + "; no job ahead wants these GPUs";
+  out += "; ahead:";
+  for (size_t k = 0; k < ahead.size() && k < kExplainMaxAhead; ++k)
+    out += (k ? ", " : " ") + std::to_string(jobs[ahead[k]].job_id) + " (" +
+           gpus_text(jobs[ahead[k]].gpus, jobs[ahead[k]].gpu_type) + ")";
+  if (ahead.size() > kExplainMaxAhead) out += " +" + std::to_string(ahead.size() - kExplainMaxAhead) + " more";
+  return out;
+}
+
+double learned_share(double network, double with_prior) {
+  const double n = std::fabs(network), p = std::fabs(with_prior - network);
+  return std::isfinite(n + p) && n + p > 0 ? n / (n + p) : 0.0;
+}
+
+std::string explain_learned(double share) {
+  const int pct = static_cast<int>(std::lround(std::clamp(share, 0.0, 1.0) * 100));
+  return "; learned part " + std::to_string(pct) + "% of the score, prior " + std::to_string(100 - pct) + "%";
+}
+
+std::string explain_without_waiting(const char* current) {
+  std::string c = current ? current : "";
+  size_t b = c.find(kWaitsPart);
+  if (b == std::string::npos) b = c.find(kFreePart);
+  if (b == std::string::npos) return c;
+  size_t e = c.find(kPreemptedPart, b);
+  if (e == std::string::npos) e = c.find(kNodesPart, b);
+  c.erase(b, e == std::string::npos ? std::string::npos : e - b);
+  return c;
+}
 
 std::string explain_preemption_part(const char* current) {
   if (!current) return "";
@@ -63,7 +166,7 @@ std::string explain_preempted(const char* current, const std::string& what) {
 }
 
 std::string explain_placement(const char* current, const std::vector<std::string>& nodes, const std::string& reason) {
-  std::string base = current && *current ? current : std::string(kExplainPrefix);
+  std::string base = current && *current ? explain_without_waiting(current) : std::string(kExplainPrefix);
   if (auto cut = base.find(kNodesPart); cut != std::string::npos) base.resize(cut);
   std::string list;
   for (const std::string& n : nodes) list += (list.empty() ? "" : ",") + n;
@@ -95,8 +198,8 @@ std::string placement_reason(const std::string& ranker_reason, std::vector<Ranke
   for (const RankedNode& r : ranked) {
     if (r.preference <= worst) break;
     if (is_chosen(r.name)) continue;
-    passed += (passed.empty() ? "" : ", ") + r.name + " " +
-              (r.not_taken.empty() ? std::string("cons_tres chose otherwise") : r.not_taken);
+    passed += (passed.empty() ? "" : ", ") + r.name + " (" +
+              (r.not_taken.empty() ? std::string("cons_tres chose otherwise") : r.not_taken) + ")";
   }
   if (!passed.empty()) out += "; not taken: " + passed;
   return out;

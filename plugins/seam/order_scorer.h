@@ -51,6 +51,11 @@ class OrderScorer {
   // (JobInfo::running) with pending ones, and with Preemption=requeue the
   // host preempts the running jobs it leaves out (preempt_plan.h).
   virtual bool preemptive() const { return false; }
+  // For the explanation: per job of the last successful score() /
+  // score_queue(), the learned network's share of its score,
+  // |network| / (|network| + |prior|) in [0, 1]; empty for scorers that have
+  // no such split (the fixed ones) or after a failure.
+  virtual std::vector<double> learned_shares() const { return {}; }
 };
 
 // Age+size priority (like Slurm multifactor with PriorityFavorSmall):

@@ -33,6 +33,7 @@ struct JobInfo {
   bool running = false;
   double run_s = 0;           // wall seconds run
   double attained_gpu_s = 0;  // GPU-seconds received
+  int64_t begin_time = 0;     // not eligible before (sbatch --begin; Unix seconds), 0 = none
 };
 
 // One node as the scheduler sees it now.

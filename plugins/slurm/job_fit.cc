@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstring>
 
+#include "plugins/seam/explain.h"
 #include "plugins/slurm/slurm_views.h"
 
 namespace duet::plugin {
@@ -105,7 +106,7 @@ std::vector<NodeFit> job_node_fit(const job_record_t* job, bitstr_t* offered) {
     else if (IS_NODE_DRAIN(node))
       f.busy = "drained";
     else if (gpus > 0 && free < per_node)
-      f.busy = "full (" + std::to_string(free) + " of " + std::to_string(total) + " GPUs free)";
+      f.busy = explain_gpus_short(per_node, free, type);
     else if (offered && !bit_test(offered, node->index))
       f.busy = "not offered by slurmctld (reserved, or held by an exclusive job)";
     out.push_back(std::move(f));

@@ -13,7 +13,7 @@ namespace duet::plugin {
 
 struct NodeFit {
   bool may_use = false;  // the job could ever run there
-  std::string busy;      // "" = free for it now; else "down", "full (0 of 4 GPUs free)", ...
+  std::string busy;      // "" = free for it now; else "down", "needs 4 GPUs, 0 free", ...
 };
 
 // One entry per node, in node table order (the order of cluster_info()).

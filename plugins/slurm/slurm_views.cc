@@ -52,6 +52,7 @@ JobInfo job_info(const job_record_t* job, int64_t now) {
   j.comment = str(job->comment);
   if (job->details) {
     j.submit_time = job->details->submit_time;
+    j.begin_time = job->details->begin_time;
     time_t since =
         job->details->begin_time > job->details->submit_time ? job->details->begin_time : job->details->submit_time;
     j.wait_s = now > since ? static_cast<double>(now - since) : 0.0;

@@ -37,7 +37,7 @@ note "explanation of $job: $e"
 [ "$(field "$job" NodeList)" = node2 ] || fail "job $job ran on $(field "$job" NodeList), expected node2"
 [[ "$e" == "duet: "*"; nodes node2: prefer-fast"* ]] || fail "explanation does not name node2: $e"
 [[ "$e" == *"; ranking node1=1 node2=0.8; "* ]] || fail "ranking of the v100 job: $e"
-[[ "$e" == *"; not taken: node1 full (0 of 4 GPUs free)"* ]] || fail "explanation does not say why not node1: $e"
+[[ "$e" == *"; not taken: node1 (needs 1 v100 GPU, 0 free)"* ]] || fail "explanation does not say why not node1: $e"
 t=$(explanation "$typed")
 note "explanation of p100 job $typed: $t"
 [[ "$t" == *"; nodes node3: prefer-fast"*"; ranking node3=0.5"* ]] || fail "p100 job: $t"

@@ -2,7 +2,10 @@
 # Explanations that last without select/duet: site_factor/duet (under
 # priority/multifactor) and then priority/duet, each with Slurm's own
 # select/cons_tres on an accounting cluster. Two GPU jobs pend behind a
-# blocker and are ranked (small-first: the 1-GPU job first); once they have
+# blocker and are ranked (small-first: the 1-GPU job first); a 4-GPU job
+# ranked behind them says why it waits (rank, GPUs, jobs ahead) in
+# SystemComment and `duet explain`, as does a job waiting for its --begin
+# time; once they have
 # run, `sacct -o SystemComment` shows the ordering decision each had when it
 # started (rank, score, scorer), a job cancelled while pending keeps its last
 # rank, and once slurmctld has purged the jobs (MinJobAge) `duet explain`
@@ -44,15 +47,30 @@ run_case() {
   local i
   for i in $(seq 75); do [[ "$(explanation "$gone")" == "duet: rank 3/3 "* ]] && break; sleep 0.2; done
   eg=$(explanation "$gone")
-  [[ "$eg" == "duet: rank 3/3 score "*" by small-first" ]] || fail "$ORDER_PLUGIN: explanation of pending $gone: '$eg'"
+  # why it waits: its rank, the GPUs it asks for against node1's free ones
+  # (the blocker holds all 4), the jobs ranked ahead of it with their GPUs
+  local why="; waits for 4 GPUs on one node: node1 has the most free, 0 of 4; ahead: $one (1 GPU), $two (2 GPUs)"
+  [[ "$eg" == "duet: rank 3/3 score "*" by small-first$why" ]] || fail "$ORDER_PLUGIN: explanation of pending $gone: '$eg'"
+  out=$("$DUET" explain "$gone") || fail "duet explain $gone (pending) failed"
+  grep -qxF -- "$eg" <<<"$out" || fail "$ORDER_PLUGIN: duet explain of pending $gone: $out"
+  note "$ORDER_PLUGIN: duet explain $gone: $out"
   timeout 10 scancel "$gone" || fail "scancel $gone"
   timeout 10 scancel "$blocker" || fail "scancel $blocker"
   wait_state 30 RUNNING "$one" "$two"
   e1=$(explanation "$one")
   e2=$(explanation "$two")
   note "$ORDER_PLUGIN: $one: $e1; $two: $e2; cancelled $gone: $eg"
-  [[ "$e1" == "duet: rank 1/"*" score "*" by small-first" ]] || fail "$ORDER_PLUGIN: explanation of $one: '$e1'"
-  [[ "$e2" == "duet: rank 2/"*" score "*" by small-first" ]] || fail "$ORDER_PLUGIN: explanation of $two: '$e2'"
+  [[ "$e1" == "duet: rank 1/"*" score "*" by small-first; "* ]] || fail "$ORDER_PLUGIN: explanation of $one: '$e1'"
+  [[ "$e2" == "duet: rank 2/"*" score "*" by small-first; "* ]] || fail "$ORDER_PLUGIN: explanation of $two: '$e2'"
+  # a job not eligible before its --begin time says so
+  local later el
+  later=$(sbatch --parsable -o /dev/null --begin=now+3600 --gres=gpu:1 --wrap true) || fail "sbatch --begin"
+  for i in $(seq 75); do [[ "$(explanation "$later")" == *"; waits for its begin time "* ]] && break; sleep 0.2; done
+  el=$(explanation "$later")
+  note "$ORDER_PLUGIN: --begin job $later: $el"
+  [[ "$el" == "duet: rank 1/1 score "*"; waits for its begin time "????-??-??T??:??:??" (sbatch --begin); no job ahead wants these GPUs" ]] \
+    || fail "$ORDER_PLUGIN: explanation of --begin job $later: '$el'"
+  timeout 10 scancel "$later" || fail "scancel $later"
 
   touch "$release"
   wait_acct "$one" "COMPLETED|$e1"

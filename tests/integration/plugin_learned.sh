@@ -90,9 +90,13 @@ by_prio=$(sort -k2,2nr <<<"$snap" | awk '{print $1}' | paste -sd' ')
 by_score=$(sort -k3,3gr -k1,1n <<<"$snap" | awk '{print $1}' | paste -sd' ')
 [ "$by_prio" = "$by_score" ] || fail "priorities ($by_prio) do not follow the scores ($by_score)"
 for x in "${js[@]}"; do
-  [[ "$(explanation "$x")" == *" by $agent with the placement agent's message" ]] \
+  [[ "$(explanation "$x")" == *" by $agent with the placement agent's message; "* ]] \
     || fail "job $x scored without the placement agent's message: $(explanation "$x")"
+  # why it waits: the network's share of its score, the GPUs it asks for
+  [[ "$(explanation "$x")" =~ \ by\ .*\;\ learned\ part\ [0-9]+%\ of\ the\ score,\ prior\ [0-9]+%\;\ waits\ for\ [1-4]\ GPUs? ]] \
+    || fail "job $x: no learned share or GPUs it waits for: $(explanation "$x")"
 done
+note "pending: $(explanation "${js[0]}")"
 timeout 10 scancel "$blocker"
 wait_state 40 COMPLETED "${js[@]}"
 for x in "${js[@]}"; do

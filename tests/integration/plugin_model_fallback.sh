@@ -25,7 +25,7 @@ blocker=$(block_gpus 2 4)
 big=$(sbatch --parsable -o /dev/null --gres=gpu:4 --wrap 'sleep 1')
 small=$(sbatch --parsable -o /dev/null --gres=gpu:1 --wrap 'sleep 1')
 wait_order 10 "$small $big" $big $small  # fallback with size weight only
-[[ "$(explanation "$small")" == *"by fallback(age+size)" ]] || fail "explanation: $(explanation "$small")"
+[[ "$(explanation "$small")" == *"by fallback(age+size); waits for "* ]] || fail "explanation: $(explanation "$small")"
 timeout 10 scancel "$blocker"
 wait_state 30 COMPLETED "$big" "$small"
 ctld_alive || fail "slurmctld died while scheduling by fallback"

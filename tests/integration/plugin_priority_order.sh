@@ -33,8 +33,8 @@ cpu2=$(sub -n1)
 [ "$(prio "$cpu2")" = "$(prio "$cpu")" ] || fail "CPU-only jobs' priorities differ: $(prio "$cpu") vs $(prio "$cpu2")"
 cpu_nice=$(sub -n1 --nice=100)
 [ "$(prio "$cpu_nice")" = "$(( $(prio "$cpu") - 100 ))" ] || fail "CPU-only job with nice 100: $(prio "$cpu_nice")"
-for i in $(seq 50); do [[ "$(explanation "$small")" == "duet: rank 1/3 score"*"by small-first" ]] && break; sleep 0.2; done
-[[ "$(explanation "$small")" == "duet: rank 1/3 score"*"by small-first" ]] \
+for i in $(seq 50); do [[ "$(explanation "$small")" == "duet: rank 1/3 score"*"by small-first; "* ]] && break; sleep 0.2; done
+[[ "$(explanation "$small")" == "duet: rank 1/3 score"*"by small-first; "* ]] \
   || fail "explanation of $small: $(explanation "$small")"
 
 # the same jobs under another scorer: age only = oldest first

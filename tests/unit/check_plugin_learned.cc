@@ -208,6 +208,25 @@ START_TEST(test_ordering_agent_scores) {
   std::vector<double> again(jobs.size(), 0.0);
   CK_OK(s->score(jobs, cluster(2), again, &err), err);
   for (size_t i = 0; i < jobs.size(); ++i) ck_assert_double_eq(scores[i], again[i]);
+  // the explanation's learned share: one per job, in [0, 1], not all 0
+  // (the fresh network's output is not zero) and not all 1 (a prior is added)
+  const std::vector<double> shares = s->learned_shares();
+  ck_assert_uint_eq(shares.size(), jobs.size());
+  double lo = 1, hi = 0;
+  for (double x : shares) {
+    ck_assert(x >= 0 && x <= 1);
+    lo = std::min(lo, x);
+    hi = std::max(hi, x);
+  }
+  ck_assert(hi > 0);
+  ck_assert(lo < 1);
+  DuetConf fixed;
+  fixed.scorer = "small-first";
+  auto sf = make_order_scorer(fixed, &err);
+  ck_assert_msg(sf != nullptr, "%s", err.c_str());
+  std::vector<double> sf_scores(jobs.size(), 0.0);
+  CK_OK(sf->score(jobs, cluster(2), sf_scores, &err), err);
+  ck_assert(sf->learned_shares().empty());  // a fixed scorer: none
   std::vector<double> one(1, 0.0);
   CK_OK(s->score(std::span<const JobInfo>(jobs.data(), 1), ClusterInfo{}, one, &err), err);
   ck_assert(std::isfinite(one[0]));

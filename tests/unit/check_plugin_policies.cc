@@ -2,8 +2,10 @@
 // priority, site factor scale and its parameters, builtin scorers,
 // prefer-fast ranker, node-stats observer, explanation text, the seams.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -308,16 +310,16 @@ END_TEST
 START_TEST(test_explain_placement_reason) {
   // node1 best but full, node3 drained: the job got node2; node4 ranked below it
   std::vector<RankedNode> ranked = {
-      {"node1", 0.9, "full (0 of 4 GPUs free)"}, {"node2", 0.5, ""}, {"node3", 0.7, "drained"}, {"node4", 0.1, ""}};
+      {"node1", 0.9, "needs 4 GPUs, 0 free"}, {"node2", 0.5, ""}, {"node3", 0.7, "drained"}, {"node4", 0.1, ""}};
   CK_STR_EQ(placement_reason("prefer-fast: fastest free nodes first", ranked, {"node2"}),
             "prefer-fast: fastest free nodes first; ranking node1=0.9 node3=0.7 node2=0.5 node4=0.1; "
-            "not taken: node1 full (0 of 4 GPUs free), node3 drained");
+            "not taken: node1 (needs 4 GPUs, 0 free), node3 (drained)");
   // the best node taken: nothing passed over; a free node above a chosen one
   CK_STR_EQ(placement_reason("r", ranked, {"node1"}), "r; ranking node1=0.9 node3=0.7 node2=0.5 node4=0.1");
   ranked[2].not_taken.clear();
   CK_STR_EQ(placement_reason("r", ranked, {"node2", "node4"}),
-            "r; ranking node1=0.9 node3=0.7 node2=0.5 node4=0.1; not taken: node1 full (0 of 4 GPUs free), node3 "
-            "cons_tres chose otherwise");
+            "r; ranking node1=0.9 node3=0.7 node2=0.5 node4=0.1; not taken: node1 (needs 4 GPUs, 0 free), node3 "
+            "(cons_tres chose otherwise)");
   // placed on a node outside the ranking; no node the job may use
   CK_STR_EQ(placement_reason("r", ranked, {"other"}), "r; ranking node1=0.9 node3=0.7 node2=0.5 node4=0.1");
   CK_STR_EQ(placement_reason("r", {}, {"node1"}), "r; ranking (no node the job may use)");
@@ -331,6 +333,86 @@ START_TEST(test_explain_placement_reason) {
   std::string full = explain_placement("duet: rank 1/3 score 2 by small-first", {"node2"},
                                        placement_reason("prefer-fast", ranked, {"node2"}));
   ck_assert(full.rfind("duet: rank 1/3 score 2 by small-first; nodes node2: prefer-fast; ranking node1=0.9", 0) == 0);
+}
+END_TEST
+
+// "Why is my job waiting": distinct ranks, the GPUs it waits for, the jobs
+// ahead of it, and the wait part gone once the job is placed.
+START_TEST(test_explain_waiting) {
+  CK_STR_EQ(explain_gpus_short(4, 3, ""), "needs 4 GPUs, 3 free");
+  CK_STR_EQ(explain_gpus_short(1, 0, "v100"), "needs 1 v100 GPU, 0 free");
+  // equal values: the lower job id first, whatever the input order
+  const std::vector<size_t> r = distinct_ranks({5, 9, 5, 5}, {30, 10, 12, 20});
+  ck_assert_uint_eq(r[0], 4);
+  ck_assert_uint_eq(r[1], 1);
+  ck_assert_uint_eq(r[2], 2);
+  ck_assert_uint_eq(r[3], 3);
+
+  ClusterInfo c;
+  NodeInfo n1{"node1", "v100", 4, 4, 8, 1, true};
+  NodeInfo n2{"node2", "v100", 4, 1, 8, 1, true};
+  NodeInfo n3{"node3", "k80", 4, 0, 8, 0, true};
+  NodeInfo n4{"node4", "v100", 4, 0, 8, 0, false};  // drained: left out
+  c.nodes = {n1, n2, n3, n4};
+  auto job = [](uint32_t id, uint32_t gpus, std::string type, uint32_t nodes = 1) {
+    JobInfo j;
+    j.job_id = id;
+    j.gpus = gpus;
+    j.gpu_type = std::move(type);
+    j.min_nodes = nodes;
+    j.name = "evil\n; ahead: 1";  // never echoed
+    return j;
+  };
+  std::vector<JobInfo> jobs = {job(11, 4, "v100"), job(12, 1, ""), job(13, 2, "k80"), job(14, 2, "v100"),
+                               job(15, 1, "v100"), job(16, 1, "v100")};
+  const std::vector<size_t> ranks = {6, 1, 2, 3, 4, 5};
+  CK_STR_EQ(explain_waiting(0, jobs, ranks, c),
+            "; waits for 4 v100 GPUs on one node: node2 has the most free, 3 of 4; ahead: 12 (1 GPU), 14 (2 v100 "
+            "GPUs), 15 (1 v100 GPU) +1 more");
+  // an untyped job could use the k80 node: its GPUs are free there
+  CK_STR_EQ(explain_waiting(1, jobs, ranks, c),
+            "; free now: 1 GPU (node2), waits for slurmctld's next scheduling pass or for CPUs or memory; no job "
+            "ahead wants these GPUs");
+  // a 2-node job: 4 on each, no node has 4 v100 GPUs free
+  jobs[0].min_nodes = 2;
+  jobs[0].gpus = 8;
+  CK_STR_EQ(explain_waiting(0, jobs, ranks, c).substr(0, 62),
+            "; waits for 8 v100 GPUs, 4 on each of 2 nodes: 0 nodes have th");
+  // no usable node of its type
+  jobs.push_back(job(17, 1, "a100"));
+  CK_STR_EQ(explain_waiting(6, jobs, {6, 1, 2, 3, 4, 5, 7}, c),
+            "; waits for 1 a100 GPU: no usable node has a100 GPUs (down or drained); ahead: 12 (1 GPU)");
+
+  // not eligible before its --begin time (local time, as squeue shows it)
+  setenv("TZ", "UTC", 1);
+  tzset();
+  c.now = 1796774400;  // 2026-12-09T00:00:00Z
+  jobs[1].begin_time = c.now + 3600;
+  CK_STR_EQ(explain_waiting(1, jobs, ranks, c),
+            "; waits for its begin time 2026-12-09T01:00:00 (sbatch --begin); no job ahead wants these GPUs");
+  jobs[1].begin_time = c.now;  // eligible now
+  ck_assert(explain_waiting(1, jobs, ranks, c).rfind("; free now: ", 0) == 0);
+
+  // the whole pending text; once placed, the wait part goes, a preemption stays
+  const std::string pending = explain_rank(6, 6, 0.5, "m") + explain_waiting(1, jobs, ranks, c);
+  CK_STR_EQ(explain_placement(pending.c_str(), {"node2"}, "r"), "duet: rank 6/6 score 0.5 by m; nodes node2: r");
+  const std::string preempted = pending + "; preempted 1x, last: requeued after 700 s";
+  CK_STR_EQ(explain_placement(preempted.c_str(), {"node2"}, "r"),
+            "duet: rank 6/6 score 0.5 by m; preempted 1x, last: requeued after 700 s; nodes node2: r");
+  CK_STR_EQ(explain_preemption_part(preempted.c_str()), "; preempted 1x, last: requeued after 700 s");
+
+  // the learned part's share: |network| / (|network| + |prior|)
+  ck_assert_double_eq_tol(learned_share(3, 4), 0.75, 1e-12);    // prior +1
+  ck_assert_double_eq_tol(learned_share(-3, -2), 0.75, 1e-12);  // prior +1 on a negative network part
+  ck_assert_double_eq(learned_share(0, 2), 0);
+  ck_assert_double_eq(learned_share(0, 0), 0);
+  ck_assert_double_eq(learned_share(NAN, 1), 0);
+  CK_STR_EQ(explain_learned(0.625), "; learned part 63% of the score, prior 37%");
+  CK_STR_EQ(explain_learned(1.5), "; learned part 100% of the score, prior 0%");
+  // it stays once placed: it is part of the ranking decision
+  const std::string ranked = explain_rank(1, 1, 2, "m") + explain_learned(0.5) + explain_waiting(1, jobs, ranks, c);
+  CK_STR_EQ(explain_placement(ranked.c_str(), {"node2"}, "r"),
+            "duet: rank 1/1 score 2 by m; learned part 50% of the score, prior 50%; nodes node2: r");
 }
 END_TEST
 
@@ -370,6 +452,7 @@ int main() {
   tcase_add_test(tc, test_explain);
   tcase_add_test(tc, test_explain_placement_reason);
   tcase_add_test(tc, test_explain_bounded);
+  tcase_add_test(tc, test_explain_waiting);
   suite_add_tcase(s, tc);
   return test_support::run_suite(s);
 }

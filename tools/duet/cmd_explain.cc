@@ -16,6 +16,7 @@ namespace duet::cli {
 namespace {
 
 constexpr std::string_view kPrefix = "duet:";
+constexpr std::string_view kPlacementPart = "; nodes ";  // select/duet's part (plugins/seam/explain.h)
 
 replay::JobExplanation from_accounting(const std::string& id, const replay::JobIdSpec& spec) {
   std::vector<std::string> argv = {"sacct", "--json", "-j", id};
@@ -61,6 +62,11 @@ void explain(const std::string& id, bool accounting_only) {
                              "SelectType=select/duet with Explain=yes in duet.conf writes it; select/duet "
                              "stores it in accounting once the job has started)");
   std::cout << e.comment << "\n";
+  // ranked by duet, placed by another select plugin (select/cons_tres with
+  // site_factor/duet, or after duet-admin disable): the text is its last
+  // ranking while it pended, and there is no placement part to show
+  if (!e.nodes.empty() && e.state != "PENDING" && e.comment.find(kPlacementPart) == std::string::npos)
+    std::cout << "placement: not by select/duet (another select plugin gave the job its nodes)\n";
 }
 
 }  // namespace

@@ -75,9 +75,6 @@ size_t apply_priorities(const QueueSnapshot& s, const QueueRanking& r) {
   duet::plugin::PriorityLadder ladder;
   const std::vector<uint32_t> priorities = ladder.assign(r.scores);
   size_t changed = 0;
-  // rank of job i = number of jobs with a higher priority
-  std::vector<uint32_t> sorted(priorities);
-  std::sort(sorted.begin(), sorted.end(), std::greater<>());
   for (size_t i = 0; i < s.jobs.size(); ++i) {
     const uint32_t prio = priorities[i];
     job_record_t* job = find_job_record(s.jobs[i].job_id);
@@ -86,13 +83,9 @@ size_t apply_priorities(const QueueSnapshot& s, const QueueRanking& r) {
       job->priority = prio;
       ++changed;
     }
-    if (r.explain) {
-      size_t rank =
-          static_cast<size_t>(std::lower_bound(sorted.begin(), sorted.end(), prio, std::greater<>()) - sorted.begin());
-      duet::plugin::explain_job(job, rank + 1, s.jobs.size(), r.scores[i], r.scorer_name);
-    }
     DUET_DEBUG(r.level, "%s: %pJ gpus=%u score=%g priority=%u", plugin_type, job, s.jobs[i].gpus, r.scores[i], prio);
   }
+  if (r.explain) duet::plugin::explain_ranking(s, r, priorities);
   std::lock_guard<std::mutex> lk(g_ladder_mu);
   g_ladder = std::move(ladder);
   return changed;

@@ -100,18 +100,11 @@ size_t apply_site_factors(const QueueSnapshot& s, const QueueRanking& r) {
     g_factors.by_job.clear();
     for (size_t i = 0; i < s.jobs.size(); ++i) g_factors.by_job[s.jobs[i].job_id] = factors[i];
   }
-  // rank of job i = 1 + number of jobs with a higher factor
-  std::vector<uint32_t> sorted(factors);
-  std::sort(sorted.begin(), sorted.end(), std::greater<>());
+  if (r.explain) duet::plugin::explain_ranking(s, r, factors);
   size_t changed = 0;
   for (size_t i = 0; i < s.jobs.size(); ++i) {
     job_record_t* job = find_job_record(s.jobs[i].job_id);
     if (!job || !duet::plugin::rankable(job)) continue;
-    if (r.explain) {
-      const auto rank = static_cast<size_t>(
-          std::lower_bound(sorted.begin(), sorted.end(), factors[i], std::greater<>()) - sorted.begin());
-      duet::plugin::explain_job(job, rank + 1, s.jobs.size(), r.scores[i], r.scorer_name);
-    }
     DUET_DEBUG(r.level, "%s: %pJ gpus=%u score=%g site=%lld", plugin_type, job, s.jobs[i].gpus, r.scores[i],
                static_cast<long long>(duet::plugin::site_factor_shown(factors[i])));
     if (job->site_factor == factors[i]) continue;
