@@ -25,9 +25,18 @@ namespace {
 OrderModelLoader g_order_loader = nullptr;
 PlacementModelLoader g_placement_loader = nullptr;
 
-// Checks the file can be used at all. With conf.trusted_uid (in slurmctld:
-// SlurmUser), a file others could change is refused (file_trust.h): whoever
-// writes it would steer the scheduler.
+// With conf.trusted_uid (in slurmctld: SlurmUser), a file others could
+// change is refused (file_trust.h): whoever writes it would steer the scheduler.
+bool owner_trusted(const DuetConf& conf, const std::string& path, const char* key, std::string* error) {
+  if (std::string why; conf.trusted_uid && !file_trusted(path, *conf.trusted_uid, &why)) {
+    *error = std::string(key) + " " + printable(path) + ": refused: " + why;
+    return false;
+  }
+  return true;
+}
+
+// Checks the file can be used at all: named, a regular file within
+// max_bytes, not empty, its owner trusted.
 bool check_file(const DuetConf& conf, const std::string& path, const char* key, std::uint64_t max_bytes,
                 const char* what, std::string* error) {
   if (path.empty()) {
@@ -45,20 +54,20 @@ bool check_file(const DuetConf& conf, const std::string& path, const char* key, 
     *error = std::string(key) + " " + printable(path) + ": empty file";
     return false;
   }
-  if (std::string why; conf.trusted_uid && !file_trusted(path, *conf.trusted_uid, &why)) {
-    *error = std::string(key) + " " + printable(path) + ": refused: " + why;
-    return false;
-  }
-  return true;
+  return owner_trusted(conf, path, key, error);
 }
 
-// The model file, read once after check_file's checks; the loader decodes
-// these bytes and names them by the checksum of the same bytes.
+// The model file, read once with check_file's checks (one open, not one to
+// check and one to read); the loader decodes these bytes and names them by
+// the checksum of the same bytes.
 bool read_model(const DuetConf& conf, const std::string& path, const char* key, ModelFile* model,
                 std::string* error) {
-  if (!check_file(conf, path, key, learn::kMaxModelBytes, "duet model file", error)) return false;
+  if (path.empty()) {
+    *error = std::string(key) + " is empty";
+    return false;
+  }
   try {
-    model->bytes = read_regular_file(path, learn::kMaxModelBytes, "duet model file");
+    model->bytes = read_regular_file(path, learn::kMaxModelBytes, "duet model file");  // check_file's checks
   } catch (const FileError& e) {
     *error = std::string(key) + " " + e.what();
     return false;
@@ -67,6 +76,7 @@ bool read_model(const DuetConf& conf, const std::string& path, const char* key, 
     *error = std::string(key) + " " + printable(path) + ": empty file";
     return false;
   }
+  if (!owner_trusted(conf, path, key, error)) return false;
   model->path = path;
   model->cksum = bytes_cksum(model->bytes);
   return true;

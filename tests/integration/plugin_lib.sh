@@ -11,6 +11,14 @@ ORDER_PLUGIN=priority/duet  # the plugin hosting the ordering agent
 SLURM_PLUGINDIR=$(pkg-config --variable=libdir slurm 2>/dev/null || echo /usr/lib/x86_64-linux-gnu)/slurm-wlm
 [ -d "$SLURM_PLUGINDIR" ] || SLURM_PLUGINDIR=/usr/lib/$(gcc -print-multiarch)/slurm-wlm
 
+# install_example_duet_conf: the cluster's etc/ gets duet.conf and the
+# shipped model as README's setup puts them (duet-admin enable checks them)
+install_example_duet_conf() {
+  cp "$top_srcdir/etc/duet.conf.example" "$CLUSTER_DIR/etc/duet.conf"
+  cp "$top_srcdir/models/duet.model" "$CLUSTER_DIR/etc/duet.model"
+  chmod 644 "$CLUSTER_DIR/etc/duet.conf" "$CLUSTER_DIR/etc/duet.model"
+}
+
 require_duet_plugins() {
   require_cluster_tools
   [ -f "$PRIO_LIBS/priority_duet.so" ] && [ -f "$SELECT_LIBS/select_duet.so" ] \

@@ -37,9 +37,7 @@ conf=$SLURM_CONF
 cp "$conf" "$CLUSTER_DIR/slurm.conf.before"
 CTLD_LOG="$CLUSTER_DIR/log/slurmctld.log"
 # duet.conf and the model as README says (enable checks them first)
-cp "$top_srcdir/etc/duet.conf.example" "$CLUSTER_DIR/etc/duet.conf"
-cp "$top_srcdir/models/duet.model" "$CLUSTER_DIR/etc/duet.model"
-chmod 644 "$CLUSTER_DIR/etc/duet.conf" "$CLUSTER_DIR/etc/duet.model"
+install_example_duet_conf
 
 admin() { "$admin" "$@" --slurm-conf "$conf" --build "$top_builddir" --wait 60; }
 # (slurmctld shows PrioritySiteFactorPlugin as (null): duet-admin status checks it)

@@ -16,9 +16,7 @@ admin="$top_srcdir/contrib/duet-admin"
 plugdir=$(mktemp -d /tmp/duet-plugindir.XXXXXX)
 cluster_up --nodes 1 --mix v100:4 --plugin-dir "$plugdir"
 trap 'touch "$CLUSTER_DIR/gate"; cluster_down; rm -rf "$plugdir"' EXIT
-cp "$top_srcdir/etc/duet.conf.example" "$CLUSTER_DIR/etc/duet.conf"
-cp "$top_srcdir/models/duet.model" "$CLUSTER_DIR/etc/duet.model"
-chmod 644 "$CLUSTER_DIR/etc/duet.conf" "$CLUSTER_DIR/etc/duet.model"
+install_example_duet_conf
 grep -qx 'Explain=yes' "$CLUSTER_DIR/etc/duet.conf" || fail "duet.conf.example does not set Explain=yes"
 admin() {
   "$admin" "$@" --slurm-conf "$SLURM_CONF" --build "$top_builddir" --wait 60 > "$CLUSTER_DIR/$1.out" 2>&1 \

@@ -18,9 +18,7 @@ admin="$top_srcdir/contrib/duet-admin"
 plugdir=$(mktemp -d /tmp/duet-plugindir.XXXXXX)
 cluster_up --nodes 2 --mix v100:4 --plugin-dir "$plugdir"
 trap 'touch "$CLUSTER_DIR/gate"; cluster_down; rm -rf "$plugdir"' EXIT
-cp "$top_srcdir/etc/duet.conf.example" "$CLUSTER_DIR/etc/duet.conf"
-cp "$top_srcdir/models/duet.model" "$CLUSTER_DIR/etc/duet.model"
-chmod 644 "$CLUSTER_DIR/etc/duet.conf" "$CLUSTER_DIR/etc/duet.model"
+install_example_duet_conf
 CTLD_LOG="$CLUSTER_DIR/log/slurmctld.log"
 admin() { "$admin" "$@" --slurm-conf "$SLURM_CONF" --build "$top_builddir" --wait 60 >/dev/null 2>&1 || fail "duet-admin $*"; }
 
