@@ -38,12 +38,12 @@ void explain_ranking(const QueueSnapshot& s, const QueueRanking& r, const std::v
   for (const JobInfo& j : s.jobs) ids.push_back(j.job_id);
   const std::vector<size_t> ranks = distinct_ranks(values, ids);
   const bool learned = r.learned.size() == s.jobs.size();
+  const std::vector<std::string> waiting = explain_waiting_all(s.jobs, ranks, s.cluster);
   for (size_t i = 0; i < s.jobs.size() && i < r.scores.size(); ++i) {
     job_record_t* job = find_job_record(s.jobs[i].job_id);
     if (!job || !rankable(job)) continue;
     explain_job(job, ranks[i], s.jobs.size(), r.scores[i], r.scorer_name,
-                (learned ? explain_learned(r.learned[i]) : std::string()) +
-                    explain_waiting(i, s.jobs, ranks, s.cluster));
+                (learned ? explain_learned(r.learned[i]) : std::string()) + waiting[i]);
   }
 }
 

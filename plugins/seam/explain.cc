@@ -5,6 +5,9 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <iterator>
+#include <map>
+#include <numeric>
 
 namespace duet::plugin {
 namespace {
@@ -60,10 +63,10 @@ std::vector<size_t> distinct_ranks(const std::vector<uint32_t>& values, const st
   return rank;
 }
 
-std::string explain_waiting(size_t i, const std::vector<JobInfo>& jobs, const std::vector<size_t>& ranks,
-                            const ClusterInfo& cluster) {
-  if (i >= jobs.size()) return "";
-  const JobInfo& job = jobs[i];
+namespace {
+
+// What job waits for on the nodes (the part before "; ahead").
+std::string waits_on_nodes(const JobInfo& job, const ClusterInfo& cluster) {
   const uint32_t nodes_wanted = std::max<uint32_t>(job.min_nodes, 1);
   const uint64_t per_node = (static_cast<uint64_t>(job.gpus) + nodes_wanted - 1) / nodes_wanted;
   const NodeInfo* best = nullptr;
@@ -99,20 +102,87 @@ std::string explain_waiting(size_t i, const std::vector<JobInfo>& jobs, const st
       out += ", " + std::to_string(per_node) + " on each of " + std::to_string(nodes_wanted) + " nodes: " +
              std::to_string(fit.size()) + (fit.size() == 1 ? " node has" : " nodes have") + " them free";
   }
-  // the jobs ahead of it that want GPUs it could use, best first
-  std::vector<size_t> ahead;
-  for (size_t k = 0; k < jobs.size() && k < ranks.size(); ++k)
-    if (k != i && i < ranks.size() && ranks[k] < ranks[i] && jobs[k].gpus > 0 &&
-        same_gpus(jobs[k].gpu_type, job.gpu_type))
-      ahead.push_back(k);
-  std::sort(ahead.begin(), ahead.end(), [&](size_t a, size_t b) { return ranks[a] < ranks[b]; });
-  if (ahead.empty()) return out + "; no job ahead wants these GPUs";
-  out += "; ahead:";
-  for (size_t k = 0; k < ahead.size() && k < kExplainMaxAhead; ++k)
-    out += (k ? ", " : " ") + std::to_string(jobs[ahead[k]].job_id) + " (" +
-           gpus_text(jobs[ahead[k]].gpus, jobs[ahead[k]].gpu_type) + ")";
-  if (ahead.size() > kExplainMaxAhead) out += " +" + std::to_string(ahead.size() - kExplainMaxAhead) + " more";
   return out;
+}
+
+// The jobs ranked ahead of a job that want GPUs it could use: the first
+// kExplainMaxAhead by rank, and how many in all.
+struct Ahead {
+  std::vector<size_t> first;
+  size_t count = 0;
+};
+
+// Ahead of every job of the queue in one pass in rank order, keeping per GPU
+// type (and for untyped requests, and over all) the first few and a count:
+// a typed job has ahead those of its type and the untyped ones, an untyped
+// job every GPU job. O(n log n), not a scan of the queue per job: it runs at
+// every re-score under slurmctld's locks.
+std::vector<Ahead> ahead_of_all(const std::vector<JobInfo>& jobs, const std::vector<size_t>& ranks) {
+  const size_t n = std::min(jobs.size(), ranks.size());
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ranks[a] < ranks[b]; });
+  std::vector<Ahead> out(jobs.size());
+  std::map<std::string, Ahead> by_type;  // "" = untyped requests
+  Ahead all;
+  auto keep = [](Ahead& a, size_t k) {
+    if (a.first.size() < kExplainMaxAhead) a.first.push_back(k);
+    ++a.count;
+  };
+  for (size_t pos = 0; pos < n;) {
+    size_t end = pos;  // equal ranks are not ahead of each other
+    while (end < n && ranks[order[end]] == ranks[order[pos]]) ++end;
+    for (size_t q = pos; q < end; ++q) {
+      const size_t k = order[q];
+      const std::string& type = jobs[k].gpu_type;
+      if (type.empty()) {
+        out[k] = all;
+        continue;
+      }
+      const Ahead& typed = by_type[type];
+      const Ahead& untyped = by_type[""];
+      Ahead& a = out[k];
+      std::merge(typed.first.begin(), typed.first.end(), untyped.first.begin(), untyped.first.end(),
+                 std::back_inserter(a.first), [&](size_t x, size_t y) { return ranks[x] < ranks[y]; });
+      if (a.first.size() > kExplainMaxAhead) a.first.resize(kExplainMaxAhead);
+      a.count = typed.count + untyped.count;
+    }
+    for (size_t q = pos; q < end; ++q) {
+      const size_t k = order[q];
+      if (jobs[k].gpus == 0) continue;
+      keep(by_type[jobs[k].gpu_type], k);
+      keep(all, k);
+    }
+    pos = end;
+  }
+  return out;
+}
+
+std::string ahead_text(const std::vector<JobInfo>& jobs, const Ahead& a) {
+  if (a.count == 0) return "; no job ahead wants these GPUs";
+  std::string out = "; ahead:";
+  for (size_t k = 0; k < a.first.size(); ++k)
+    out += (k ? ", " : " ") + std::to_string(jobs[a.first[k]].job_id) + " (" +
+           gpus_text(jobs[a.first[k]].gpus, jobs[a.first[k]].gpu_type) + ")";
+  if (a.count > a.first.size()) out += " +" + std::to_string(a.count - a.first.size()) + " more";
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> explain_waiting_all(const std::vector<JobInfo>& jobs, const std::vector<size_t>& ranks,
+                                             const ClusterInfo& cluster) {
+  const std::vector<Ahead> ahead = ahead_of_all(jobs, ranks);
+  std::vector<std::string> out;
+  out.reserve(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) out.push_back(waits_on_nodes(jobs[i], cluster) + ahead_text(jobs, ahead[i]));
+  return out;
+}
+
+std::string explain_waiting(size_t i, const std::vector<JobInfo>& jobs, const std::vector<size_t>& ranks,
+                            const ClusterInfo& cluster) {
+  if (i >= jobs.size()) return "";
+  return waits_on_nodes(jobs[i], cluster) + ahead_text(jobs, ahead_of_all(jobs, ranks)[i]);
 }
 
 double learned_share(double network, double with_prior) {

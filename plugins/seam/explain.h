@@ -88,6 +88,10 @@ std::vector<size_t> distinct_ranks(const std::vector<uint32_t>& values, const st
 inline constexpr size_t kExplainMaxAhead = 3;
 std::string explain_waiting(size_t i, const std::vector<JobInfo>& jobs, const std::vector<size_t>& ranks,
                             const ClusterInfo& cluster);
+// The same for every job of the queue, in one pass (a re-score explains them
+// all): element i is explain_waiting(i, ...).
+std::vector<std::string> explain_waiting_all(const std::vector<JobInfo>& jobs, const std::vector<size_t>& ranks,
+                                             const ClusterInfo& cluster);
 
 // `current` without its waiting part (explain_waiting): once the job is placed.
 std::string explain_without_waiting(const char* current);
